@@ -1,0 +1,15 @@
+"""sklearn_rrank: the rounding rank of binary matrices, scikit-learn compatible.
+
+Implements the algorithms of Neumann, Gemulla and Miettinen, "What You Will Gain By
+Rounding: Theory and Algorithms for Rounding Rank" (ICDM 2016).
+"""
+
+from sklearn_rrank._rounding import certify_rounding, round_matrix, rounding_error
+from sklearn_rrank._version import __version__
+
+__all__ = [
+    "__version__",
+    "certify_rounding",
+    "round_matrix",
+    "rounding_error",
+]

@@ -1,0 +1,235 @@
+"""Rounding primitives: ``round_matrix``, ``rounding_error`` and ``certify_rounding``.
+
+The rounding function of the paper (Section 2, "Definitions") is
+``round_tau(x) = 1`` iff ``x >= tau``. A *certificate* for ``rrank_tau(X) <= k`` is a
+pair ``L`` (m, k), ``R`` (n, k) whose product rounds to ``X`` on every observed entry;
+:func:`certify_rounding` checks it in float64 with a safety margin that also covers the
+rounding error of the floating-point products.
+"""
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils import gen_batches
+
+from sklearn_rrank._validation import check_binary_matrix, check_tau
+
+__all__ = ["certify_rounding", "round_matrix", "rounding_error"]
+
+#: default relative safety margin of :func:`certify_rounding`
+DEFAULT_MARGIN = 1e-9
+
+# entries per block when products are formed block-wise (64 MiB of float64)
+_BLOCK_ENTRIES = 1 << 23
+
+
+def _row_batches(n_rows, n_cols):
+    return gen_batches(n_rows, max(1, _BLOCK_ENTRIES // max(n_cols, 1)))
+
+
+def round_matrix(A, tau=0.5):
+    """Round a real matrix at threshold ``tau``.
+
+    Parameters
+    ----------
+    A : array-like of shape (n_samples, n_features)
+        Real matrix (float or int); ``NaN`` is not allowed.
+    tau : float, default=0.5
+        Rounding threshold.
+
+    Returns
+    -------
+    B : ndarray of shape (n_samples, n_features), dtype uint8
+        ``B[i, j] = 1`` iff ``A[i, j] >= tau`` (the paper's ``round_tau``).
+
+    Raises
+    ------
+    ValueError
+        If ``A`` holds NaN or is not 2-D, or ``tau`` is not finite.
+
+    References
+    ----------
+    Neumann, Gemulla, Miettinen (ICDM 2016), Section 2, definition of ``round_tau``.
+
+    Examples
+    --------
+    >>> from sklearn_rrank import round_matrix
+    >>> round_matrix([[0.2, 0.5], [0.7, -1.0]])
+    array([[0, 1],
+           [1, 0]], dtype=uint8)
+    """
+    tau = check_tau(tau)
+    A = np.asarray(A.toarray() if sp.issparse(A) else A, dtype=np.float64)
+    if A.ndim != 2:
+        raise ValueError(f"A must be 2-D, got shape {A.shape}.")
+    if np.isnan(A).any():
+        raise ValueError("A contains NaN; a real matrix to round must be complete.")
+    return (A >= tau).astype(np.uint8)
+
+
+def _is_binary_valued(A):
+    if A.dtype == bool:
+        return True
+    return bool(np.all((A == 0) | (A == 1)))
+
+
+def rounding_error(X, A, *, tau=0.5, relative=False):
+    """Count the entries where a (rounded) matrix differs from binary data.
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n_samples, n_features)
+        Binary data; ``NaN`` marks missing entries, which are not counted.
+    A : array-like of shape (n_samples, n_features)
+        Either a binary matrix (every entry 0 or 1, or dtype bool), which is compared
+        with ``X`` as it is, or a real matrix, which is rounded at ``tau`` first.
+    tau : float, default=0.5
+        Rounding threshold for a real ``A``.
+    relative : bool, default=False
+        If True, divide by the number of ones of ``X`` (the paper's relative
+        reconstruction error, Section 5). If ``X`` has no ones the relative error is
+        0.0 when there are no errors and ``inf`` otherwise.
+
+    Returns
+    -------
+    error : int or float
+        Number of differing observed entries (int), or the relative error (float).
+
+    Raises
+    ------
+    ValueError
+        If ``X`` is not binary, or the shapes of ``X`` and ``A`` differ.
+
+    Examples
+    --------
+    >>> from sklearn_rrank import rounding_error
+    >>> X = [[1, 0], [1, 1]]
+    >>> rounding_error(X, [[0.9, 0.6], [0.5, 0.1]])
+    2
+    >>> rounding_error(X, [[0.9, 0.6], [0.5, 0.1]], relative=True)
+    0.6666666666666666
+    """
+    tau = check_tau(tau)
+    X = check_binary_matrix(X, allow_missing=True, accept_sparse=False)
+    A = np.asarray(A.toarray() if sp.issparse(A) else A)
+    if A.shape != X.shape:
+        raise ValueError(f"X has shape {X.shape} but A has shape {A.shape}.")
+    A = A.astype(np.float64)
+    if np.isnan(A).any():
+        raise ValueError("A contains NaN.")
+    B = A if _is_binary_valued(A) else (A >= tau).astype(np.float64)
+    observed = ~np.isnan(X)
+    n_err = int(np.count_nonzero((B != X) & observed))
+    if not relative:
+        return n_err
+    n_ones = int(np.count_nonzero(X == 1))
+    if n_ones == 0:
+        return 0.0 if n_err == 0 else float("inf")
+    return n_err / n_ones
+
+
+def _certified_block(Xb, Lb, R, tau, margin, gamma):
+    """Boolean mask of the entries of a row block that are certified (or missing)."""
+    A = Lb @ R.T
+    scale = np.abs(Lb) @ np.abs(R).T
+    required = margin * (scale + abs(tau)) + gamma * scale
+    ones = Xb == 1
+    zeros = Xb == 0
+    gap = A - tau
+    ok_ones = (gap > required) | ((required == 0) & (gap >= 0))
+    ok_zeros = -gap > required
+    return ~((ones & ~ok_ones) | (zeros & ~ok_zeros))
+
+
+def certify_rounding(X, L, R, *, tau=0.5, margin=DEFAULT_MARGIN, return_count=False):
+    """Check in float64, with a safety margin, that ``round_tau(L @ R.T) == X``.
+
+    An entry is certified when ``L_i . R_j`` lies on the correct side of ``tau`` by more
+    than ``margin * (|L_i| . |R_j| + |tau|)`` plus the worst-case floating-point error
+    of the dot product (``gamma_k * |L_i| . |R_j|`` with ``gamma_k = (k + 1) u / (1 -
+    (k + 1) u)``, ``u`` the unit round-off). A certified entry therefore rounds
+    correctly in exact arithmetic too. Entries closer to ``tau`` than the margin are not
+    accepted. Missing entries (``NaN`` in ``X``) are not checked.
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n_samples, n_features)
+        Binary data (``NaN`` = missing).
+    L : array-like of shape (n_samples, k)
+        Left factor.
+    R : array-like of shape (n_features, k)
+        Right factor.
+    tau : float, default=0.5
+        Rounding threshold.
+    margin : float, default=1e-9
+        Relative safety margin (dimensionless).
+    return_count : bool, default=False
+        If True, also return the number of observed entries that are not certified.
+
+    Returns
+    -------
+    certified : bool
+        True iff every observed entry is certified.
+    n_failed : int
+        Only if ``return_count``: number of entries not certified.
+
+    Raises
+    ------
+    ValueError
+        If ``X`` is not binary, the factor shapes do not match ``X`` or each other, or
+        the factors hold NaN or infinity.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_rrank import certify_rounding
+    >>> X = np.array([[1, 1], [1, 0]])
+    >>> L = np.array([[2.0], [1.0]]); R = np.array([[1.0], [0.4]])
+    >>> certify_rounding(X, L, R)
+    True
+    >>> certify_rounding(X, L, np.array([[1.0], [0.5]]))   # 1 * 0.5 == tau: too close
+    False
+    """
+    tau = check_tau(tau)
+    X = check_binary_matrix(X, allow_missing=True, accept_sparse=True)
+    L = np.asarray(L, dtype=np.float64)
+    R = np.asarray(R, dtype=np.float64)
+    m, n = X.shape
+    if L.ndim != 2 or R.ndim != 2:
+        raise ValueError(f"L and R must be 2-D, got shapes {L.shape} and {R.shape}.")
+    if L.shape[0] != m or R.shape[0] != n or L.shape[1] != R.shape[1]:
+        raise ValueError(
+            f"Factor shapes do not match X of shape {X.shape}: L has shape {L.shape} "
+            f"and R has shape {R.shape}; expected (m, k) and (n, k)."
+        )
+    if not (np.isfinite(L).all() and np.isfinite(R).all()):
+        raise ValueError("L and R must hold finite numbers (no NaN or infinity).")
+    if not 0 <= margin < 1:
+        raise ValueError(f"margin must be in [0, 1), got {margin}.")
+    k = L.shape[1]
+    u = np.finfo(np.float64).eps / 2
+    gamma = (k + 2) * u / (1 - (k + 2) * u)
+    n_failed = 0
+    for rows in _row_batches(m, n):
+        Xb = X[rows].toarray() if sp.issparse(X) else X[rows]
+        ok = _certified_block(Xb, L[rows], R, tau, margin, gamma)
+        n_failed += int(ok.size - np.count_nonzero(ok))
+        if n_failed and not return_count:
+            return False
+    if return_count:
+        return n_failed == 0, n_failed
+    return n_failed == 0
+
+
+def _count_errors_factors(X, L, R, tau):
+    """Number of observed entries where ``round_tau(L @ R.T)`` differs from ``X``.
+
+    ``X`` is a validated float64 array or CSR matrix (NaN = missing). Works block-wise
+    so that the full product is never held in memory at once.
+    """
+    m, n = X.shape
+    total = 0
+    for rows in _row_batches(m, n):
+        Xb = X[rows].toarray() if sp.issparse(X) else X[rows]
+        Bb = (L[rows] @ R.T) >= tau
+        total += int(np.count_nonzero((Bb != (Xb == 1)) & ~np.isnan(Xb)))
+    return total

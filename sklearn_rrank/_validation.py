@@ -1,0 +1,206 @@
+"""Binary-input checks shared by every public entry point.
+
+Every public function and estimator of :mod:`sklearn_rrank` validates its data with
+:func:`check_binary_matrix` (functions) or :func:`check_binary_values` (estimators,
+after :func:`sklearn.utils.validation.validate_data`). Inputs are never modified: the
+returned array is a new array whenever a conversion or cast is needed, and solvers
+never write into the array they receive.
+"""
+
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils import check_array
+
+__all__ = ["check_binary_matrix", "check_binary_values", "check_tau"]
+
+
+def _first_position(mask):
+    """Return the (row, col) index of the first True entry of a dense 2-D mask."""
+    flat = int(np.flatnonzero(mask.ravel())[0])
+    return np.unravel_index(flat, mask.shape)
+
+
+def check_binary_values(X, *, allow_missing=False, input_name="X", method=None):
+    """Check that a numeric 2-D array or sparse matrix holds only 0/1 (and NaN).
+
+    Parameters
+    ----------
+    X : ndarray or sparse matrix of shape (n_samples, n_features)
+        A numeric (float, int or bool) array, already 2-D.
+    allow_missing : bool, default=False
+        Whether ``NaN`` entries (missing entries) are accepted.
+    input_name : str, default="X"
+        Name used in error messages.
+    method : str or None, default=None
+        Name of the method, used in the error raised for missing entries.
+
+    Raises
+    ------
+    ValueError
+        If ``X`` holds infinity, ``NaN`` where missing entries are not allowed, or any
+        value other than 0 and 1. The message says how many entries are offending and
+        shows one of them (value and position).
+    """
+    if sp.issparse(X):
+        coo = X.tocoo()
+        values, rows, cols = coo.data, coo.row, coo.col
+    else:
+        values = np.asarray(X)
+        rows = cols = None
+    if values.dtype == bool:
+        return
+
+    def _where(mask):
+        if rows is None:
+            i, j = _first_position(mask)
+        else:
+            k = int(np.flatnonzero(mask)[0])
+            i, j = rows[k], cols[k]
+        return int(i), int(j)
+
+    if values.dtype.kind == "f":
+        inf = np.isinf(values)
+        if inf.any():
+            i, j = _where(inf)
+            raise ValueError(
+                f"{input_name} contains {int(inf.sum())} infinite entries "
+                f"(e.g. {input_name}[{i}, {j}] = {values[inf].flat[0]}); a binary "
+                "matrix holds only 0 and 1."
+            )
+        nan = np.isnan(values)
+        if nan.any() and not allow_missing:
+            i, j = _where(nan)
+            where = f" method={method!r}" if method is not None else " this function"
+            raise ValueError(
+                f"{input_name} contains {int(nan.sum())} missing entries (NaN), e.g. "
+                f"{input_name}[{i}, {j}], but{where} does not support missing "
+                "entries. Missing entries are supported by the LP- and L-PCA-based "
+                "methods ('projlp', 'lpca')."
+            )
+        bad = ~(nan | (values == 0) | (values == 1))
+    else:
+        bad = (values != 0) & (values != 1)
+    if bad.any():
+        i, j = _where(bad)
+        v = values[bad].flat[0]
+        raise ValueError(
+            f"{input_name} is not binary: {int(bad.sum())} entries are not 0 or 1, "
+            f"e.g. {input_name}[{i}, {j}] = {v!r}. Pass binary data, or threshold real "
+            "data first (estimators: binarize=<threshold>)."
+        )
+
+
+def check_binary_matrix(
+    X,
+    *,
+    allow_missing=False,
+    accept_sparse=False,
+    input_name="X",
+    method=None,
+):
+    """Validate a binary matrix and return it as float64 (NaN marks missing entries).
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n_samples, n_features)
+        Binary data: a numpy array (bool, integer or float holding exactly 0/1), a
+        ``scipy.sparse`` matrix or array, a pandas DataFrame, or a nested list.
+    allow_missing : bool, default=False
+        Whether ``NaN`` marks a missing entry. If False, ``NaN`` raises ``ValueError``.
+    accept_sparse : bool, default=False
+        If True a sparse input is returned as a CSR matrix of dtype float64; if False
+        it is converted to a dense array.
+    input_name : str, default="X"
+        Name used in error messages.
+    method : str or None, default=None
+        Name of the calling method, used in the error for missing entries.
+
+    Returns
+    -------
+    X_checked : ndarray of shape (n_samples, n_features), dtype float64, or CSR matrix
+        The validated data. It never shares memory with a caller-owned array that a
+        solver could modify: callers treat it as read-only.
+
+    Raises
+    ------
+    TypeError
+        If ``X`` cannot be converted to numbers (e.g. strings or objects).
+    ValueError
+        If ``X`` is empty, not 2-D, or holds values other than 0/1 (see
+        :func:`check_binary_values`).
+
+    Examples
+    --------
+    >>> from sklearn_rrank._validation import check_binary_matrix
+    >>> check_binary_matrix([[1, 0], [0, True]])
+    array([[1., 0.],
+           [0., 1.]])
+    """
+    if isinstance(X, np.ndarray) and X.ndim != 2:
+        raise ValueError(
+            f"{input_name} must be a 2-D matrix of shape (n_samples, n_features); got "
+            f"an array with {X.ndim} dimension(s) and shape {X.shape}."
+        )
+    try:
+        X_arr = check_array(
+            X,
+            accept_sparse="csr" if accept_sparse else False,
+            dtype=None,
+            ensure_all_finite=False,
+            ensure_2d=True,
+            allow_nd=False,
+            input_name=input_name,
+        )
+    except TypeError as exc:
+        if sp.issparse(X) and not accept_sparse:
+            X_arr = check_array(
+                X.toarray(),
+                dtype=None,
+                ensure_all_finite=False,
+                input_name=input_name,
+            )
+        else:
+            raise TypeError(f"{input_name} must hold numbers: {exc}") from exc
+    except ValueError as exc:
+        msg = str(exc)
+        if "could not convert" in msg or "convert" in msg and "float" in msg:
+            raise TypeError(f"{input_name} must hold numbers 0/1: {msg}") from exc
+        raise
+    if X_arr.dtype == object:
+        try:
+            X_arr = X_arr.astype(np.float64)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(
+                f"{input_name} has object dtype with entries that are not numbers: "
+                f"{exc}"
+            ) from exc
+    if X_arr.dtype.kind not in "biuf":
+        raise TypeError(
+            f"{input_name} must hold numbers 0/1, got dtype {X_arr.dtype}."
+        )
+    check_binary_values(
+        X_arr, allow_missing=allow_missing, input_name=input_name, method=method
+    )
+    if sp.issparse(X_arr):
+        return X_arr.astype(np.float64, copy=True)
+    return np.array(X_arr, dtype=np.float64, copy=True)
+
+
+def check_tau(tau):
+    """Validate the rounding threshold ``tau`` and return it as a float.
+
+    Raises
+    ------
+    TypeError
+        If ``tau`` is not a real number.
+    ValueError
+        If ``tau`` is NaN or infinite.
+    """
+    if isinstance(tau, bool) or not isinstance(tau, numbers.Real):
+        raise TypeError(f"tau must be a real number, got {tau!r}.")
+    tau = float(tau)
+    if not np.isfinite(tau):
+        raise ValueError(f"tau must be finite, got {tau}.")
+    return tau
