@@ -4,12 +4,22 @@ Implements the algorithms of Neumann, Gemulla and Miettinen, "What You Will Gain
 Rounding: Theory and Algorithms for Rounding Rank" (ICDM 2016).
 """
 
+from sklearn_rrank._bounds import (
+    RoundingRankBounds,
+    rounding_rank_bounds,
+    spectral_lower_bound,
+)
+from sklearn_rrank._factorization import RoundingRankFactorization
 from sklearn_rrank._rounding import certify_rounding, round_matrix, rounding_error
 from sklearn_rrank._version import __version__
 
 __all__ = [
+    "RoundingRankBounds",
+    "RoundingRankFactorization",
     "__version__",
     "certify_rounding",
     "round_matrix",
+    "rounding_rank_bounds",
     "rounding_error",
+    "spectral_lower_bound",
 ]

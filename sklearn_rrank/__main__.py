@@ -1,0 +1,7 @@
+"""``python -m sklearn_rrank`` runs the ``rrank`` command line."""
+
+import sys
+
+from sklearn_rrank._cli import main
+
+sys.exit(main())

@@ -1,0 +1,340 @@
+"""The ``rrank`` command line (also ``python -m sklearn_rrank``).
+
+Results go to stdout, progress to stderr; any error is one line on stderr and exit
+code 2. The command line calls only the public API.
+"""
+
+import argparse
+import json
+import os
+import sys
+import time
+import warnings
+
+import numpy as np
+
+__all__ = ["main"]
+
+
+class CLIError(Exception):
+    """An error reported as one line on stderr with exit code 2."""
+
+
+def _load_data(spec):
+    from sklearn_rrank.datasets import DATASETS, load_binary_matrix
+
+    if spec in DATASETS:
+        bunch = DATASETS[spec]()
+        return np.asarray(bunch.data), spec
+    if os.path.exists(spec):
+        return load_binary_matrix(spec), os.path.basename(spec)
+    raise CLIError(
+        f"unknown data set or file {spec!r}; bundled data sets: "
+        f"{', '.join(sorted(DATASETS))} (or give a path to .npz/.npy/.mtx/.csv/.tsv/"
+        ".txt/.fimi)"
+    )
+
+
+def _progress(args):
+    def report(method, row):
+        if args.verbose or not args.json:
+            bound = "-" if row["bound"] is None else row["bound"]
+            print(
+                f"  ... {method}: {row['kind']} bound {bound} "
+                f"({row['seconds']:.2f} s)",
+                file=sys.stderr,
+                flush=True,
+            )
+
+    return report
+
+
+def _describe(X):
+    m, n = X.shape
+    density = float(np.count_nonzero(X)) / (m * n) if m * n else 0.0
+    return m, n, density
+
+
+def _cmd_bounds(args):
+    from sklearn_rrank import rounding_rank_bounds
+
+    X, name = _load_data(args.data)
+    m, n, density = _describe(X)
+    t0 = time.perf_counter()
+    real_rank = int(np.linalg.matrix_rank(X.astype(np.float64)))
+    t_rank = time.perf_counter() - t0
+    if not args.json:
+        print(f"computing bounds for {name} ({m} x {n}) ...", file=sys.stderr)
+    res = rounding_rank_bounds(
+        X,
+        methods=args.methods,
+        tau=args.tau,
+        time_limit=args.time_limit,
+        n_jobs=args.n_jobs,
+        random_state=args.random_state,
+        verbose=max(args.verbose - 1, 0),
+        progress=_progress(args),
+    )
+    total = time.perf_counter() - t0
+    out = res.to_dict()
+    out.update(
+        data=name,
+        n_samples=m,
+        n_features=n,
+        density=density,
+        real_rank=real_rank,
+        real_rank_seconds=t_rank,
+        seconds=total,
+    )
+    if args.output:
+        np.savez_compressed(args.output, L=res.L, R=res.R, tau=np.float64(res.tau))
+        out["output"] = args.output
+    if args.json:
+        print(json.dumps(out, indent=2, default=_json_default))
+        return 0
+    print(f"data        {name}: {m} x {n}, density {density:.4f}, real rank {real_rank}")
+    print(f"tau         {res.tau}")
+    print(f"{'method':<12} {'kind':<6} {'bound':>6} {'certified':>9} {'seconds':>9}")
+    for row in res.report:
+        bound = "-" if row["bound"] is None else str(row["bound"])
+        cert = "" if row["certified"] is None else ("yes" if row["certified"] else "NO")
+        note = ""
+        if row["stopped_early"]:
+            note = "  (stopped early)"
+        elif row["message"]:
+            note = f"  ({row['message']})"
+        print(
+            f"{row['method']:<12} {row['kind']:<6} {bound:>6} {cert:>9} "
+            f"{row['seconds']:>9.2f}{note}"
+        )
+    state = "exact" if res.exact else "interval"
+    print(
+        f"rounding rank in [{res.lower}, {res.upper}]  ({state}; lower by "
+        f"{res.lower_method}, certified upper by {res.upper_method}; "
+        f"{total:.2f} s)"
+    )
+    if args.output:
+        print(f"certificate saved to {args.output}")
+    return 0
+
+
+def _json_default(obj):
+    if isinstance(obj, np.integer | np.floating | np.bool_):
+        return obj.item()
+    raise TypeError(f"not JSON serializable: {type(obj)}")
+
+
+def _cmd_factorize(args):
+    from sklearn_rrank import RoundingRankFactorization
+
+    X, name = _load_data(args.data)
+    m, n, _ = _describe(X)
+    if not args.json:
+        print(
+            f"fitting {args.method} with k = {args.n_components} on {name} "
+            f"({m} x {n}) ...",
+            file=sys.stderr,
+        )
+    est = RoundingRankFactorization(
+        args.n_components,
+        method=args.method,
+        tau=args.tau,
+        nonnegative=args.nonnegative,
+        random_state=args.random_state,
+        n_jobs=args.n_jobs,
+        verbose=max(args.verbose - 1, 0),
+    )
+    t0 = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        L = est.fit_transform(X)
+    seconds = time.perf_counter() - t0
+    out = {
+        "data": name,
+        "method": args.method,
+        "n_components": est.n_components_,
+        "tau": args.tau,
+        "reconstruction_err": int(est.reconstruction_err_),
+        "relative_error": float(est.relative_error_),
+        "certified": bool(est.certified_),
+        "seconds": seconds,
+        "warnings": [str(w.message) for w in caught],
+    }
+    if args.output:
+        np.savez_compressed(
+            args.output, L=L, R=est.components_.T, tau=np.float64(args.tau)
+        )
+        out["output"] = args.output
+    if args.json:
+        print(json.dumps(out, indent=2, default=_json_default))
+        return 0
+    for w in out["warnings"]:
+        print(f"warning: {w}", file=sys.stderr)
+    print(f"data               {name}: {m} x {n}")
+    print(f"method             {args.method}, k = {est.n_components_}, tau = {args.tau}")
+    print(f"errors             {est.reconstruction_err_} entries")
+    print(f"relative error     {est.relative_error_:.3f}")
+    print(f"exact (certified)  {'yes' if est.certified_ else 'no'}")
+    print(f"seconds            {seconds:.2f}")
+    return 0
+
+
+def _cmd_nested(args):
+    try:
+        from sklearn_rrank import NestedApprox, nodf
+    except ImportError as exc:  # pragma: no cover - arrives with the nested module
+        raise CLIError(f"nested approximation is not available: {exc}") from None
+
+    X, name = _load_data(args.data)
+    m, n, _ = _describe(X)
+    est = NestedApprox(method=args.method, tau=args.tau, random_state=args.random_state)
+    t0 = time.perf_counter()
+    est.fit(X)
+    seconds = time.perf_counter() - t0
+    N = est.inverse_transform(est.transform(X))
+    nodf_before = nodf(X)
+    nodf_after = nodf(N)
+    out = {
+        "data": name,
+        "method": args.method,
+        "flips": int(est.reconstruction_err_),
+        "relative_error": float(est.relative_error_),
+        "nodf_before": float(np.ravel(nodf_before)[0]),
+        "nodf_after": float(np.ravel(nodf_after)[0]),
+        "seconds": seconds,
+    }
+    if args.output:
+        np.savez_compressed(
+            args.output,
+            nested=N,
+            l=est.transform(X).ravel(),
+            r=est.components_.ravel(),
+            row_order=est.row_order_,
+            column_order=est.column_order_,
+            tau=np.float64(args.tau),
+        )
+        out["output"] = args.output
+    if args.json:
+        print(json.dumps(out, indent=2, default=_json_default))
+        return 0
+    print(f"data            {name}: {m} x {n}")
+    print(f"method          {args.method}")
+    print(f"flips           {out['flips']} entries")
+    print(f"relative error  {out['relative_error']:.3f}")
+    print(f"NODF            {out['nodf_before']:.2f} -> {out['nodf_after']:.2f}")
+    print(f"seconds         {seconds:.2f}")
+    return 0
+
+
+def _cmd_datasets(args):
+    from sklearn_rrank.datasets import DATASETS
+
+    rows = []
+    for name, loader in DATASETS.items():
+        b = loader()
+        m, n, density = _describe(b.data)
+        rows.append(
+            {
+                "name": name,
+                "n_samples": m,
+                "n_features": n,
+                "density": density,
+                "licence": b.licence,
+                "source": b.source,
+            }
+        )
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    for r in rows:
+        print(
+            f"{r['name']:<10} {r['n_samples']:>6} x {r['n_features']:<6} "
+            f"density {r['density']:.4f}  licence: {r['licence']}"
+        )
+    return 0
+
+
+def _positive_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
+def _build_parser():
+    from sklearn_rrank._version import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="rrank",
+        description="Rounding rank of binary matrices (Neumann, Gemulla, Miettinen, "
+        "ICDM 2016).",
+    )
+    parser.add_argument("--version", action="version", version=__version__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def common(p):
+        p.add_argument("data", help="bundled data set name (see 'rrank datasets') or file")
+        p.add_argument("--tau", type=float, default=0.5, help="rounding threshold")
+        p.add_argument("--n-jobs", type=int, default=None, help="parallel jobs")
+        p.add_argument("--random-state", type=int, default=0, help="seed")
+        p.add_argument("--json", action="store_true", help="print JSON")
+        p.add_argument("--output", default=None, help="save results to this .npz")
+        p.add_argument("-v", "--verbose", action="count", default=0)
+
+    p = sub.add_parser("bounds", help="lower and certified upper bounds")
+    common(p)
+    p.add_argument(
+        "--methods",
+        default="spectral,vc,rank_one,rsvd,projlp,lpca",
+        help="comma-separated methods (spectral, vc, rank_one, rsvd, projlp, lpca, "
+        "permutation, nuclear, trivial)",
+    )
+    p.add_argument("--time-limit", type=float, default=None, help="seconds per method")
+    p.set_defaults(func=_cmd_bounds)
+
+    p = sub.add_parser("factorize", help="minimum-error rounding rank-k factorization")
+    common(p)
+    p.add_argument("-k", "--n-components", type=_positive_int, required=True)
+    p.add_argument(
+        "--method", default="lpca", choices=["lpca", "projlp", "rsvd", "asso"]
+    )
+    p.add_argument("--nonnegative", action="store_true")
+    p.set_defaults(func=_cmd_factorize)
+
+    p = sub.add_parser("nested", help="nearest nested matrix (BMNA)")
+    common(p)
+    p.add_argument(
+        "--method", default="mt+nnrr1", choices=["mt+nnrr1", "mt", "nnrr1", "rsvd"]
+    )
+    p.set_defaults(func=_cmd_nested)
+
+    p = sub.add_parser("datasets", help="list the bundled data sets")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_cmd_datasets)
+    return parser
+
+
+def main(argv=None):
+    """Entry point of ``rrank``; returns the exit code."""
+    parser = _build_parser()
+    args = parser.parse_args(argv)
+    if getattr(args, "methods", None) is not None:
+        args.methods = tuple(m.strip() for m in args.methods.split(",") if m.strip())
+    try:
+        return args.func(args)
+    except CLIError as exc:
+        print(f"rrank: error: {exc}", file=sys.stderr)
+        return 2
+    except (ValueError, TypeError, FileNotFoundError, OSError) as exc:
+        print(f"rrank: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:  # pragma: no cover
+        print("rrank: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,420 @@
+"""RoundingRankFactorization: the minimum-error rounding rank-k problem as an estimator.
+
+The estimator validates its input and dispatches to the solver modules
+(``_rsvd.py``, ``_projlp.py``, ``_lpca.py``, ``_asso.py``), which take arrays and return
+:class:`~sklearn_rrank._base.FactorizationResult` objects.
+"""
+
+import importlib
+import inspect
+import numbers
+import time
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import (
+    BaseEstimator,
+    ClassNamePrefixFeaturesOutMixin,
+    TransformerMixin,
+    _fit_context,
+)
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from sklearn_rrank._rounding import (
+    _count_errors_factors,
+    certify_rounding,
+    round_matrix,
+)
+from sklearn_rrank._validation import check_binary_values
+
+__all__ = ["RoundingRankFactorization"]
+
+
+# method -> (module, fit function, transform function, accepts NaN, nonnegative ok)
+_METHODS = {
+    "rsvd": ("sklearn_rrank._rsvd", "rsvd_fit", None, False, False),
+    "projlp": ("sklearn_rrank._projlp", "projlp_fit", "projlp_transform", True, True),
+    "lpca": ("sklearn_rrank._lpca", "lpca_fit", "lpca_transform", True, False),
+    "asso": ("sklearn_rrank._asso", "asso_fit", "asso_transform", False, False),
+}
+
+
+def _solver(method, which):
+    module, fit_name, transform_name = _METHODS[method][:3]
+    name = fit_name if which == "fit" else transform_name
+    if name is None:
+        return None
+    return getattr(importlib.import_module(module), name)
+
+
+def _call_supported(fn, *args, **kwargs):
+    """Call ``fn`` with the keyword arguments its signature accepts."""
+    params = inspect.signature(fn).parameters
+    if any(p.kind == p.VAR_KEYWORD for p in params.values()):
+        return fn(*args, **kwargs)
+    return fn(*args, **{k: v for k, v in kwargs.items() if k in params})
+
+
+def _binarize(X, threshold):
+    """``X > threshold`` as float64, keeping NaN (missing) entries."""
+    if sp.issparse(X):
+        X = X.tocsr(copy=True).astype(np.float64)
+        if threshold < 0:
+            X = X.toarray()
+        else:
+            X.data = (X.data > threshold).astype(np.float64)
+            X.eliminate_zeros()
+            return X
+    X = np.asarray(X, dtype=np.float64)
+    out = (X > threshold).astype(np.float64)
+    out[np.isnan(X)] = np.nan
+    return out
+
+
+class RoundingRankFactorization(
+    ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
+):
+    """Minimum-error rounding rank-k factorization of a binary matrix.
+
+    Finds ``L`` (n_samples, k) and ``R`` (n_features, k) such that
+    ``round_tau(L @ R.T)`` differs from ``X`` in as few entries as possible (the
+    paper's minimum-error rounding rank-k problem), with one of the paper's
+    algorithms. The training reconstruction is checked with
+    :func:`~sklearn_rrank.certify_rounding`: ``certified_`` is True only when it is
+    exact and verified in float64 with a margin, in which case
+    ``rrank_tau(X) <= n_components``.
+
+    Parameters
+    ----------
+    n_components : int, default=2
+        The rank k: the number of columns of ``L`` and ``R``, every column counted
+        (for ``method="lpca"`` with a bias, the bias is one of the k columns).
+    method : {"lpca", "projlp", "rsvd", "asso"}, default="lpca"
+        ``"lpca"``: logistic PCA (Schein et al. 2003) rounded; ``"projlp"``:
+        Achlioptas projection ``L = X A`` and the L1-slack LP per column;
+        ``"rsvd"``: the best rounded truncated SVD of rank <= k; ``"asso"``: the
+        Boolean factorization of Miettinen et al. (binary factors). Paper Section 3.
+    tau : float, default=0.5
+        Rounding threshold: ``round_tau(x) = 1`` iff ``x >= tau``.
+    binarize : float or None, default=None
+        If not None, real input is turned into ``X > binarize`` before fitting
+        (``NaN`` stays missing). If None, the input must be binary.
+    nonnegative : bool, default=False
+        Keep ``L`` and ``R`` non-negative (the non-negative rounding rank); supported
+        by ``"projlp"``.
+    max_iter : int or None, default=None
+        Iteration limit of iterative methods (None = the method's default).
+    tol : float, default=1e-4
+        Relative tolerance of iterative methods.
+    method_params : dict or None, default=None
+        Extra keyword arguments for the method's solver (e.g. ``{"projection":
+        "dense"}`` for ProjLP, ``{"solver": "mm"}`` for L-PCA, ``{"threshold": 0.7}``
+        for Asso); see the solver functions.
+    random_state : int, RandomState instance or None, default=None
+        Makes randomized methods reproducible.
+    n_jobs : int or None, default=None
+        Parallel jobs for the LP-based methods; results do not depend on it.
+    verbose : int, default=0
+        Verbosity.
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (n_components, n_features)
+        ``R.T``.
+    n_components_ : int
+        The rank k of the factorization.
+    reconstruction_err_ : int
+        Rounding errors on the training data (entries).
+    relative_error_ : float
+        ``reconstruction_err_`` divided by the number of ones of the training data.
+    certified_ : bool
+        True iff the training reconstruction is exact and certified.
+    n_iter_ : int
+        Iterations run by the solver (1 for one-shot methods such as R-SVD).
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during fit (only for DataFrames with string names).
+
+    See Also
+    --------
+    sklearn_rrank.rounding_rank_bounds : certified bounds on the rounding rank.
+    sklearn.decomposition.TruncatedSVD : the unrounded baseline (T-SVD).
+
+    References
+    ----------
+    S. Neumann, R. Gemulla, P. Miettinen. What You Will Gain By Rounding: Theory and
+    Algorithms for Rounding Rank. ICDM 2016, Sections 3 and 5.
+
+    Examples
+    --------
+    >>> from sklearn_rrank import RoundingRankFactorization
+    >>> from sklearn_rrank.datasets import load_paleo
+    >>> X = load_paleo().data
+    >>> est = RoundingRankFactorization(10, method="rsvd").fit(X)
+    >>> round(est.relative_error_, 3)
+    0.516
+    >>> est.transform(X).shape
+    (124, 10)
+    """
+
+    _parameter_constraints: dict = {
+        "n_components": [Interval(numbers.Integral, 1, None, closed="left")],
+        "method": [StrOptions(set(_METHODS))],
+        "tau": [Interval(numbers.Real, None, None, closed="neither")],
+        "binarize": [None, Interval(numbers.Real, None, None, closed="neither")],
+        "nonnegative": ["boolean"],
+        "max_iter": [None, Interval(numbers.Integral, 1, None, closed="left")],
+        "tol": [Interval(numbers.Real, 0, None, closed="left")],
+        "method_params": [None, dict],
+        "random_state": ["random_state"],
+        "n_jobs": [None, numbers.Integral],
+        "verbose": ["verbose"],
+    }
+
+    def __init__(
+        self,
+        n_components=2,
+        *,
+        method="lpca",
+        tau=0.5,
+        binarize=None,
+        nonnegative=False,
+        max_iter=None,
+        tol=1e-4,
+        method_params=None,
+        random_state=None,
+        n_jobs=None,
+        verbose=0,
+    ):
+        self.n_components = n_components
+        self.method = method
+        self.tau = tau
+        self.binarize = binarize
+        self.nonnegative = nonnegative
+        self.max_iter = max_iter
+        self.tol = tol
+        self.method_params = method_params
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+
+    # -- helpers -----------------------------------------------------------------
+    def _allows_missing(self):
+        return _METHODS[self.method][3]
+
+    def _validate_X(self, X, reset):
+        X = validate_data(
+            self,
+            X,
+            reset=reset,
+            accept_sparse="csr",
+            dtype=np.float64,
+            ensure_all_finite=False,
+        )
+        if self.binarize is not None:
+            if sp.issparse(X) or not np.isinf(X).any():
+                X = _binarize(X, self.binarize)
+        check_binary_values(
+            X, allow_missing=self._allows_missing(), method=self.method
+        )
+        if sp.issparse(X) and self.method != "rsvd":
+            X = X.toarray()
+        return X
+
+    def _solver_kwargs(self):
+        kwargs = {
+            "tau": float(self.tau),
+            "nonnegative": self.nonnegative,
+            "tol": self.tol,
+            "random_state": self.random_state,
+            "n_jobs": self.n_jobs,
+            "verbose": self.verbose,
+        }
+        if self.max_iter is not None:
+            kwargs["max_iter"] = self.max_iter
+        kwargs.update(self.method_params or {})
+        return kwargs
+
+    # -- fitting -----------------------------------------------------------------
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Fit the factorization to binary data ``X``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Binary data (``NaN`` = missing entry for ``"lpca"`` and ``"projlp"``).
+        y : Ignored
+            Not used, present for API consistency.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+
+        Raises
+        ------
+        ValueError
+            If ``X`` is not binary (and ``binarize`` is None), holds missing entries
+            the method does not support, or ``n_components`` exceeds
+            ``min(n_samples, n_features)``.
+        """
+        self._fit(X)
+        return self
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit_transform(self, X, y=None):
+        """Fit to ``X`` and return the left factor ``L``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Binary data.
+        y : Ignored
+            Not used, present for API consistency.
+
+        Returns
+        -------
+        L : ndarray of shape (n_samples, n_components)
+            Row representations of the training data.
+        """
+        return self._fit(X)
+
+    def _fit(self, X):
+        X = self._validate_X(X, reset=True)
+        m, n = X.shape
+        k = self.n_components
+        if k > min(m, n):
+            raise ValueError(
+                f"n_components={k} must be at most min(n_samples, n_features) = "
+                f"{min(m, n)} (n_samples = {m}, n_features = {n})."
+            )
+        if self.nonnegative and not _METHODS[self.method][4]:
+            raise ValueError(
+                f"nonnegative=True is not supported by method={self.method!r}; use "
+                "'projlp'."
+            )
+        t0 = time.perf_counter()
+        fit = _solver(self.method, "fit")
+        result = _call_supported(fit, X, k, **self._solver_kwargs())
+        self.fit_seconds_ = time.perf_counter() - t0
+        L = np.asarray(result.L, dtype=np.float64)
+        R = np.asarray(result.R, dtype=np.float64)
+        if L.shape != (m, k) or R.shape != (n, k):  # pragma: no cover - solver bug
+            raise RuntimeError(
+                f"solver {self.method!r} returned factors of shapes {L.shape} and "
+                f"{R.shape}; expected {(m, k)} and {(n, k)}."
+            )
+        self.components_ = R.T.copy()
+        self.n_components_ = k
+        self.n_iter_ = max(1, int(result.n_iter))
+        self.solver_info_ = result.info
+        Xd = X.toarray() if sp.issparse(X) else X
+        self.reconstruction_err_ = _count_errors_factors(Xd, L, R, float(self.tau))
+        n_ones = int(np.count_nonzero(Xd == 1))
+        self.relative_error_ = (
+            self.reconstruction_err_ / n_ones
+            if n_ones
+            else (0.0 if self.reconstruction_err_ == 0 else float("inf"))
+        )
+        self.certified_ = bool(
+            self.reconstruction_err_ == 0
+            and certify_rounding(Xd, L, R, tau=float(self.tau))
+        )
+        if not result.converged:
+            warnings.warn(
+                f"method={self.method!r} did not converge or an LP did not end "
+                f"optimal ({result.info.get('message', 'see solver_info_')}); the "
+                "factorization may be worse than the method can do.",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
+        return L
+
+    # -- transforming --------------------------------------------------------------
+    def transform(self, X):
+        """Left factor ``L`` for new rows, with ``components_`` fixed.
+
+        ``"rsvd"`` projects (``L = X @ components_.T``, as the SVD does); ``"projlp"``
+        solves the L1-slack LP of every row; ``"lpca"`` fits a logistic regression per
+        row; ``"asso"`` picks the best binary usage of the basis per row.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Binary data.
+
+        Returns
+        -------
+        L : ndarray of shape (n_samples, n_components)
+        """
+        check_is_fitted(self)
+        X = self._validate_X(X, reset=False)
+        R = self.components_.T
+        transform = _solver(self.method, "transform")
+        if transform is None:
+            Xd = X.toarray() if sp.issparse(X) else np.nan_to_num(X)
+            return np.asarray(Xd @ R)
+        Xd = X.toarray() if sp.issparse(X) else X
+        return np.asarray(_call_supported(transform, Xd, R, **self._solver_kwargs()))
+
+    def inverse_transform(self, X):
+        """Rounded reconstruction ``round_tau(L @ components_)``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_components)
+            Left factor ``L`` (e.g. from :meth:`transform`).
+
+        Returns
+        -------
+        X_binary : ndarray of shape (n_samples, n_features), dtype uint8
+        """
+        check_is_fitted(self)
+        L = np.asarray(X, dtype=np.float64)
+        if L.ndim != 2 or L.shape[1] != self.n_components_:
+            raise ValueError(
+                f"inverse_transform expects shape (n_samples, {self.n_components_}), "
+                f"got {L.shape}."
+            )
+        return round_matrix(L @ self.components_, self.tau)
+
+    def score(self, X, y=None):
+        """Negative relative error of the reconstruction of ``X`` (higher is better).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Binary data (``NaN`` entries are not counted).
+        y : Ignored
+
+        Returns
+        -------
+        score : float
+            ``-(rounding errors / number of ones of X)`` of
+            ``inverse_transform(transform(X))``.
+        """
+        check_is_fitted(self)
+        L = self.transform(X)
+        Xv = self._validate_X(X, reset=False)
+        Xd = Xv.toarray() if sp.issparse(Xv) else Xv
+        n_err = _count_errors_factors(Xd, L, self.components_.T, float(self.tau))
+        n_ones = int(np.count_nonzero(Xd == 1))
+        if n_ones == 0:
+            return 0.0 if n_err == 0 else -float(n_err)
+        return -n_err / n_ones
+
+    @property
+    def _n_features_out(self):
+        return self.components_.shape[0]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.input_tags.allow_nan = self.method in _METHODS and self._allows_missing()
+        tags.transformer_tags.preserves_dtype = ["float64"]
+        return tags

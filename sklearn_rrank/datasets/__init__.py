@@ -1,0 +1,20 @@
+"""Data sets: the paper's real matrices, file loaders and synthetic generators."""
+
+from sklearn_rrank.datasets._base import (
+    load_abstracts,
+    load_apj,
+    load_binary_matrix,
+    load_paleo,
+)
+from sklearn_rrank.datasets._generators import make_rounding_rank_matrix
+
+__all__ = [
+    "load_abstracts",
+    "load_apj",
+    "load_binary_matrix",
+    "load_paleo",
+    "make_rounding_rank_matrix",
+]
+
+#: names accepted by the command line and :func:`load_dataset`
+DATASETS = {"paleo": load_paleo, "apj": load_apj, "abstracts": load_abstracts}
