@@ -183,7 +183,11 @@ def _upper_bound_by(method, X, *, tau, time_limit, random_state, n_jobs, verbose
         from sklearn_rrank._rsvd import rsvd_rank_upper_bound
 
         return rsvd_rank_upper_bound(
-            X, tau=tau, time_limit=time_limit, random_state=random_state, verbose=verbose
+            X,
+            tau=tau,
+            time_limit=time_limit,
+            random_state=random_state,
+            verbose=verbose,
         )
     if method == "projlp":
         from sklearn_rrank._projlp import projlp_rank_upper_bound
@@ -211,7 +215,11 @@ def _upper_bound_by(method, X, *, tau, time_limit, random_state, n_jobs, verbose
         from sklearn_rrank._permutation import permutation_rank_upper_bound
 
         return permutation_rank_upper_bound(
-            X, tau=tau, time_limit=time_limit, random_state=random_state, verbose=verbose
+            X,
+            tau=tau,
+            time_limit=time_limit,
+            random_state=random_state,
+            verbose=verbose,
         )
     if method == "nuclear":
         from sklearn_rrank._nuclear import nuclear_rank_upper_bound

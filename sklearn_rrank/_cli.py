@@ -40,8 +40,7 @@ def _progress(args):
         if args.verbose or not args.json:
             bound = "-" if row["bound"] is None else row["bound"]
             print(
-                f"  ... {method}: {row['kind']} bound {bound} "
-                f"({row['seconds']:.2f} s)",
+                f"  ... {method}: {row['kind']} bound {bound} ({row['seconds']:.2f} s)",
                 file=sys.stderr,
                 flush=True,
             )
@@ -92,7 +91,9 @@ def _cmd_bounds(args):
     if args.json:
         print(json.dumps(out, indent=2, default=_json_default))
         return 0
-    print(f"data        {name}: {m} x {n}, density {density:.4f}, real rank {real_rank}")
+    print(
+        f"data        {name}: {m} x {n}, density {density:.4f}, real rank {real_rank}"
+    )
     print(f"tau         {res.tau}")
     print(f"{'method':<12} {'kind':<6} {'bound':>6} {'certified':>9} {'seconds':>9}")
     for row in res.report:
@@ -171,7 +172,9 @@ def _cmd_factorize(args):
     for w in out["warnings"]:
         print(f"warning: {w}", file=sys.stderr)
     print(f"data               {name}: {m} x {n}")
-    print(f"method             {args.method}, k = {est.n_components_}, tau = {args.tau}")
+    print(
+        f"method             {args.method}, k = {est.n_components_}, tau = {args.tau}"
+    )
     print(f"errors             {est.reconstruction_err_} entries")
     print(f"relative error     {est.relative_error_:.3f}")
     print(f"exact (certified)  {'yes' if est.certified_ else 'no'}")
@@ -276,7 +279,9 @@ def _build_parser():
     sub = parser.add_subparsers(dest="command", required=True)
 
     def common(p):
-        p.add_argument("data", help="bundled data set name (see 'rrank datasets') or file")
+        p.add_argument(
+            "data", help="bundled data set name (see 'rrank datasets') or file"
+        )
         p.add_argument("--tau", type=float, default=0.5, help="rounding threshold")
         p.add_argument("--n-jobs", type=int, default=None, help="parallel jobs")
         p.add_argument("--random-state", type=int, default=0, help="seed")

@@ -218,9 +218,7 @@ class RoundingRankFactorization(
         if self.binarize is not None:
             if sp.issparse(X) or not np.isinf(X).any():
                 X = _binarize(X, self.binarize)
-        check_binary_values(
-            X, allow_missing=self._allows_missing(), method=self.method
-        )
+        check_binary_values(X, allow_missing=self._allows_missing(), method=self.method)
         if sp.issparse(X) and self.method != "rsvd":
             X = X.toarray()
         return X

@@ -134,7 +134,7 @@ def rsvd_fit(X, n_components, *, tau=0.5, random_state=None):
 def rsvd_rank_upper_bound(
     X, *, tau=0.5, max_rank=None, time_limit=None, random_state=None, verbose=0
 ):
-    """Rounding-rank upper bound by R-SVD: the first k whose rounded truncation is exact.
+    """Rounding-rank upper bound by R-SVD: the first exact rounded truncation.
 
     The paper's greedy loop k = 1, 2, ... (Section 3), computed with one SVD and one
     incremental scan. The first k with zero errors is certified with

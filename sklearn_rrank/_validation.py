@@ -66,8 +66,8 @@ def check_binary_values(X, *, allow_missing=False, input_name="X", method=None):
             i, j = _where(inf)
             raise ValueError(
                 f"{input_name} contains {int(inf.sum())} infinite entries "
-                f"(e.g. {input_name}[{i}, {j}] = {values[inf].flat[0]}); a binary "
-                "matrix holds only 0 and 1."
+                f"(e.g. {input_name}[{i}, {j}] = {values[inf].flat[0].item()}); a "
+                "binary matrix holds only 0 and 1."
             )
         nan = np.isnan(values)
         if nan.any() and not allow_missing:
@@ -84,7 +84,7 @@ def check_binary_values(X, *, allow_missing=False, input_name="X", method=None):
         bad = (values != 0) & (values != 1)
     if bad.any():
         i, j = _where(bad)
-        v = values[bad].flat[0]
+        v = values[bad].flat[0].item()
         raise ValueError(
             f"{input_name} is not binary: {int(bad.sum())} entries are not 0 or 1, "
             f"e.g. {input_name}[{i}, {j}] = {v!r}. Pass binary data, or threshold real "
@@ -177,9 +177,7 @@ def check_binary_matrix(
                 f"{exc}"
             ) from exc
     if X_arr.dtype.kind not in "biuf":
-        raise TypeError(
-            f"{input_name} must hold numbers 0/1, got dtype {X_arr.dtype}."
-        )
+        raise TypeError(f"{input_name} must hold numbers 0/1, got dtype {X_arr.dtype}.")
     check_binary_values(
         X_arr, allow_missing=allow_missing, input_name=input_name, method=method
     )

@@ -134,9 +134,11 @@ def _descr(name):
 
 
 def _load(name, sparse):
-    with resources.files("sklearn_rrank.datasets").joinpath(
-        f"data/{name}.npz"
-    ).open("rb") as fh:
+    with (
+        resources.files("sklearn_rrank.datasets")
+        .joinpath(f"data/{name}.npz")
+        .open("rb") as fh
+    ):
         X = np.load(fh)["X"].astype(np.uint8)
     data = sp.csr_matrix(X) if sparse else X
     info = _INFO[name]

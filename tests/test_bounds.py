@@ -1,0 +1,98 @@
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from sklearn_rrank import certify_rounding, rounding_rank_bounds, spectral_lower_bound
+from sklearn_rrank._bounds import trivial_upper_bound
+
+
+def test_spectral_edge_cases():
+    # the all-zero factorization is exact: bound 0
+    assert spectral_lower_bound(np.zeros((4, 5))) == 0
+    assert spectral_lower_bound(np.ones((4, 5)), tau=0.0) == 0
+    assert spectral_lower_bound(np.ones((4, 5)), tau=-1.0) == 0
+    # otherwise at least 1
+    assert spectral_lower_bound(np.ones((4, 5))) == 1
+    assert spectral_lower_bound(np.zeros((4, 5)), tau=0.0) == 1
+    # constant rows and columns keep the bound small
+    X = np.zeros((6, 6))
+    X[:, 0] = 1
+    X[0, :] = 1
+    assert spectral_lower_bound(X) == 1
+
+
+def test_spectral_bound_on_hadamard_is_large():
+    # the Sylvester-Hadamard sign matrix is the classic hard case (sigma_i^2 = n)
+    H = np.array([[1.0]])
+    for _ in range(5):
+        H = np.block([[H, H], [H, -H]])
+    X = (H > 0).astype(float)  # 32 x 32
+    # d * d * 32 >= 32 * 32  <=>  d >= sqrt(32) -> d* = 6, bound 5
+    assert spectral_lower_bound(X) == 5
+
+
+def test_spectral_rejects_missing():
+    with pytest.raises(ValueError, match="missing"):
+        spectral_lower_bound(np.array([[np.nan, 1.0]]))
+
+
+@pytest.mark.parametrize("tau", [0.5, 2.0, 0.0, -1.0])
+def test_trivial_upper_bound_certified(rng, tau):
+    X = (rng.random((7, 4)) < 0.5).astype(float)
+    for Y in (X, X.T):
+        L, R = trivial_upper_bound(Y, tau=tau)
+        assert certify_rounding(Y, L, R, tau=tau)
+        assert L.shape[1] == min(Y.shape) + (tau <= 0)
+
+
+def test_identity_bounds():
+    # identity matrices have rounding rank 2 for n >= 3 (paper appendix)
+    res = rounding_rank_bounds(np.eye(6), methods=("spectral", "rank_one", "rsvd"))
+    assert res.lower == 2 and res.lower_method == "rank_one"
+    assert res.upper >= 2
+    assert certify_rounding(np.eye(6), res.L, res.R)
+
+
+def test_upper_triangular_is_exact_rank_one():
+    X = np.triu(np.ones((6, 6)))
+    res = rounding_rank_bounds(X, methods=("spectral", "rank_one", "rsvd"))
+    assert (res.lower, res.upper, res.exact) == (1, 1, True)
+    assert res.upper_method == "rank_one"
+    assert certify_rounding(X, res.L, res.R)
+
+
+def test_report_rows_and_unknown_method(paleo):
+    res = rounding_rank_bounds(paleo, methods="spectral,rsvd")
+    assert [r["method"] for r in res.report] == ["spectral", "rsvd"]
+    assert res.upper == 68 and res.upper_method == "rsvd"
+    row = res.report[1]
+    assert row["kind"] == "upper" and row["certified"] and row["seconds"] >= 0
+    assert res.to_dict()["upper"] == 68
+    with pytest.raises(ValueError, match="Unknown method"):
+        rounding_rank_bounds(paleo, methods=("magic",))
+
+
+def test_zero_matrix_has_rank_zero():
+    res = rounding_rank_bounds(np.zeros((3, 4)), methods=("spectral", "rsvd"))
+    assert (res.lower, res.upper, res.exact) == (0, 0, True)
+
+
+@given(
+    arrays(
+        np.int8,
+        st.tuples(st.integers(2, 7), st.integers(2, 7)),
+        elements=st.integers(0, 1),
+    ),
+    st.sampled_from([0.5, 0.0]),
+)
+def test_every_lower_bound_at_most_certified_upper(X, tau):
+    res = rounding_rank_bounds(
+        X, methods=("spectral", "vc", "rank_one", "rsvd", "trivial"), tau=tau
+    )
+    assert res.lower <= res.upper
+    assert certify_rounding(X, res.L, res.R, tau=tau)
+    for row in res.report:
+        if row["kind"] == "lower":
+            assert row["bound"] <= res.upper
