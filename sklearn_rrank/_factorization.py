@@ -299,29 +299,14 @@ class RoundingRankFactorization(
         t0 = time.perf_counter()
         fit = _solver(self.method, "fit")
         result = _call_supported(fit, X, k, **self._solver_kwargs())
-        self.fit_seconds_ = time.perf_counter() - t0
-        L = np.asarray(result.L, dtype=np.float64)
-        R = np.asarray(result.R, dtype=np.float64)
-        if L.shape != (m, k) or R.shape != (n, k):  # pragma: no cover - solver bug
-            raise RuntimeError(
-                f"solver {self.method!r} returned factors of shapes {L.shape} and "
-                f"{R.shape}; expected {(m, k)} and {(n, k)}."
-            )
-        self.components_ = R.T.copy()
-        self.n_components_ = k
-        self.n_iter_ = max(1, int(result.n_iter))
-        self.solver_info_ = result.info
         Xd = X.toarray() if sp.issparse(X) else X
-        self.reconstruction_err_ = _count_errors_factors(Xd, L, R, float(self.tau))
-        n_ones = int(np.count_nonzero(Xd == 1))
-        self.relative_error_ = (
-            self.reconstruction_err_ / n_ones
-            if n_ones
-            else (0.0 if self.reconstruction_err_ == 0 else float("inf"))
-        )
-        self.certified_ = bool(
-            self.reconstruction_err_ == 0
-            and certify_rounding(Xd, L, R, tau=float(self.tau))
+        L = self._set_factors(
+            Xd,
+            result.L,
+            result.R,
+            n_iter=result.n_iter,
+            info=result.info,
+            seconds=time.perf_counter() - t0,
         )
         if not result.converged:
             warnings.warn(
@@ -331,6 +316,38 @@ class RoundingRankFactorization(
                 ConvergenceWarning,
                 stacklevel=3,
             )
+        return L
+
+    def _set_factors(self, X, L, R, *, n_iter, info, seconds):
+        """Store fitted factors and their training error and certificate."""
+        m, n = X.shape
+        k = self.n_components
+        L = np.asarray(L, dtype=np.float64)
+        R = np.asarray(R, dtype=np.float64)
+        if L.shape[1] < k:  # pad with zero columns: the rank stays at most k
+            L = np.hstack([L, np.zeros((m, k - L.shape[1]))])
+            R = np.hstack([R, np.zeros((n, k - R.shape[1]))])
+        if L.shape != (m, k) or R.shape != (n, k):  # pragma: no cover - solver bug
+            raise RuntimeError(
+                f"solver {self.method!r} returned factors of shapes {L.shape} and "
+                f"{R.shape}; expected {(m, k)} and {(n, k)}."
+            )
+        self.components_ = R.T.copy()
+        self.n_components_ = k
+        self.n_iter_ = max(1, int(n_iter))
+        self.solver_info_ = info
+        self.fit_seconds_ = seconds
+        self.reconstruction_err_ = _count_errors_factors(X, L, R, float(self.tau))
+        n_ones = int(np.count_nonzero(X == 1))
+        self.relative_error_ = (
+            self.reconstruction_err_ / n_ones
+            if n_ones
+            else (0.0 if self.reconstruction_err_ == 0 else float("inf"))
+        )
+        self.certified_ = bool(
+            self.reconstruction_err_ == 0
+            and certify_rounding(X, L, R, tau=float(self.tau))
+        )
         return L
 
     # -- transforming --------------------------------------------------------------
