@@ -11,10 +11,12 @@ from sklearn_rrank._bounds import (
 )
 from sklearn_rrank._factorization import RoundingRankFactorization
 from sklearn_rrank._rounding import certify_rounding, round_matrix, rounding_error
+from sklearn_rrank._search import RoundingRankCV
 from sklearn_rrank._version import __version__
 
 __all__ = [
     "RoundingRankBounds",
+    "RoundingRankCV",
     "RoundingRankFactorization",
     "__version__",
     "certify_rounding",

@@ -1,0 +1,84 @@
+import numpy as np
+import pytest
+
+from sklearn_rrank import (
+    RoundingRankCV,
+    RoundingRankFactorization,
+    rounding_rank_bounds,
+)
+from sklearn_rrank.datasets import make_rounding_rank_matrix
+
+
+def test_exact_linear_matches_rank_search_rsvd(paleo):
+    cv = RoundingRankCV(RoundingRankFactorization(method="rsvd")).fit(paleo)
+    assert cv.certified_ and cv.n_components_ == 68
+    assert cv.errors_[68] == 0 and cv.errors_[67] > 0
+    be = cv.best_estimator_
+    assert be.certified_ and be.n_components_ == 68
+
+
+def test_exact_generic_search_linear_and_galloping(paleo):
+    ks = range(60, 75)
+    lin = RoundingRankCV(RoundingRankFactorization(method="rsvd"), n_components=ks).fit(
+        paleo
+    )
+    gal = RoundingRankCV(
+        RoundingRankFactorization(method="rsvd"), n_components=ks, search="galloping"
+    ).fit(paleo)
+    assert lin.n_components_ == gal.n_components_ == 68
+    # galloping tries 60, 61, 63, 67, 74 then goes down from 73 to 68 (67 failed)
+    assert set(gal.errors_) == {60, 61, 63, 67, 68, 69, 70, 71, 72, 73, 74}
+    assert list(lin.errors_) == list(range(60, 69))
+    assert lin.cv_results_["rank_test_error"][-1] == 1
+
+
+def test_exact_reports_failure_honestly():
+    X = np.eye(6)
+    cv = RoundingRankCV(
+        RoundingRankFactorization(method="rsvd"), n_components=[1, 2]
+    ).fit(X)
+    assert not cv.certified_
+    assert not cv.best_estimator_.certified_
+
+
+def test_exact_lpca_same_k_as_rounding_rank_bounds(paleo):
+    est = RoundingRankFactorization(method="lpca", random_state=0)
+    cv = RoundingRankCV(est).fit(paleo)
+    bounds = rounding_rank_bounds(paleo, methods=("lpca",), random_state=0)
+    assert cv.certified_
+    assert cv.n_components_ == bounds.upper
+
+
+def test_holdout_needs_missing_support():
+    X = np.eye(5)
+    with pytest.raises(ValueError, match="missing entries"):
+        RoundingRankCV(RoundingRankFactorization(method="rsvd"), mode="holdout").fit(X)
+
+
+def test_holdout_picks_planted_rank():
+    # the check: k within 2 of the planted 8 for at least 4 of 5 seeds
+    picks = []
+    for seed in range(5):
+        X = make_rounding_rank_matrix(200, 150, 8, noise=0.05, random_state=seed)
+        cv = RoundingRankCV(
+            RoundingRankFactorization(method="lpca", random_state=0),
+            mode="holdout",
+            n_components=range(4, 14),
+            cv=2,
+            random_state=seed,
+        ).fit(X)
+        assert cv.cv_results_["mean_test_error"].shape == (10,)
+        assert "split1_test_error" in cv.cv_results_
+        picks.append(cv.n_components_)
+    assert sum(abs(k - 8) <= 2 for k in picks) >= 4, picks
+
+
+def test_holdout_results_independent_of_n_jobs():
+    X = make_rounding_rank_matrix(60, 40, 3, random_state=0)
+    kw = dict(mode="holdout", n_components=[1, 2, 3, 4], cv=2, random_state=0)
+    est = RoundingRankFactorization(method="lpca", random_state=0, max_iter=50)
+    a = RoundingRankCV(est, n_jobs=1, **kw).fit(X)
+    b = RoundingRankCV(est, n_jobs=2, **kw).fit(X)
+    np.testing.assert_array_equal(
+        a.cv_results_["mean_test_error"], b.cv_results_["mean_test_error"]
+    )
