@@ -12,6 +12,7 @@ from sklearn_rrank._bounds import (
 from sklearn_rrank._factorization import RoundingRankFactorization
 from sklearn_rrank._rounding import certify_rounding, round_matrix, rounding_error
 from sklearn_rrank._search import RoundingRankCV
+from sklearn_rrank._vc import vc_lower_bound
 from sklearn_rrank._version import __version__
 
 __all__ = [
@@ -24,4 +25,5 @@ __all__ = [
     "rounding_rank_bounds",
     "rounding_error",
     "spectral_lower_bound",
+    "vc_lower_bound",
 ]

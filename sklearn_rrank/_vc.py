@@ -1,0 +1,510 @@
+"""VC-dimension lower bound on the rounding rank: :func:`vc_lower_bound`.
+
+The rows of a binary matrix ``X`` are points and its columns are concepts (column
+``j`` labels row ``i`` with ``X[i, j]``); a set ``S`` of rows is *shattered* by the
+columns when the columns restricted to ``S`` realise all ``2**|S|`` labelings. The
+size of the largest shattered set (the VC dimension of the columns on the rows) is a
+lower bound on ``rrank_tau(X)`` for every threshold ``tau``, and so is the same
+quantity with rows and columns swapped. See :func:`vc_lower_bound` for the proof.
+
+The search for the largest shattered set is exact (a depth-first branch and bound)
+and can be stopped by a time limit, after which the largest shattered set found so
+far is still a valid lower bound.
+"""
+
+import math
+import time
+from numbers import Real
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils._param_validation import Interval, validate_params
+from threadpoolctl import threadpool_limits
+
+from sklearn_rrank._validation import check_binary_matrix, check_tau
+
+__all__ = ["vc_lower_bound"]
+
+# The pair-compatibility matrix (which pairs of points are shattered) is stored as a
+# dense boolean matrix only up to this many distinct points (64 MiB).
+_MAX_PAIR_POINTS = 8192
+# rows of the pair-compatibility matrix computed per block (bounds the float32 work)
+_PAIR_BLOCK = 512
+# below this fraction of ones the products of the search use scipy.sparse
+_SPARSE_DENSITY = 0.05
+
+
+class _Timeout(Exception):
+    """Raised inside the search when the deadline has passed."""
+
+
+def _distinct_columns(P):
+    """Return the indices of the first occurrence of each distinct column of ``P``."""
+    packed = np.packbits(P, axis=0)  # (ceil(m / 8), n) uint8, equal iff columns equal
+    _, first = np.unique(packed, axis=1, return_index=True)
+    return np.sort(first)
+
+
+def _points_and_concepts(P):
+    """Reduce a boolean matrix (rows = points, columns = concepts) for the search.
+
+    Only distinct columns matter. A point constant over all concepts is in no
+    shattered set of size >= 1; two points that are equal, or complementary, are
+    never together in a shattered set (the labelings ``(1, 0)`` and ``(0, 1)``, or
+    ``(1, 1)`` and ``(0, 0)``, are missing), and shattering is invariant under
+    complementing a point's labels, so each point is kept once up to complement.
+
+    Returns
+    -------
+    Q : ndarray of shape (n_points, n_concepts), dtype uint8
+        Reduced matrix: distinct non-constant points, each complemented if needed
+        so that label 1 is its minority label, against distinct concepts.
+    point_index : ndarray of shape (n_points,), dtype intp
+        Row of ``P`` each row of ``Q`` comes from.
+    n_concepts : int
+        Number of distinct columns of ``P``.
+    """
+    cols = _distinct_columns(P)
+    C = P[:, cols]
+    n_concepts = C.shape[1]
+    row_sum = C.sum(axis=1)
+    keep = np.flatnonzero((row_sum > 0) & (row_sum < n_concepts))
+    C = C[keep]
+    # canonical representative up to complement: label 1 is the minority label
+    # (ties: the first label is 0); this keeps sparse data sparse
+    row_sum = row_sum[keep]
+    flip = (2 * row_sum > n_concepts) | ((2 * row_sum == n_concepts) & C[:, 0])
+    C = C ^ flip[:, None]
+    packed = np.packbits(C, axis=1)
+    _, first = np.unique(packed, axis=0, return_index=True)
+    first = np.sort(first)
+    return C[first].astype(np.uint8), keep[first], n_concepts
+
+
+def _pair_graph(Q, deadline):
+    """Boolean matrix ``G[u, v]``: points ``u`` and ``v`` are shattered together.
+
+    A pair is shattered iff all four label combinations occur among the concepts;
+    the four counts come from one matrix product (sparse for sparse data; exact
+    in float32 for fewer than 2**24 concepts).
+    """
+    m, n = Q.shape
+    ones = Q.sum(axis=1, dtype=np.int64)
+    if ones.sum() < _SPARSE_DENSITY * m * n:
+        F = sp.csr_matrix(Q, dtype=np.int32)
+        FT = F.T.tocsr()
+    else:
+        F = Q.astype(np.float32)
+        FT = F.T
+    G = np.zeros((m, m), dtype=bool)
+    # one BLAS thread: the products are small, and threads spinning on a busy
+    # machine cost more than they save
+    with threadpool_limits(limits=1, user_api="blas"):
+        for start in range(0, m, _PAIR_BLOCK):
+            _check_time(deadline)
+            stop = min(start + _PAIR_BLOCK, m)
+            both = F[start:stop] @ FT  # number of concepts labelling (1, 1)
+            if sp.issparse(both):
+                both = both.toarray()
+            ones_u = ones[start:stop, None]
+            G[start:stop] = (
+                (both > 0)  # (1, 1) occurs
+                & (both < ones_u)  # (1, 0) occurs
+                & (both < ones[None, :])  # (0, 1) occurs
+                & (both > ones_u + ones[None, :] - n)  # (0, 0) occurs
+            )
+    np.fill_diagonal(G, False)
+    return G
+
+
+def _check_time(deadline):
+    if deadline is not None and time.perf_counter() > deadline:
+        raise _Timeout
+
+
+def _extensions(Q, Q_sparse, cand, code, n_classes):
+    """Mask of the candidates ``v`` such that ``S + {v}`` is shattered.
+
+    ``code[j]`` is the labeling of the shattered set ``S`` by concept ``j`` packed
+    into an integer; ``S + {v}`` is shattered iff within every class of concepts
+    with equal ``code`` the point ``v`` gets both labels. The number of ones of
+    each candidate in each class is one product with the (sparse) class indicator
+    matrix; ``Q_sparse`` is ``Q`` as CSR for sparse data, else None.
+    """
+    n = len(code)
+    sizes = np.bincount(code, minlength=n_classes)
+    indicator = sp.csr_matrix(
+        (np.ones(n, dtype=np.int32), (np.arange(n), code)), shape=(n, n_classes)
+    )
+    if Q_sparse is not None:
+        ones = (Q_sparse[cand] @ indicator).toarray()
+    else:
+        ones = np.asarray(Q[cand] @ indicator)
+    return np.all((ones > 0) & (ones < sizes), axis=1)
+
+
+class _Search:
+    """Depth-first branch and bound for the largest shattered set of points.
+
+    A node is a shattered set ``S`` with the list of candidates ``v`` (after the
+    last element of ``S`` in a fixed order) such that ``S + {v}`` is shattered.
+    Since every subset of a shattered set is shattered, a candidate rejected at a
+    node is rejected in its whole subtree. Bounds used to cut the search:
+
+    - a node with ``c`` candidates whose smallest class of concepts (concepts
+      with the same labeling of ``S``) has ``q`` members can add at most
+      ``min(c, floor(log2(q)))`` points: every class must realise all labelings
+      of the added points (at the root: ``2**s <= #distinct concepts``);
+    - a point labelled 1 by ``a`` concepts and 0 by ``b`` is in no shattered set
+      larger than ``1 + floor(log2(min(a, b)))`` (both halves must shatter the
+      rest), so points that cannot be in a set larger than the best one found are
+      dropped;
+    - pairs are pre-screened with one matrix product (all shattered sets are
+      cliques of the graph of shattered pairs).
+    """
+
+    def __init__(self, Q, n_concepts, deadline, best_size=0, extension=None):
+        self.Q = Q
+        self.Q_sparse = None
+        if Q.sum(dtype=np.int64) < _SPARSE_DENSITY * Q.size:
+            self.Q_sparse = sp.csr_matrix(Q, dtype=np.int32)
+        self.deadline = deadline
+        # (size, later_deadline): once a set of this size is found, the search
+        # may run until later_deadline
+        self.extension = extension
+        self.best_size = best_size
+        self.best_set = None
+        self.cap = min(Q.shape[0], int(math.floor(math.log2(n_concepts))))
+        ones = Q.sum(axis=1, dtype=np.int64)
+        balance = np.minimum(ones, n_concepts - ones)  # >= 1 for reduced points
+        self.point_cap = 1 + np.floor(np.log2(balance)).astype(np.int64)
+        self.G = None
+        self.n_nodes = 0
+
+    def run(self):
+        m, n = self.Q.shape
+        if m == 0:
+            return
+        self._record([0])  # every reduced point is non-constant
+        cand = np.flatnonzero(self.point_cap > self.best_size)
+        if self.best_size >= self.cap or len(cand) == 0:
+            return
+        degree = np.zeros(m, dtype=np.int64)
+        if len(cand) <= _MAX_PAIR_POINTS:
+            self.G = np.zeros((m, m), dtype=bool)
+            self.G[np.ix_(cand, cand)] = _pair_graph(self.Q[cand], self.deadline)
+            degree = self.G.sum(axis=1)
+            cand = cand[degree[cand] >= self.best_size]  # clique of size best + 1
+        # most promising points first (largest cap, then pair degree): the first
+        # dive finds a large set, and candidate lists stay sorted by cap
+        cand = cand[np.lexsort((-degree[cand], -self.point_cap[cand]))]
+        self._node([], np.zeros(n, dtype=np.int64), cand, self.cap)
+
+    def _record(self, S):
+        if len(S) > self.best_size:
+            self.best_size = len(S)
+            self.best_set = list(S)
+
+    def _node(self, S, code, cand, depth_left):
+        self.n_nodes += 1
+        if self.extension is not None and self.best_size >= self.extension[0]:
+            self.deadline = self.extension[1]
+            self.extension = None
+        _check_time(self.deadline)
+        s = len(S)
+        for i, v in enumerate(cand):
+            remaining = cand[i + 1 :]
+            if self.point_cap[v] <= self.best_size:
+                break  # candidates are sorted by decreasing point cap
+            if s + 1 + min(len(remaining), depth_left - 1) <= self.best_size:
+                break  # later candidates have even fewer successors
+            child = S + [v]
+            self._record(child)
+            if self.best_size >= self.cap:
+                return
+            child_code = 2 * code + self.Q[v]
+            n_classes = 1 << (s + 1)
+            smallest = int(np.bincount(child_code, minlength=n_classes).min())
+            child_depth = int(math.floor(math.log2(smallest)))
+            if child_depth == 0 or len(remaining) == 0:
+                continue
+            keep = self.point_cap[remaining] > self.best_size
+            if self.G is not None:
+                keep &= self.G[v, remaining]
+            remaining = remaining[keep]
+            if s + 1 + min(len(remaining), child_depth) <= self.best_size:
+                continue
+            remaining = remaining[
+                _extensions(self.Q, self.Q_sparse, remaining, child_code, n_classes)
+            ]
+            if s + 1 + min(len(remaining), child_depth) <= self.best_size:
+                continue
+            self._node(child, child_code, remaining, child_depth)
+
+
+def _largest_shattered(P, deadline, best_size=0, extension=None):
+    """Largest set of rows of boolean ``P`` shattered by its columns.
+
+    Only sets larger than ``best_size`` are searched for; ``extension`` is an
+    optional pair ``(size, later_deadline)``: once a set of that size is found the
+    search may run until ``later_deadline`` instead of ``deadline``. Returns
+    ``(size, rows, complete, n_nodes)`` where ``rows`` are row indices of ``P``
+    (None if no set larger than ``best_size`` was found) and ``complete`` is False
+    if the deadline stopped the search.
+    """
+    Q, point_index, n_concepts = _points_and_concepts(P)
+    search = _Search(Q, n_concepts, deadline, best_size=best_size, extension=extension)
+    complete = True
+    try:
+        search.run()
+    except _Timeout:
+        complete = False
+        # a shattered pair needs no search once the pair graph is known
+        if search.best_size < 2 and search.G is not None:
+            pairs = np.argwhere(search.G)
+            if len(pairs):
+                search.best_size, search.best_set = 2, list(pairs[0])
+    if search.best_set is None:
+        return best_size, None, complete, search.n_nodes
+    rows = np.sort(point_index[np.asarray(search.best_set, dtype=np.intp)])
+    return search.best_size, rows, complete, search.n_nodes
+
+
+def _cap(P):
+    """Trivial upper bound on the size of a set of rows shattered by the columns."""
+    n_concepts = len(_distinct_columns(P))
+    return min(P.shape[0], int(math.floor(math.log2(n_concepts))))
+
+
+def _witnesses(P, rows):
+    """For each labeling ``p`` of ``rows``, the first column of ``P`` realising it.
+
+    Labeling ``p`` gives ``rows[t]`` the label ``(p >> t) & 1``. Raises
+    ``AssertionError`` if some labeling is not realised (the set is not shattered).
+    """
+    s = len(rows)
+    weights = np.left_shift(1, np.arange(s, dtype=np.int64))
+    code = weights @ P[rows].astype(np.int64) if s else np.zeros(P.shape[1], int)
+    first = np.full(1 << s, -1, dtype=np.intp)
+    # reverse order so that the first occurrence wins
+    first[code[::-1]] = np.arange(P.shape[1] - 1, -1, -1)
+    if (first < 0).any():  # pragma: no cover - would be a bug in the search
+        raise AssertionError("internal error: the returned set is not shattered")
+    return first
+
+
+@validate_params(
+    {
+        "X": ["array-like", "sparse matrix"],
+        "tau": [Real],
+        "time_limit": [Interval(Real, 0, None, closed="left"), None],
+        "return_shattered": ["boolean"],
+    },
+    prefer_skip_nested_validation=True,
+)
+def vc_lower_bound(X, *, tau=0.5, time_limit=None, return_shattered=False):
+    """Lower bound on the rounding rank from the VC dimension of rows and columns.
+
+    Each column of ``X`` is read as a labeling of the rows (a concept on the set of
+    rows); a set ``S`` of rows is *shattered* if the columns restricted to ``S``
+    realise all ``2**|S|`` labelings, i.e. ``X[S, :]`` has ``2**|S|`` distinct
+    columns. The largest shattered set (the VC dimension of the columns on the
+    rows) is a lower bound on ``rrank_tau(X)``, and so is the same quantity with
+    rows and columns swapped; the larger of the two is returned.
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n_samples, n_features)
+        Binary matrix (0/1, bool, int or float; no missing entries). Sparse input
+        is converted to a dense boolean array (one byte per entry).
+    tau : float, default=0.5
+        Rounding threshold. The bound holds for every finite ``tau`` (see Notes),
+        so ``tau`` is only validated; the result does not depend on it.
+    time_limit : float or None, default=None
+        Time budget in seconds for both searches together (``None``: no limit).
+        When it runs out, the largest shattered set found so far is returned and
+        ``info["complete"]`` is False; the value is still a valid lower bound.
+        The preprocessing and the last node started may overrun it slightly.
+    return_shattered : bool, default=False
+        If True, also return a dictionary describing the shattered set.
+
+    Returns
+    -------
+    bound : int
+        Size of the largest shattered set found, ``<= rrank_tau(X)``. It is the
+        exact maximum over both orientations if the search completed.
+    info : dict
+        Only if ``return_shattered`` is True. Keys:
+
+        - ``"orientation"``: ``"rows"`` if the shattered set is a set of rows
+          (shattered by the columns), ``"columns"`` if it is a set of columns
+          (shattered by the rows).
+        - ``"shattered"``: ndarray of int, sorted indices of the shattered rows or
+          columns (empty if ``bound == 0``).
+        - ``"witnesses"``: ndarray of shape ``(2**bound,)``; entry ``p`` is the
+          index of a column (orientation ``"rows"``) or row (``"columns"``) that
+          realises labeling ``p``, i.e. gives the ``t``-th shattered index the
+          label ``(p >> t) & 1``: a certificate that can be checked directly.
+        - ``"sizes"``: dict ``{"rows": int or None, "columns": int or None}``, the
+          largest set found in each orientation. The orientation searched second
+          only looks for sets larger than the best one found first; its entry is
+          None if it was skipped (its trivial upper bound ``min(#lines,
+          floor(log2(#distinct other lines)))`` cannot beat the first result) or
+          found no larger set.
+        - ``"complete"``: bool, False if the time limit stopped a search before it
+          proved that no larger shattered set exists.
+        - ``"seconds"``: float, wall-clock time used.
+        - ``"n_nodes"``: int, search nodes visited.
+
+    Raises
+    ------
+    ValueError
+        If ``X`` is empty, not 2-D, not binary or holds missing entries, or if
+        ``tau`` is not finite or ``time_limit`` is negative.
+    TypeError
+        If ``X`` does not hold numbers or ``tau`` is not a real number.
+
+    See Also
+    --------
+    sklearn_rrank.certify_rounding : check an upper-bound certificate.
+
+    Notes
+    -----
+    **Claim.** For every finite ``tau`` and every binary ``X``,
+    ``rrank_tau(X) >= VC(columns on rows)`` and ``rrank_tau(X) >= VC(rows on
+    columns)``; the VC dimension of a class with at least one concept is at least
+    0 (the empty set is shattered), so constant matrices give 0.
+
+    **Proof.** Let ``X = round_tau(L R^T)`` with ``L`` of shape (m, d), ``R`` of
+    shape (n, d), ``d = rrank_tau(X)``. Row ``i`` is the point ``x_i = L[i]`` of
+    ``R^d`` and column ``j`` the concept ``h_j = {x : <x, c_j> >= tau}`` with
+    ``c_j = R[j]``, since ``X[i, j] = 1`` iff ``<x_i, c_j> >= tau``. A set of rows
+    shattered by the columns is a set of ``|S|`` distinct points shattered by the
+    class ``H = {h_c : c in R^d}``, so it suffices to show that no ``d + 1``
+    points ``x_1, ..., x_{d+1}`` (repetitions allowed) are shattered by ``H``.
+
+    *Case tau = 0* (homogeneous closed half-spaces, and ``h_0 = R^d``): the points
+    are linearly dependent, ``sum_i a_i x_i = 0`` with ``a != 0``; negate ``a`` if
+    needed so that ``P = {i : a_i > 0}`` is non-empty, and let
+    ``N = {i : a_i < 0}``. The labeling "0 on ``P``, 1 on ``N``" (anything
+    elsewhere) is not realised: it would need ``<x_i, c> < 0`` on ``P`` and
+    ``>= 0`` on ``N``, so ``0 = sum_i a_i <x_i, c> < 0``.
+
+    *Case tau != 0* (the issue's Radon argument): ``x_1, ..., x_{d+1}`` and the
+    origin are ``d + 2`` points of ``R^d``, so by Radon's theorem they split into
+    two parts ``A`` (containing the origin) and ``B`` with intersecting convex
+    hulls; ``B`` consists of some of the ``x_i`` and is non-empty. For
+    ``tau > 0``, ``h_c`` is a closed half-space (or empty, if ``c = 0``) that does
+    not contain the origin, and its complement ``{<x, c> < tau}`` is convex. If a
+    concept gave label 1 to ``B`` and 0 to ``A`` minus the origin, then
+    ``conv(B)`` would lie in ``h_c`` and ``conv(A)`` in its complement (which
+    contains the origin), contradicting ``conv(A) & conv(B) != {}``. For
+    ``tau < 0`` the same holds for the complements: ``{<x, c> < tau}`` is an
+    open half-space (or empty) not containing the origin and ``h_c`` is convex,
+    so the labeling "0 on ``B``, 1 on ``A`` minus the origin" is not realised.
+    (Equivalently, the VC dimension of a class equals that of its complements.)
+    In both cases some labeling of ``x_1, ..., x_{d+1}`` is missing, so
+    ``VC(H) <= d``. Algebraic check of both signs: write the affine dependence
+    as ``sum_{i>=0} a_i x_i = 0``, ``sum_{i>=0} a_i = 0`` with ``x_0 = 0`` (not
+    all of ``a_1, ..., a_{d+1}`` are 0); for ``f(x) = <x, c> - tau`` it gives
+    ``sum_{i>=1} a_i f(x_i) = tau * a_0``. Choose the sign of ``a`` with
+    ``tau * a_0 >= 0`` and suppose a concept labels ``P = {i >= 1 : a_i > 0}``
+    with 0 (``f < 0``) and ``N = {i >= 1 : a_i < 0}`` with 1 (``f >= 0``). Every
+    term on the left is then ``<= 0``, and ``< 0`` on ``P``. If ``P`` is
+    non-empty the left side is negative; if ``P`` is empty then ``N`` is not,
+    ``a_0 = -sum_{i>=1} a_i > 0``, hence ``tau > 0`` and the right side is
+    positive. Either way the labeling is not realised.
+
+    For rows and columns swapped, ``X^T = round_tau(R L^T)`` has the same rounding
+    rank and the same argument applies. This proves ``rrank_tau(X) >= bound`` for
+    every ``tau``; it does not claim that the bound is attained (for the
+    ``n x n`` identity the bound is 1 while ``rrank_0.5 = 2`` for ``n >= 3``).
+
+    **Search.** Exact depth-first branch and bound over sets of points:
+    duplicate columns are removed (only distinct concepts matter); constant points
+    are dropped and points are identified up to complement (equal or
+    complementary points are never shattered together); a set is extended only
+    by points that keep it shattered (a subset of a shattered set is shattered,
+    so rejected points stay rejected in the subtree; pairs are pre-screened with
+    one matrix product); and a branch is cut when ``|S| + min(#candidates,
+    floor(log2(q)))`` cannot beat the best set, ``q`` being the size of the
+    smallest class of concepts with equal labels on ``S`` (each class must
+    realise every labeling of the points still to be added; at the root this is
+    ``2**s <= #distinct concepts``); a point labelled 1 by ``a`` and 0 by ``b``
+    distinct concepts is in no shattered set larger than
+    ``1 + floor(log2(min(a, b)))``, so it is dropped once that cannot beat the
+    best set. The orientation with the larger trivial
+    upper bound is searched first (with up to half the time limit); the other
+    one only searches for larger sets and is skipped when its trivial upper
+    bound cannot beat the first result (in that case the first search may use
+    the whole time limit).
+
+    References
+    ----------
+    .. [1] S. Neumann, R. Gemulla, P. Miettinen. What You Will Gain By Rounding:
+       Theory and Algorithms for Rounding Rank. ICDM 2016, Section 3
+       (geometric view: rows as points, columns as affine hyperplanes with
+       offset ``tau``).
+    .. [2] N. Alon, S. Moran, A. Yehudayoff. Sign rank versus VC dimension.
+       COLT 2016 (sign rank is at least the VC dimension).
+    .. [3] J. Radon. Mengen konvexer Koerper, die einen gemeinsamen Punkt
+       enthalten. Math. Ann. 83, 1921.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_rrank import vc_lower_bound
+    >>> vc_lower_bound(np.eye(3))
+    1
+    >>> all_rows = [[(i >> t) & 1 for t in range(3)] for i in range(8)]
+    >>> bound, info = vc_lower_bound(all_rows, return_shattered=True)
+    >>> bound, info["orientation"], info["shattered"].tolist()
+    (3, 'columns', [0, 1, 2])
+    """
+    start = time.perf_counter()
+    check_tau(tau)
+    X = check_binary_matrix(X, accept_sparse=True, input_name="X")
+    P = (X != 0).toarray() if sp.issparse(X) else X.astype(bool)
+    deadline = None if time_limit is None else start + float(time_limit)
+
+    views = {"rows": P, "columns": np.ascontiguousarray(P.T)}
+    caps = {name: _cap(view) for name, view in views.items()}
+    order = sorted(views, key=lambda name: -caps[name])  # stable: rows on ties
+
+    sizes = {"rows": None, "columns": None}
+    best_size, best_name, best_set = 0, order[0], np.zeros(0, dtype=np.intp)
+    complete = True
+    n_nodes = 0
+    for k, name in enumerate(order):
+        if best_size >= caps[name]:
+            # this orientation cannot beat the current best (exactly 0 if cap 0)
+            sizes[name] = 0 if caps[name] == 0 else None
+            continue
+        own_deadline, extension = deadline, None
+        if deadline is not None and k == 0:
+            # leave half of the budget for the second orientation, unless a set
+            # is found that the second orientation cannot beat
+            own_deadline = start + 0.5 * float(time_limit)
+            extension = (caps[order[1]], deadline)
+        size, rows, done, nodes = _largest_shattered(
+            views[name], own_deadline, best_size=best_size, extension=extension
+        )
+        n_nodes += nodes
+        complete = complete and done
+        if rows is not None:
+            best_size, best_name, best_set = size, name, rows
+            sizes[name] = size
+        elif best_size == 0:
+            sizes[name] = 0
+    if not return_shattered:
+        return int(best_size)
+    info = {
+        "orientation": best_name,
+        "shattered": best_set,
+        "witnesses": _witnesses(views[best_name], best_set),
+        "sizes": sizes,
+        "complete": bool(complete),
+        "seconds": time.perf_counter() - start,
+        "n_nodes": int(n_nodes),
+    }
+    return int(best_size), info

@@ -1,0 +1,301 @@
+"""Tests of the VC-dimension lower bound (``sklearn_rrank._vc``)."""
+
+import itertools
+import time
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from sklearn_rrank._rounding import certify_rounding
+from sklearn_rrank._vc import _largest_shattered, _pair_graph, vc_lower_bound
+
+
+def _shattered(P, S):
+    """Brute-force test: do the columns of ``P`` realise all labelings of ``S``?"""
+    return len({tuple(col) for col in np.asarray(P)[list(S)].T}) == 2 ** len(S)
+
+
+def _vc_rows(P):
+    """Largest set of rows shattered by the columns, by trying every subset."""
+    best = 0
+    for s in range(1, P.shape[0] + 1):
+        if not any(_shattered(P, S) for S in itertools.combinations(range(len(P)), s)):
+            break  # subsets of shattered sets are shattered: no larger set either
+        best = s
+    return best
+
+
+def _check_info(X, bound, info):
+    """The returned set really is shattered, with valid witnesses."""
+    X = np.asarray(X)
+    P = X if info["orientation"] == "rows" else X.T
+    S = info["shattered"]
+    assert len(S) == bound == len(set(S.tolist()))
+    assert _shattered(P, S)
+    w = info["witnesses"]
+    assert w.shape == (2**bound,)
+    for p, j in enumerate(w):
+        labels = [(p >> t) & 1 for t in range(bound)]
+        np.testing.assert_array_equal(P[S, j], labels)
+
+
+def _all_binary_rows(d):
+    return np.array([[(i >> t) & 1 for t in range(d)] for i in range(2**d)])
+
+
+# ---------------------------------------------------------------- hand checks
+
+
+@pytest.mark.parametrize("n", [2, 3, 5, 8])
+def test_identity_has_vc_dimension_one(n):
+    bound, info = vc_lower_bound(np.eye(n), return_shattered=True)
+    assert bound == 1
+    assert info["complete"]
+    _check_info(np.eye(n), bound, info)
+
+
+@pytest.mark.parametrize("d", [1, 2, 3, 4, 5])
+def test_all_binary_rows(d):
+    # the 2**d rows label the d columns in all possible ways: the d columns are
+    # shattered by the rows; the d columns shatter only 1 row (d < 2**2 would
+    # not even allow 2), so the bound comes from the "columns" orientation
+    X = _all_binary_rows(d)
+    bound, info = vc_lower_bound(X, return_shattered=True)
+    assert bound == d
+    assert info["complete"]
+    assert info["orientation"] == "columns"
+    np.testing.assert_array_equal(info["shattered"], np.arange(d))
+    _check_info(X, bound, info)
+    # ... and rrank_0.5 <= d is certified by L = X, R = identity: the bound is tight
+    assert certify_rounding(X, X.astype(float), np.eye(d), tau=0.5)
+    # transposing swaps the orientations
+    bound_t, info_t = vc_lower_bound(X.T, return_shattered=True)
+    assert bound_t == d and info_t["orientation"] == "rows"
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (1, 5), (4, 1), (3, 4)])
+@pytest.mark.parametrize("value", [0, 1])
+def test_constant_matrix_gives_zero(shape, value):
+    X = np.full(shape, value)
+    bound, info = vc_lower_bound(X, return_shattered=True)
+    assert bound == 0 and isinstance(bound, int)
+    assert info["complete"]
+    assert info["sizes"] == {"rows": 0, "columns": 0}
+    assert info["shattered"].shape == (0,)
+    # the empty set is shattered by the (single) concept: one witness
+    assert info["witnesses"].shape == (1,)
+
+
+def test_known_small_matrices():
+    # two points, all four labelings: VC 2 (rows); columns orientation: 4
+    # points and only 2 concepts -> 1
+    X = np.array([[0, 0, 1, 1], [0, 1, 0, 1]])
+    assert vc_lower_bound(X) == 2
+    # upper triangular (rounding rank 1): VC 1 in both orientations
+    assert vc_lower_bound(np.triu(np.ones((6, 6)))) == 1
+    # duplicate and complementary rows never shatter together
+    X = np.array([[0, 1, 0, 1], [1, 0, 1, 0], [0, 1, 0, 1]])
+    assert vc_lower_bound(X) == 1
+
+
+def test_return_types_and_info_keys():
+    bound, info = vc_lower_bound(np.eye(4), return_shattered=True)
+    assert type(bound) is int
+    assert set(info) == {
+        "orientation",
+        "shattered",
+        "witnesses",
+        "sizes",
+        "complete",
+        "seconds",
+        "n_nodes",
+    }
+    assert info["seconds"] >= 0
+    assert type(vc_lower_bound(np.eye(4))) is int
+
+
+# ---------------------------------------------------------- brute-force oracle
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    arrays(
+        np.uint8,
+        st.tuples(st.integers(1, 7), st.integers(1, 7)),
+        elements=st.integers(0, 1),
+    )
+)
+def test_matches_brute_force(X):
+    bound, info = vc_lower_bound(X, return_shattered=True)
+    assert bound == max(_vc_rows(X), _vc_rows(X.T))
+    assert info["complete"]
+    _check_info(X, bound, info)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    m=st.integers(1, 11),
+    n=st.integers(1, 120),
+    density=st.sampled_from([0.02, 0.2, 0.5]),
+    seed=st.integers(0, 2**32 - 1),
+    hint=st.integers(0, 4),
+)
+def test_search_matches_brute_force_on_rows(m, n, density, seed, hint):
+    # more columns than the public oracle allows (deeper searches, the sparse
+    # code path for density 0.02) and the "beat this size" hint
+    rng = np.random.default_rng(seed)
+    P = rng.random((m, n)) < density
+    exact = _vc_rows(P)
+    size, rows, complete, _ = _largest_shattered(P, None, best_size=hint)
+    assert complete
+    assert size == max(exact, hint)
+    if exact > hint:
+        assert len(rows) == exact and _shattered(P, rows)
+    else:
+        assert rows is None
+
+
+@pytest.mark.parametrize("density, n", [(0.02, 300), (0.5, 6)])
+def test_pair_graph_matches_brute_force(density, n):
+    # sparse (scipy.sparse) and dense (float32 BLAS) code paths
+    rng = np.random.default_rng(3)
+    Q = (rng.random((25, n)) < density).astype(np.uint8)
+    G = _pair_graph(Q, None)
+    expected = np.array(
+        [[u != v and _shattered(Q, (u, v)) for v in range(25)] for u in range(25)]
+    )
+    np.testing.assert_array_equal(G, expected)
+    assert 0 < G.sum() < 25 * 24
+
+
+# ------------------------------------------------- below a certified upper bound
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    m=st.integers(2, 30),
+    n=st.integers(2, 30),
+    k=st.integers(1, 4),
+    tau=st.sampled_from([0.5, 0.0, -0.7, 2.0]),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_never_exceeds_certified_rank(m, n, k, tau, seed):
+    rng = np.random.default_rng(seed)
+    L = rng.normal(size=(m, k))
+    R = rng.normal(size=(n, k))
+    X = (L @ R.T >= tau).astype(np.uint8)
+    if not certify_rounding(X, L, R, tau=tau):
+        return  # an entry too close to tau: no certificate, nothing to compare
+    bound, info = vc_lower_bound(X, tau=tau, return_shattered=True)
+    assert info["complete"]
+    assert bound <= k
+    _check_info(X, bound, info)
+
+
+# -------------------------------------------------------------- invariances
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    m=st.integers(1, 12),
+    n=st.integers(1, 12),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_invariant_under_permutation_duplication_transpose(m, n, seed):
+    rng = np.random.default_rng(seed)
+    X = (rng.random((m, n)) < rng.uniform(0.2, 0.8)).astype(np.uint8)
+    bound = vc_lower_bound(X)
+    Y = X[rng.permutation(m)][:, rng.permutation(n)]
+    Y = np.vstack([Y, Y[: max(1, m // 2)]])
+    Y = np.hstack([Y, Y[:, : max(1, n // 3)]])
+    assert vc_lower_bound(Y) == bound
+    assert vc_lower_bound(X.T) == bound
+
+
+def test_tau_does_not_change_the_bound():
+    X = _all_binary_rows(3)
+    assert {vc_lower_bound(X, tau=t) for t in (0.5, 0, -1.5, 3)} == {3}
+
+
+def test_sparse_dataframe_and_bool_inputs():
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    X = (rng.random((20, 30)) < 0.3).astype(np.uint8)
+    expected = vc_lower_bound(X)
+    assert vc_lower_bound(sp.csr_matrix(X)) == expected
+    assert vc_lower_bound(pd.DataFrame(X)) == expected
+    assert vc_lower_bound(X.astype(bool)) == expected
+    assert vc_lower_bound(X.astype(float).tolist()) == expected
+
+
+def test_input_not_modified():
+    rng = np.random.default_rng(1)
+    X = (rng.random((15, 10)) < 0.5).astype(np.uint8)
+    X_copy = X.copy()
+    vc_lower_bound(X, return_shattered=True)
+    np.testing.assert_array_equal(X, X_copy)
+
+
+# --------------------------------------------------------------- time limit
+
+
+def _hard_instance():
+    # 40 random points against 1000 random concepts: shattered sets of size 8
+    # exist and the exact search cannot finish in a fraction of a second
+    return (np.random.default_rng(0).random((40, 1000)) < 0.5).astype(np.uint8)
+
+
+@pytest.mark.parametrize("time_limit", [0.0, 0.3])
+def test_time_limit_is_honoured(time_limit):
+    X = _hard_instance()
+    start = time.perf_counter()
+    bound, info = vc_lower_bound(X, time_limit=time_limit, return_shattered=True)
+    elapsed = time.perf_counter() - start
+    # generous slack for a busy machine; the unlimited search takes far longer
+    assert elapsed < time_limit + 2.0
+    assert not info["complete"]
+    assert bound >= 1
+    _check_info(X, bound, info)
+
+
+def test_time_limit_none_and_large_limit_complete():
+    X = np.eye(6)
+    assert vc_lower_bound(X, time_limit=None, return_shattered=True)[1]["complete"]
+    assert vc_lower_bound(X, time_limit=100, return_shattered=True)[1]["complete"]
+
+
+# --------------------------------------------------------------- bad inputs
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, match",
+    [
+        ({"tau": "a"}, TypeError, "tau"),
+        ({"tau": float("nan")}, ValueError, "tau"),
+        ({"tau": np.inf}, ValueError, "tau"),
+        ({"time_limit": -1}, ValueError, "time_limit"),
+        ({"time_limit": "1"}, ValueError, "time_limit"),
+        ({"return_shattered": "yes"}, ValueError, "return_shattered"),
+    ],
+)
+def test_bad_parameters(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        vc_lower_bound(np.eye(3), **kwargs)
+
+
+@pytest.mark.parametrize(
+    "X, match",
+    [
+        (np.array([[0, 2], [1, 0]]), "not binary"),
+        (np.array([[0.0, np.nan], [1.0, 0.0]]), "missing"),
+        (np.zeros((0, 3)), "0 sample"),
+        (np.zeros(3), "2-D|2D"),
+    ],
+)
+def test_bad_matrices(X, match):
+    with pytest.raises(ValueError, match=match):
+        vc_lower_bound(X)
