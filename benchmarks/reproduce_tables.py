@@ -1,0 +1,262 @@
+"""Reproduce the paper's real-data tables (Section 5.3) side by side with ours.
+
+Table "real:rank": rounding-rank upper bounds of ProjLP, L-PCA and R-SVD with times,
+plus our lower bounds (spectral, VC) and our best combined interval.
+Table "real:err": relative reconstruction errors (errors / number of ones) of ProjLP,
+L-PCA, R-SVD, T-SVD and Asso at the paper's k values, with times.
+
+Every cell runs in its own process with a time limit; a cell that hits its limit is
+recorded as such. The paper's DBLP and Dialect data are not available (see
+``../shared/data/MANIFEST.md``): the output says so.
+
+Writes ``benchmarks/results/tables.json`` and ``benchmarks/results/tables.md``.
+
+Usage: ``python benchmarks/reproduce_tables.py [--quick] [--limit SECONDS]``
+(``--quick``: Paleo and APJ only).
+"""
+
+import argparse
+import json
+import multiprocessing as mp
+import os
+import platform
+import time
+import traceback
+
+import numpy as np
+
+SEED = 0
+N_JOBS = 2
+PAPER_K = {"paleo": (5, 10, 20), "apj": (5, 10, 15), "abstracts": (10, 50, 100)}
+NOT_AVAILABLE = {
+    "dblp": "the paper's DBLP matrix (6980 x 19) is not available to us",
+    "dialect": "the paper's Dialect matrix (1334 x 506) is not available to us",
+}
+RANK_METHODS = ("projlp", "lpca", "rsvd")
+ERR_METHODS = ("projlp", "lpca", "rsvd", "tsvd", "asso")
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _load(name):
+    from sklearn_rrank.datasets import DATASETS
+
+    return np.asarray(DATASETS[name]().data)
+
+
+def _rank_cell(name, method, limit):
+    from sklearn_rrank import rounding_rank_bounds
+
+    X = _load(name)
+    t0 = time.perf_counter()
+    res = rounding_rank_bounds(
+        X, methods=(method,), time_limit=limit, n_jobs=N_JOBS, random_state=SEED
+    )
+    row = res.report[0]
+    certified = bool(row["certified"]) and row["bound"] is not None
+    return {
+        "value": row["bound"] if row["kind"] == "lower" or certified else None,
+        "certified": certified,
+        "stopped_early": bool(row["stopped_early"]),
+        "message": row["message"],
+        "seconds": time.perf_counter() - t0,
+    }
+
+
+def _err_cell(name, method, k, limit):
+    X = _load(name)
+    t0 = time.perf_counter()
+    if method == "tsvd":
+        from sklearn.decomposition import TruncatedSVD
+
+        Xf = X.astype(np.float64)
+        svd = TruncatedSVD(k, algorithm="arpack", random_state=SEED)
+        A = svd.fit_transform(Xf) @ svd.components_
+        value = float(((Xf - A) ** 2).sum() / Xf.sum())
+        return {"value": value, "seconds": time.perf_counter() - t0}
+    from sklearn_rrank import RoundingRankFactorization
+
+    est = RoundingRankFactorization(
+        k, method=method, random_state=SEED, n_jobs=N_JOBS
+    ).fit(X)
+    return {
+        "value": float(est.relative_error_),
+        "errors": int(est.reconstruction_err_),
+        "seconds": time.perf_counter() - t0,
+    }
+
+
+def _child(queue, fn, args):
+    try:
+        queue.put(("ok", fn(*args)))
+    except Exception:  # report, do not crash the whole table
+        queue.put(("error", traceback.format_exc(limit=3)))
+
+
+def run_limited(fn, args, limit):
+    """Run ``fn(*args)`` in a child process; kill it after ``limit`` seconds."""
+    ctx = mp.get_context("spawn")
+    queue = ctx.Queue()
+    proc = ctx.Process(target=_child, args=(queue, fn, args))
+    t0 = time.perf_counter()
+    proc.start()
+    proc.join(limit + 30)
+    if proc.is_alive():
+        proc.kill()
+        proc.join()
+        return {"value": None, "hit_limit": True, "seconds": time.perf_counter() - t0}
+    try:
+        status, payload = queue.get(timeout=5)
+    except Exception:
+        return {"value": None, "error": "no result", "seconds": limit}
+    if status == "error":
+        return {"value": None, "error": payload.strip().splitlines()[-1]}
+    payload["hit_limit"] = bool(payload.get("stopped_early", False))
+    return payload
+
+
+def _fmt(v, digits=3):
+    if v is None:
+        return "--"
+    if isinstance(v, float):
+        return f"{v:.{digits}f}"
+    return str(v)
+
+
+def _ratio(ours, paper):
+    if ours is None or paper in (None, 0) or ours.get("seconds") is None:
+        return "--"
+    return f"{ours['seconds'] / paper:.3g}"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="Paleo and APJ only")
+    parser.add_argument(
+        "--limit", type=float, default=600.0, help="seconds per cell (default 600)"
+    )
+    parser.add_argument(
+        "--abstracts-limit",
+        type=float,
+        default=1800.0,
+        help="seconds per cell on Abstracts (default 1800)",
+    )
+    args = parser.parse_args()
+    from sklearn_rrank.datasets import DATASETS
+
+    names = ["paleo", "apj"] if args.quick else ["paleo", "apj", "abstracts"]
+    results = {
+        "machine": {
+            "cpus": os.cpu_count(),
+            "platform": platform.platform(),
+            "processor": platform.processor(),
+            "n_jobs": N_JOBS,
+        },
+        "paper_machine": "8 Intel Xeon E5530 cores at 2.4 GHz, 48 GB; Matlab, "
+        "Gurobi (ProjLP), the authors' L-PCA code",
+        "seed": SEED,
+        "not_available": NOT_AVAILABLE,
+        "data": {},
+    }
+    for name in names:
+        paper = DATASETS[name]().paper
+        limit = args.abstracts_limit if name == "abstracts" else args.limit
+        entry = {"paper": paper, "rank": {}, "lower": {}, "error": {}}
+        for method in ("spectral", "vc"):
+            cell = run_limited(_rank_cell, (name, method, limit), limit)
+            entry["lower"][method] = cell
+            print(f"{name} lower {method}: {cell}", flush=True)
+        for method in RANK_METHODS:
+            cell = run_limited(_rank_cell, (name, method, limit), limit)
+            entry["rank"][method] = cell
+            print(f"{name} rank {method}: {cell}", flush=True)
+        for method in ERR_METHODS:
+            for k in PAPER_K[name]:
+                cell = run_limited(_err_cell, (name, method, k, limit), limit)
+                entry["error"].setdefault(method, {})[str(k)] = cell
+                print(f"{name} err {method} k={k}: {cell}", flush=True)
+        uppers = [c["value"] for c in entry["rank"].values() if c.get("certified")]
+        lowers = [c["value"] for c in entry["lower"].values() if c["value"] is not None]
+        entry["interval"] = [max(lowers, default=1), min(uppers, default=None)]
+        results["data"][name] = entry
+    out_dir = os.path.join(HERE, "results")
+    os.makedirs(out_dir, exist_ok=True)
+    with open(os.path.join(out_dir, "tables.json"), "w") as fh:
+        json.dump(results, fh, indent=2, default=float)
+    with open(os.path.join(out_dir, "tables.md"), "w") as fh:
+        fh.write(render_markdown(results))
+    print(render_markdown(results))
+
+
+def render_markdown(results):
+    lines = [
+        "# The paper's real-data tables, side by side",
+        "",
+        f"Ours: {results['machine']['platform']}, {results['machine']['cpus']} cores, "
+        f"n_jobs = {results['machine']['n_jobs']}, seed {results['seed']}. "
+        f"Paper: {results['paper_machine']}.",
+        "",
+        "Not available: "
+        + "; ".join(f"{k}: {v}" for k, v in results["not_available"].items())
+        + ".",
+        "",
+        "## Rounding-rank upper bounds (tau = 0.5), Table 'real:rank'",
+        "",
+        "| data | method | paper bound | our bound (certified) | paper s | our s | "
+        "time ratio ours/paper |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for name, entry in results["data"].items():
+        paper = entry["paper"]
+        for method in RANK_METHODS:
+            ours = entry["rank"][method]
+            flag = " (time limit)" if ours.get("hit_limit") else ""
+            if ours.get("error"):
+                flag = f" (error: {ours['error']})"
+            lines.append(
+                f"| {name} | {method} | {_fmt(paper['rank_upper_bounds'][method])} | "
+                f"{_fmt(ours.get('value'))}{flag} | "
+                f"{_fmt(paper['rank_seconds'][method])} | "
+                f"{_fmt(ours.get('seconds'), 1)} | "
+                f"{_ratio(ours, paper['rank_seconds'][method])} |"
+            )
+        low = entry["lower"]
+        lines.append(
+            f"| {name} | lower bounds | -- | "
+            f"spectral {_fmt(low['spectral']['value'])}, "
+            f"VC {_fmt(low['vc']['value'])} | -- | "
+            f"{_fmt(low['spectral'].get('seconds'), 1)} + "
+            f"{_fmt(low['vc'].get('seconds'), 1)} | -- |"
+        )
+        best_paper = min(v for v in paper["rank_upper_bounds"].values() if v)
+        lo, up = entry["interval"]
+        lines.append(
+            f"| {name} | **best** | {best_paper} | **[{lo}, {_fmt(up)}]** | | | |"
+        )
+    lines += [
+        "",
+        "## Relative reconstruction errors, Table 'real:err'",
+        "",
+        "| data | method | k | paper error | our error | paper s | our s | "
+        "time ratio |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for name, entry in results["data"].items():
+        paper = entry["paper"]
+        for method in ERR_METHODS:
+            for k, ours in entry["error"][method].items():
+                p_err = paper["relative_error"][method][int(k)]
+                p_sec = paper["error_seconds"][method][int(k)]
+                flag = " (time limit)" if ours.get("hit_limit") else ""
+                if ours.get("error"):
+                    flag = f" (error: {ours['error']})"
+                lines.append(
+                    f"| {name} | {method} | {k} | {_fmt(p_err)} | "
+                    f"{_fmt(ours.get('value'))}{flag} | {_fmt(p_sec)} | "
+                    f"{_fmt(ours.get('seconds'), 1)} | {_ratio(ours, p_sec)} |"
+                )
+    lines.append("")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main()
