@@ -77,7 +77,7 @@ def check_binary_values(X, *, allow_missing=False, input_name="X", method=None):
                 f"{input_name} contains {int(nan.sum())} missing entries (NaN), e.g. "
                 f"{input_name}[{i}, {j}], but{where} does not support missing "
                 "entries. Missing entries are supported by the LP- and L-PCA-based "
-                "methods ('projlp', 'lpca')."
+                "methods ('projlp', 'lpca', 'nuclear')."
             )
         bad = ~(nan | (values == 0) | (values == 1))
     else:
