@@ -10,6 +10,11 @@ from sklearn_rrank._bounds import (
     spectral_lower_bound,
 )
 from sklearn_rrank._factorization import RoundingRankFactorization
+from sklearn_rrank._permutation import (
+    permutation_factors,
+    permutation_rank_upper_bound,
+    sign_change_ordering,
+)
 from sklearn_rrank._rounding import certify_rounding, round_matrix, rounding_error
 from sklearn_rrank._search import RoundingRankCV
 from sklearn_rrank._vc import vc_lower_bound
@@ -21,9 +26,12 @@ __all__ = [
     "RoundingRankFactorization",
     "__version__",
     "certify_rounding",
+    "permutation_factors",
+    "permutation_rank_upper_bound",
     "round_matrix",
     "rounding_rank_bounds",
     "rounding_error",
+    "sign_change_ordering",
     "spectral_lower_bound",
     "vc_lower_bound",
 ]

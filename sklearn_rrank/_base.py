@@ -45,8 +45,11 @@ class RankSearchResult:
     Attributes
     ----------
     rank : int or None
-        The certified upper bound (number of columns of ``L`` and ``R``, every column
-        counted), or None when the method certified nothing.
+        The upper bound (number of columns of ``L`` and ``R``, every column counted),
+        or None when the method found nothing. It is certified when ``certified`` is
+        True; a method may also return a bound proven by exact combinatorial
+        reasoning without certified float factors (``certified=False``,
+        ``info["proof"]`` names the argument, e.g. Permutation's sign-change lemma).
     L : ndarray of shape (n_samples, rank) or None
     R : ndarray of shape (n_features, rank) or None
         Certificate: ``certify_rounding(X, L, R, tau=tau)`` is True.

@@ -140,6 +140,12 @@ class RoundingRankBounds:
         The certificate of ``upper``: ``certify_rounding(X, L, R, tau=tau)`` holds.
     exact : bool
         True iff ``lower == upper``.
+    proven_upper : int
+        The best upper bound that is either certified or proven by exact
+        combinatorial reasoning without certified float factors (Permutation's
+        sign-change lemma); ``proven_upper <= upper``.
+    proven_upper_method : str
+        The method of ``proven_upper``.
     tau : float
         The rounding threshold.
     report : list of dict
@@ -157,6 +163,8 @@ class RoundingRankBounds:
     exact: bool
     tau: float
     report: list = field(default_factory=list)
+    proven_upper: int | None = None
+    proven_upper_method: str | None = None
 
     def to_dict(self):
         """JSON-friendly summary (without the factors)."""
@@ -166,6 +174,8 @@ class RoundingRankBounds:
             "lower_method": self.lower_method,
             "upper_method": self.upper_method,
             "exact": self.exact,
+            "proven_upper": self.proven_upper,
+            "proven_upper_method": self.proven_upper_method,
             "tau": self.tau,
             "report": self.report,
         }
@@ -312,6 +322,7 @@ def rounding_rank_bounds(
     if not _rank_zero_possible(X, tau):
         lower, lower_method = 1, "trivial"
     best = None  # (rank, method, L, R)
+    proven = None  # (rank, method) proven without certified factors
 
     def _offer_upper(rank, method, L, R):
         nonlocal best
@@ -378,6 +389,12 @@ def rounding_rank_bounds(
                     _offer_upper(int(res.L.shape[1]), method, res.L, res.R)
             elif res.rank is not None:
                 row.update(bound=int(res.rank), certified=False)
+                proof = res.info.get("proof")
+                if proof:
+                    row["proof"] = proof
+                    row["message"] = f"proven by the {proof}; no certified factors"
+                    if proven is None or res.rank < proven[0]:
+                        proven = (int(res.rank), method)
         row["seconds"] = time.perf_counter() - t0
         if row["kind"] == "lower" and row["bound"] is not None:
             if row["bound"] > lower or (
@@ -406,6 +423,8 @@ def rounding_rank_bounds(
         else:  # pragma: no cover - the trivial certificate is exact by construction
             raise RuntimeError("the trivial factorization could not be certified")
     upper, upper_method, L, R = best
+    if proven is None or proven[0] >= upper:
+        proven = (upper, upper_method)
     if lower > upper:  # pragma: no cover - would mean a wrong bound somewhere
         raise RuntimeError(
             f"lower bound {lower} ({lower_method}) exceeds the certified upper bound "
@@ -421,4 +440,6 @@ def rounding_rank_bounds(
         exact=lower == upper,
         tau=tau,
         report=report,
+        proven_upper=proven[0],
+        proven_upper_method=proven[1],
     )

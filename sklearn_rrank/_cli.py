@@ -114,6 +114,11 @@ def _cmd_bounds(args):
         f"{res.lower_method}, certified upper by {res.upper_method}; "
         f"{total:.2f} s)"
     )
+    if res.proven_upper < res.upper:
+        print(
+            f"proven (not certified in float64) upper bound {res.proven_upper} by "
+            f"{res.proven_upper_method}"
+        )
     if args.output:
         print(f"certificate saved to {args.output}")
     return 0
