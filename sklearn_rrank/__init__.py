@@ -10,6 +10,17 @@ from sklearn_rrank._bounds import (
     spectral_lower_bound,
 )
 from sklearn_rrank._factorization import RoundingRankFactorization
+from sklearn_rrank._nested import (
+    NestedApprox,
+    NODFNullModelResult,
+    NODFResult,
+    is_nested,
+    is_rounding_rank_one,
+    nested_decomposition,
+    nestedness_temperature,
+    nodf,
+    nodf_null_model,
+)
 from sklearn_rrank._permutation import (
     permutation_factors,
     permutation_rank_upper_bound,
@@ -21,16 +32,25 @@ from sklearn_rrank._vc import vc_lower_bound
 from sklearn_rrank._version import __version__
 
 __all__ = [
+    "NODFNullModelResult",
+    "NODFResult",
+    "NestedApprox",
     "RoundingRankBounds",
     "RoundingRankCV",
     "RoundingRankFactorization",
     "__version__",
     "certify_rounding",
+    "is_nested",
+    "is_rounding_rank_one",
+    "nested_decomposition",
+    "nestedness_temperature",
+    "nodf",
+    "nodf_null_model",
     "permutation_factors",
     "permutation_rank_upper_bound",
     "round_matrix",
-    "rounding_rank_bounds",
     "rounding_error",
+    "rounding_rank_bounds",
     "sign_change_ordering",
     "spectral_lower_bound",
     "vc_lower_bound",

@@ -357,18 +357,21 @@ def rounding_rank_bounds(
         elif method == "rank_one":
             from sklearn_rrank._nested import is_rounding_rank_one
 
-            one, L, R = is_rounding_rank_one(X, tau=tau, return_factors=True)
-            if one:
-                L = np.reshape(L, (X.shape[0], -1))
-                R = np.reshape(R, (X.shape[1], -1))
-                ok = certify_rounding(X, L, R, tau=tau)
-                row.update(kind="upper", bound=L.shape[1], certified=ok)
-                if ok:
-                    _offer_upper(L.shape[1], method, L, R)
-                if not _rank_zero_possible(X, tau):
-                    row["message"] = "rounding rank is exactly 1"
+            if _rank_zero_possible(X, tau):
+                row.update(kind="upper", bound=0, certified=True)
+                row["message"] = "rounding rank is exactly 0"
             else:
-                row.update(kind="lower", bound=2, message="not of rounding rank <= 1")
+                one, l, r = is_rounding_rank_one(X, tau=tau, return_factors=True)
+                if one:
+                    L, R = np.reshape(l, (-1, 1)), np.reshape(r, (-1, 1))
+                    ok = certify_rounding(X, L, R, tau=tau)
+                    row.update(kind="upper", bound=1, certified=ok)
+                    if ok:
+                        _offer_upper(1, method, L, R)
+                        row["message"] = "rounding rank is exactly 1"
+                else:
+                    row.update(kind="lower", bound=2)
+                    row["message"] = "not of rounding rank <= 1"
         else:
             res = _upper_bound_by(
                 method,

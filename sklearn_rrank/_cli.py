@@ -199,24 +199,22 @@ def _cmd_nested(args):
     t0 = time.perf_counter()
     est.fit(X)
     seconds = time.perf_counter() - t0
-    N = est.inverse_transform(est.transform(X))
-    nodf_before = nodf(X)
-    nodf_after = nodf(N)
+    N = est.inverse_transform(est.embedding_)
     out = {
         "data": name,
         "method": args.method,
         "flips": int(est.reconstruction_err_),
         "relative_error": float(est.relative_error_),
-        "nodf_before": float(np.ravel(nodf_before)[0]),
-        "nodf_after": float(np.ravel(nodf_after)[0]),
+        "nodf_before": float(nodf(X).nodf),
+        "nodf_after": float(nodf(N).nodf),
         "seconds": seconds,
     }
     if args.output:
         np.savez_compressed(
             args.output,
             nested=N,
-            l=est.transform(X).ravel(),
-            r=est.components_.ravel(),
+            l=est.embedding_[:, 0],
+            r=est.components_[0],
             row_order=est.row_order_,
             column_order=est.column_order_,
             tau=np.float64(args.tau),

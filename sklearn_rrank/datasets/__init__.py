@@ -7,12 +7,14 @@ from sklearn_rrank.datasets._base import (
     load_paleo,
 )
 from sklearn_rrank.datasets._generators import make_rounding_rank_matrix
+from sklearn_rrank.datasets._nested_generator import make_nested_matrix
 
 __all__ = [
     "load_abstracts",
     "load_apj",
     "load_binary_matrix",
     "load_paleo",
+    "make_nested_matrix",
     "make_rounding_rank_matrix",
 ]
 
