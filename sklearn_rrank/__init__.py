@@ -9,6 +9,11 @@ from sklearn_rrank._bounds import (
     rounding_rank_bounds,
     spectral_lower_bound,
 )
+from sklearn_rrank._classification import (
+    LinearSeparabilityResult,
+    feature_dimension_bounds,
+    linear_separability,
+)
 from sklearn_rrank._factorization import RoundingRankFactorization
 from sklearn_rrank._nested import (
     NestedApprox,
@@ -32,6 +37,7 @@ from sklearn_rrank._vc import vc_lower_bound
 from sklearn_rrank._version import __version__
 
 __all__ = [
+    "LinearSeparabilityResult",
     "NODFNullModelResult",
     "NODFResult",
     "NestedApprox",
@@ -40,8 +46,10 @@ __all__ = [
     "RoundingRankFactorization",
     "__version__",
     "certify_rounding",
+    "feature_dimension_bounds",
     "is_nested",
     "is_rounding_rank_one",
+    "linear_separability",
     "nested_decomposition",
     "nestedness_temperature",
     "nodf",

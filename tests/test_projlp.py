@@ -1,0 +1,157 @@
+"""Tests of ProjLP (sklearn_rrank._projlp)."""
+
+import numpy as np
+import pytest
+
+from sklearn_rrank import certify_rounding, rounding_error
+from sklearn_rrank._lp import solve_columns_l1
+from sklearn_rrank._projlp import (
+    _projection_matrix,
+    projlp_fit,
+    projlp_rank_upper_bound,
+    projlp_transform,
+)
+from sklearn_rrank.datasets import make_rounding_rank_matrix
+
+
+@pytest.fixture(scope="module")
+def planted():
+    return make_rounding_rank_matrix(40, 30, 3, random_state=0).astype(float)
+
+
+# -- projections -------------------------------------------------------------------
+def test_projection_distributions():
+    A = _projection_matrix(3000, 20, "sparse", False, 0)
+    values = np.unique(np.round(A * np.sqrt(20 / 3), 12))
+    np.testing.assert_allclose(values, [-1, 0, 1])
+    assert abs(np.mean(A == 0) - 2 / 3) < 0.02
+    B = _projection_matrix(3000, 20, "dense", False, 0)
+    np.testing.assert_allclose(np.abs(B), 1 / np.sqrt(20))
+    assert abs(np.mean(B > 0) - 0.5) < 0.02
+    assert (_projection_matrix(50, 5, "sign", True, 1) >= 0).all()
+    np.testing.assert_array_equal(A, _projection_matrix(3000, 20, "sparse", False, 0))
+
+
+# -- minimum-error fit ---------------------------------------------------------------
+def test_fit_one_shot_is_the_paper_lp(planted):
+    res = projlp_fit(planted, 3, max_iter=0, random_state=0)
+    assert res.L.shape == (40, 3) and res.R.shape == (30, 3)
+    assert res.converged and res.n_iter == 1
+    # L = X A, and R is the column L1-LP solution for that L
+    R, status, objective = solve_columns_l1(res.L, planted)
+    np.testing.assert_allclose(res.R, R)
+    assert res.info["lp_objective"] == pytest.approx(objective.sum())
+    assert res.info["n_errors"] == rounding_error(planted, res.L @ res.R.T)
+
+
+def test_fit_refinement_lowers_objective_and_errors(planted):
+    one = projlp_fit(planted, 3, max_iter=0, random_state=1)
+    ref = projlp_fit(planted, 3, max_iter=10, random_state=1)
+    hist = ref.info["objective_history"]
+    assert all(
+        b <= a * (1 + 1e-6) + 1e-9 for a, b in zip(hist[:-1], hist[1:], strict=True)
+    )
+    assert ref.info["n_errors"] <= one.info["n_errors"]
+    assert ref.info["n_errors"] == min(ref.info["errors_history"])
+    assert ref.info["n_errors"] == rounding_error(planted, ref.L @ ref.R.T)
+
+
+def test_fit_is_deterministic_and_independent_of_n_jobs(planted):
+    a = projlp_fit(planted, 4, random_state=3, n_jobs=1, max_iter=2)
+    b = projlp_fit(planted, 4, random_state=3, n_jobs=2, max_iter=2)
+    np.testing.assert_array_equal(a.L, b.L)
+    np.testing.assert_array_equal(a.R, b.R)
+
+
+def test_fit_missing_entries_and_nonnegative(planted):
+    rng = np.random.default_rng(0)
+    X = planted.copy()
+    X[rng.random(X.shape) < 0.1] = np.nan
+    res = projlp_fit(X, 3, random_state=0, max_iter=3)
+    assert np.isfinite(res.L).all() and np.isfinite(res.R).all()
+    assert res.info["n_errors"] == rounding_error(X, res.L @ res.R.T)
+    nn = projlp_fit(planted, 3, random_state=0, nonnegative=True, max_iter=2)
+    assert (nn.L >= 0).all() and (nn.R >= 0).all()
+
+
+def test_transform_recovers_planted_rows():
+    X, L, R, _ = make_rounding_rank_matrix(
+        30, 20, 3, random_state=2, return_factors=True
+    )
+    L_new = projlp_transform(X, R)
+    assert rounding_error(X, L_new @ R.T) == 0
+
+
+def test_fit_parameter_validation(planted):
+    with pytest.raises(ValueError, match="n_components"):
+        projlp_fit(planted, 0)
+    with pytest.raises(ValueError, match="projection"):
+        projlp_fit(planted, 2, projection="gaussian")
+    with pytest.raises(ValueError, match="max_iter"):
+        projlp_fit(planted, 2, max_iter=-1)
+    with pytest.raises(ValueError, match="not binary"):
+        projlp_fit(planted * 3, 2)
+
+
+# -- rank search ---------------------------------------------------------------------
+@pytest.mark.parametrize("nested", [True, False])
+def test_rank_search_certifies(planted, nested):
+    res = projlp_rank_upper_bound(planted, nested=nested, random_state=0)
+    assert res.certified and not res.stopped_early
+    assert res.L.shape == (40, res.rank) and res.R.shape == (30, res.rank)
+    assert certify_rounding(planted, res.L, res.R)
+    assert res.rank <= 6
+    info = res.info
+    assert info["n_lps"] > 0 and info["d_tried"][0] == 1
+    assert info["phase1_rank"] >= res.rank
+    assert set(info["lp_status_counts"]) <= {"optimal", "numerical_error"}
+
+
+def test_rank_search_without_refinement_is_the_projection_loop(planted):
+    res = projlp_rank_upper_bound(planted, refine=False, random_state=0)
+    assert res.rank == res.info["phase1_rank"] == res.info["d_tried"][-1]
+    assert res.info["refine_tried"] == []
+    more = projlp_rank_upper_bound(planted, refine=False, n_retries=20, random_state=0)
+    assert more.rank <= res.rank and more.info["n_projections"] >= 20
+    assert certify_rounding(planted, more.L, more.R)
+
+
+def test_rank_search_independent_of_n_jobs(planted):
+    a = projlp_rank_upper_bound(planted, random_state=1, n_jobs=1, n_retries=8)
+    b = projlp_rank_upper_bound(planted, random_state=1, n_jobs=2, n_retries=8)
+    assert a.rank == b.rank
+    np.testing.assert_array_equal(a.L, b.L)
+    np.testing.assert_array_equal(a.R, b.R)
+
+
+def test_rank_search_time_limit_and_trivial_cases(planted):
+    res = projlp_rank_upper_bound(planted, time_limit=0.0, random_state=0)
+    assert res.stopped_early and res.rank is None and not res.certified
+    zero = projlp_rank_upper_bound(np.zeros((4, 3)))
+    assert zero.rank == 0 and zero.certified
+    capped = projlp_rank_upper_bound(planted, max_rank=1, random_state=0)
+    assert capped.rank is None and capped.stopped_early
+
+
+def test_rank_search_missing_entries_and_nonnegative(planted):
+    X = planted.copy()
+    X[np.random.default_rng(1).random(X.shape) < 0.2] = np.nan
+    res = projlp_rank_upper_bound(X, random_state=0)
+    assert res.certified and certify_rounding(X, res.L, res.R)
+    nn = projlp_rank_upper_bound(planted, nonnegative=True, random_state=0)
+    assert nn.certified and (nn.L >= 0).all() and (nn.R >= 0).all()
+
+
+def test_rank_search_paleo_phase1(paleo):
+    res = projlp_rank_upper_bound(paleo, refine=False, random_state=0)
+    assert res.certified and res.rank <= 40
+    assert certify_rounding(paleo, res.L, res.R)
+
+
+def test_rank_search_parameter_validation(planted):
+    with pytest.raises(ValueError, match="max_rank"):
+        projlp_rank_upper_bound(planted, max_rank=0)
+    with pytest.raises(ValueError, match="n_retries"):
+        projlp_rank_upper_bound(planted, n_retries=-1)
+    with pytest.raises(ValueError, match="refine_iter"):
+        projlp_rank_upper_bound(planted, refine_iter=-1)
