@@ -107,8 +107,8 @@ class RoundingRankFactorization(
         by ``"projlp"``.
     max_iter : int or None, default=None
         Iteration limit of iterative methods (None = the method's default).
-    tol : float, default=1e-4
-        Relative tolerance of iterative methods.
+    tol : float or None, default=None
+        Relative tolerance of iterative methods (None = the method's default).
     method_params : dict or None, default=None
         Extra keyword arguments for the method's solver (e.g. ``{"projection":
         "dense"}`` for ProjLP, ``{"solver": "mm"}`` for L-PCA, ``{"threshold": 0.7}``
@@ -168,7 +168,7 @@ class RoundingRankFactorization(
         "binarize": [None, Interval(numbers.Real, None, None, closed="neither")],
         "nonnegative": ["boolean"],
         "max_iter": [None, Interval(numbers.Integral, 1, None, closed="left")],
-        "tol": [Interval(numbers.Real, 0, None, closed="left")],
+        "tol": [None, Interval(numbers.Real, 0, None, closed="left")],
         "method_params": [None, dict],
         "random_state": ["random_state"],
         "n_jobs": [None, numbers.Integral],
@@ -184,7 +184,7 @@ class RoundingRankFactorization(
         binarize=None,
         nonnegative=False,
         max_iter=None,
-        tol=1e-4,
+        tol=None,
         method_params=None,
         random_state=None,
         n_jobs=None,
@@ -227,14 +227,18 @@ class RoundingRankFactorization(
         kwargs = {
             "tau": float(self.tau),
             "nonnegative": self.nonnegative,
-            "tol": self.tol,
             "random_state": self.random_state,
             "n_jobs": self.n_jobs,
             "verbose": self.verbose,
         }
         if self.max_iter is not None:
             kwargs["max_iter"] = self.max_iter
+        if self.tol is not None:
+            kwargs["tol"] = self.tol
         kwargs.update(self.method_params or {})
+        if self.method == "lpca":
+            # the transform must use the bias model of the fit
+            kwargs["fit_bias_column"] = kwargs.get("fit_bias", True)
         return kwargs
 
     # -- fitting -----------------------------------------------------------------
@@ -300,9 +304,25 @@ class RoundingRankFactorization(
         fit = _solver(self.method, "fit")
         result = _call_supported(fit, X, k, **self._solver_kwargs())
         Xd = X.toarray() if sp.issparse(X) else X
+        L_fit = result.L
+        transform = _solver(self.method, "transform")
+        if self.method in ("projlp", "lpca"):
+            # Use the rows that transform() gives for the training data when they are
+            # no worse, so that fit_transform(X) equals fit(X).transform(X): the
+            # per-row problems (LPs, logistic regressions) may have other optima
+            # than the jointly fitted L.
+            R = np.asarray(result.R, dtype=np.float64)
+            L_t = _call_supported(transform, Xd, R, **self._solver_kwargs())
+            tau = float(self.tau)
+
+            def n_uncertified(L_):
+                return certify_rounding(Xd, L_, R, tau=tau, return_count=True)[1]
+
+            if n_uncertified(L_t) <= n_uncertified(L_fit):
+                L_fit = L_t
         L = self._set_factors(
             Xd,
-            result.L,
+            L_fit,
             result.R,
             n_iter=result.n_iter,
             info=result.info,

@@ -1,0 +1,2108 @@
+"""Logistic PCA (L-PCA) for rounding-rank factorizations.
+
+Model (Schein, Saul and Ungar, AISTATS 2003; the paper's Section 3, "Logistic
+Principal Component Analysis"): every observed entry ``X_ij`` is a Bernoulli variable
+with ``P(X_ij = 1) = sigmoid(theta_ij)``, where the natural parameters (logits) are
+``theta = U @ V.T + 1 mu.T``: ``U`` (m, p) latent row coordinates, ``V`` (n, p) a
+basis and ``mu`` (n,) an optional column bias. The fit minimises the negative
+log-likelihood of the observed entries plus ``alpha / 2`` times the squared Frobenius
+norm of ``U``, ``V`` and ``mu``. Rounding the logits at 0 approximates ``X``.
+
+Honest rank. Every column of the returned factors is counted: with the bias on,
+``n_components = k`` means ``k - 1`` latent factors plus the bias column, and the
+threshold ``tau`` is folded into the bias column, so that ``L = [U, 1]`` and
+``R = [V, mu + tau]`` give ``L @ R.T = theta + tau``, which is ``>= tau`` exactly
+where ``theta >= 0``. The paper does not say whether its L-PCA counted the bias.
+Two further models (``fit_bias=False``: no bias; ``fit_bias="global"``: one scalar
+offset, which costs no column because ``tau`` absorbs it) are described in
+:func:`lpca_fit`; the global one expresses exactly the roundings of rank-k matrices
+and is the default of the rank search :func:`lpca_rank_upper_bound`. It and the
+reweighting rescue of the search are our additions, not part of the paper or of
+Schein et al.
+
+Solvers: ``"newton"`` (damped alternating Newton, the default), ``"lbfgs"`` (joint
+objective, scipy's L-BFGS-B) and ``"mm"`` (Schein et al.'s bound-based alternating
+least squares, kept for fidelity to the paper; slower). Element-wise work uses the
+sigmoid through ``tanh`` and clipped exponent arguments; BLAS runs single-threaded
+inside a fit and ``n_jobs`` threads work on fixed blocks of rows, so results do not
+depend on ``n_jobs``.
+
+Refinement (:func:`lpca_refine`) uses the LP engine of :mod:`sklearn_rrank._lp`.
+"""
+
+import time
+from numbers import Integral, Real
+
+import numpy as np
+import scipy.optimize
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions, validate_params
+from sklearn.utils.extmath import randomized_svd
+from sklearn.utils.parallel import Parallel, delayed
+from threadpoolctl import threadpool_limits
+
+from sklearn_rrank._base import FactorizationResult, RankSearchResult
+from sklearn_rrank._rounding import (
+    DEFAULT_MARGIN,
+    _certified_block,
+    _count_errors_factors,
+    certify_rounding,
+)
+from sklearn_rrank._validation import check_binary_matrix, check_tau
+
+__all__ = [
+    "lpca_fit",
+    "lpca_rank_upper_bound",
+    "lpca_refine",
+    "lpca_transform",
+]
+
+#: default L2 penalty on every parameter (latent factors and bias)
+DEFAULT_ALPHA = 1e-3
+
+# exponent arguments are clipped here: exp(-700) is still a normal float64, so the slow
+# denormal path of exp is never taken (the clipped terms are below 1e-300)
+_EXP_CLIP = 700.0
+# matrix entries per chunk of rows: chunks are fixed by the data shape only, never by
+# n_jobs, so results do not depend on the number of workers
+_CHUNK_ENTRIES = 1 << 18
+# Armijo constant and maximal number of step halvings in the backtracking line search
+_ARMIJO = 1e-4
+_MAX_HALVINGS = 30
+# smallest magnitude of the global offset (its sign is opposite to tau's)
+_B_MIN = 1e-3
+# ridge added to the Newton systems when alpha = 0
+_MIN_RIDGE = 1e-10
+# relative margin that the stop check of ``stop_when_exact`` requires (a thousand
+# times the default margin of ``certify_rounding``, so that a stop is certifiable)
+_STOP_MARGIN = 1e-6
+
+
+# ---------------------------------------------------------------------------------
+# elementwise kernels
+# ---------------------------------------------------------------------------------
+
+
+def _loss_terms(theta, q):
+    """Entry losses ``log(1 + exp(-q theta))`` with ``q = 2x - 1`` (0 if missing).
+
+    Computed as ``max(-q theta, 0) + log1p(exp(-|theta|))`` with the exponent argument
+    clipped (no overflow, no denormals). Missing entries (``q = 0``) get ``log 2``
+    here: callers multiply by the observation weights.
+    """
+    out = np.abs(theta)
+    np.minimum(out, _EXP_CLIP, out=out)
+    np.negative(out, out=out)
+    np.exp(out, out=out)
+    np.log1p(out, out=out)
+    margin = q * theta
+    np.negative(margin, out=margin)
+    np.maximum(margin, 0.0, out=margin)
+    out += margin
+    return out
+
+
+def _grad_hess_terms(theta, q):
+    """First and second derivatives of the entry losses with respect to ``theta``.
+
+    ``sigmoid(theta) - x = (tanh(theta / 2) - q) / 2`` and
+    ``sigmoid(theta) (1 - sigmoid(theta)) = (1 - tanh(theta / 2)^2) / 4``: the
+    sigmoid via ``tanh`` is accurate for every logit and avoids the slow paths of
+    ``scipy.special.expit`` for large ones.
+    """
+    t = np.multiply(theta, 0.5)
+    np.tanh(t, out=t)
+    g = t - q
+    g *= 0.5
+    np.multiply(t, t, out=t)
+    np.subtract(1.0, t, out=t)
+    t *= 0.25
+    return g, t
+
+
+def _mm_weights(theta):
+    """Jaakkola-Jordan curvature ``T = tanh(theta / 2) / theta`` (limit 1/2 at 0)."""
+    small = np.abs(theta) < 1e-8
+    safe = np.where(small, 1.0, theta)
+    T = np.tanh(0.5 * safe) / safe
+    T[small] = 0.5
+    return T
+
+
+# ---------------------------------------------------------------------------------
+# data container and chunked helpers
+# ---------------------------------------------------------------------------------
+
+
+class _Data:
+    """Validated data prepared for the solvers (both orientations).
+
+    ``q`` holds ``2X - 1`` with missing entries set to 0, ``w`` the observation mask
+    as float (None when nothing is missing) and ``n_missing`` the missing entries
+    per row; ``qt``, ``wt`` and ``n_missing_t`` are the same for the transpose.
+    """
+
+    def __init__(self, X):
+        missing = np.isnan(X)
+        self.shape = X.shape
+        self.q = np.where(missing, 0.0, 2.0 * X - 1.0)
+        self.qt = np.ascontiguousarray(self.q.T)
+        if missing.any():
+            self.w = (~missing).astype(np.float64)
+            self.wt = np.ascontiguousarray(self.w.T)
+        else:
+            self.w = self.wt = None
+        self.n_missing = missing.sum(axis=1)
+        self.n_missing_t = missing.sum(axis=0)
+        self.n_observed = int(X.size - np.count_nonzero(missing))
+
+    def side(self, transpose):
+        if transpose:
+            return self.qt, self.wt, self.n_missing_t
+        return self.q, self.w, self.n_missing
+
+    def reweighted(self, weights):
+        """A copy that shares ``q`` and has entry weights ``weights`` (0 = missing)."""
+        other = object.__new__(_Data)
+        other.__dict__.update(self.__dict__)
+        w = weights if self.w is None else weights * self.w
+        other.w = w
+        other.wt = np.ascontiguousarray(w.T)
+        return other
+
+
+def _chunks(n_rows, n_cols):
+    size = max(1, _CHUNK_ENTRIES // max(n_cols, 1))
+    return [slice(i, min(i + size, n_rows)) for i in range(0, n_rows, size)]
+
+
+def _run_chunks(parallel, func, chunks, *args):
+    """Apply ``func(chunk, *args)`` to every chunk, in order, serially or in threads."""
+    if parallel is None or len(chunks) == 1:
+        return [func(c, *args) for c in chunks]
+    return parallel(delayed(func)(c, *args) for c in chunks)
+
+
+def _make_parallel(n_jobs, verbose):
+    from joblib import effective_n_jobs
+
+    if effective_n_jobs(n_jobs) == 1:
+        return None
+    return Parallel(n_jobs=n_jobs, prefer="threads")
+
+
+def _pair_index(p):
+    a, b = np.triu_indices(p)
+    return a, b
+
+
+def _gram_batched(h, F, pairs):
+    """Per-row weighted Gram matrices ``sum_j h_ij F_j F_j^T`` of shape (rows, p, p)."""
+    a, b = pairs
+    p = F.shape[1]
+    FF = F[:, a] * F[:, b]
+    flat = h @ FF
+    H = np.empty((h.shape[0], p, p))
+    H[:, a, b] = flat
+    H[:, b, a] = flat
+    return H
+
+
+# ---------------------------------------------------------------------------------
+# one block update: the parameters P of a set of "rows" with the factor F fixed,
+# logits theta = P @ F.T + offset (offset: row vector over the columns, or None)
+# ---------------------------------------------------------------------------------
+
+
+def _penalty_rows(P):
+    return np.einsum("ij,ij->i", P, P)
+
+
+def _count_unsafe(theta, q, n_missing, delta):
+    """Observed entries that are wrong or within ``delta`` of the wrong side.
+
+    Missing entries have ``q = 0`` and are always counted by ``q theta <= delta``;
+    their number is subtracted.
+    """
+    return int(np.count_nonzero(q * theta <= delta)) - int(n_missing)
+
+
+def _count_wrong(theta, q):
+    """Observed entries whose rounding at logit 0 differs from the data."""
+    return int(np.count_nonzero((q > 0) & (theta < 0))) + int(
+        np.count_nonzero((q < 0) & (theta >= 0))
+    )
+
+
+def _newton_chunk(rows, P, F, offset, q, w, n_missing, alpha, pairs, delta, row_loss):
+    """One damped Newton step for the rows ``rows`` of ``P`` (independent problems).
+
+    The objective of row ``i`` is ``sum_j w_ij l(theta_ij) + alpha / 2 |P_i|^2`` with
+    ``theta_i = F P_i + offset``. All ``p x p`` Newton systems of the chunk are solved
+    in one batched call; the step is then halved per row until the Armijo rule
+    holds, and a row whose step never passes keeps its parameters, so no row
+    objective increases. ``row_loss`` holds the current data losses of all rows.
+
+    Returns the new rows of ``P``, their data losses, the column sums of the new
+    entry losses, and the number of unsafe entries (see :func:`_count_unsafe`) at
+    the *old* parameters (-1 if ``delta`` is None).
+    """
+    Pc = P[rows]
+    qc = q[rows]
+    wc = None if w is None else w[rows]
+    n_rows, p = Pc.shape
+    theta = Pc @ F.T
+    if offset is not None:
+        theta += offset
+    n_unsafe = -1
+    if delta is not None:
+        n_unsafe = _count_unsafe(theta, qc, n_missing[rows].sum(), delta)
+    g, h = _grad_hess_terms(theta, qc)
+    if wc is not None:
+        g *= wc
+        h *= wc
+    loss0 = row_loss[rows]
+    f0 = loss0 + 0.5 * alpha * _penalty_rows(Pc)
+    grad = g @ F
+    grad += alpha * Pc
+    del g
+    H = _gram_batched(h, F, pairs)
+    del h
+    diag = np.arange(p)
+    H[:, diag, diag] += max(alpha, _MIN_RIDGE)
+    D = -np.linalg.solve(H, grad[:, :, None])[:, :, 0]
+    slope = np.einsum("ij,ij->i", grad, D)
+    # rows with a (numerically) zero slope are at their optimum: leave them alone
+    movable = slope < -1e-15 * (np.abs(f0) + 1.0)
+    dtheta = D @ F.T
+
+    # full step for every row at once (no fancy indexing in the common case)
+    trial = Pc + D
+    E = theta + dtheta
+    E = _loss_terms(E, qc)
+    if wc is not None:
+        E *= wc
+    new_loss = E.sum(axis=1)
+    ok = movable & (
+        new_loss + 0.5 * alpha * _penalty_rows(trial) <= f0 + _ARMIJO * slope
+    )
+    if ok.all():
+        return trial, new_loss, E.sum(axis=0), n_unsafe
+    newP = np.where(ok[:, None], trial, Pc)
+    new_loss = np.where(ok, new_loss, loss0)
+    done = ok.copy()
+    active = np.flatnonzero(movable & ~ok)
+    step = 0.5
+    for _ in range(_MAX_HALVINGS):
+        if active.size == 0:
+            break
+        trial = Pc[active] + step * D[active]
+        terms = _loss_terms(theta[active] + step * dtheta[active], qc[active])
+        if wc is not None:
+            terms *= wc[active]
+        tl = terms.sum(axis=1)
+        ft = tl + 0.5 * alpha * _penalty_rows(trial)
+        ok = ft <= f0[active] + _ARMIJO * step * slope[active]
+        acc = active[ok]
+        newP[acc] = trial[ok]
+        new_loss[acc] = tl[ok]
+        E[acc] = terms[ok]
+        done[acc] = True
+        active = active[~ok]
+        step *= 0.5
+    rest = np.flatnonzero(~done)
+    if rest.size:
+        terms = _loss_terms(theta[rest], qc[rest])
+        if wc is not None:
+            terms *= wc[rest]
+        E[rest] = terms
+    return newP, new_loss, E.sum(axis=0), n_unsafe
+
+
+def _newton_block(parallel, P, F, offset, data, transpose, alpha, delta, row_loss):
+    """Damped Newton step on every row of ``P``; see :func:`_newton_chunk`.
+
+    Returns the new ``P``, the new data losses of its rows, the data losses of the
+    other side (columns of the chunks) and the unsafe count at the old ``P``.
+    """
+    q, w, n_missing = data.side(transpose)
+    chunks = _chunks(P.shape[0], F.shape[0])
+    pairs = _pair_index(P.shape[1])
+    parts = _run_chunks(
+        parallel,
+        _newton_chunk,
+        chunks,
+        P,
+        F,
+        offset,
+        q,
+        w,
+        n_missing,
+        alpha,
+        pairs,
+        delta,
+        row_loss,
+    )
+    newP = np.concatenate([r[0] for r in parts], axis=0)
+    new_loss = np.concatenate([r[1] for r in parts])
+    other_loss = parts[0][2].copy()
+    for r in parts[1:]:
+        other_loss += r[2]
+    return newP, new_loss, other_loss, sum(r[3] for r in parts)
+
+
+def _mm_chunk(rows, P, F, offset, q, w, alpha):
+    """One Schein et al. bound update for the rows ``rows`` of ``P``.
+
+    Solves ``(sum_j w T_ij F_j F_j^T + 2 alpha I) P_i = sum_j w (q_ij - T_ij o_j) F_j``
+    with ``T = tanh(theta / 2) / theta`` and ``q = 2x - 1`` (ALGORITHMS.md section 4.4
+    with the L2 penalty added): the exact minimiser of the Jaakkola-Jordan upper bound
+    of the objective, so the objective never increases.
+    """
+    Pc = P[rows]
+    theta = Pc @ F.T
+    if offset is not None:
+        theta += offset
+    T = _mm_weights(theta)
+    if w is not None:
+        T *= w[rows]
+    b = q[rows]
+    if offset is not None:
+        b = b - T * offset
+    p = Pc.shape[1]
+    H = _gram_batched(T, F, _pair_index(p))
+    H[:, np.arange(p), np.arange(p)] += max(2.0 * alpha, _MIN_RIDGE)
+    rhs = b @ F
+    return np.linalg.solve(H, rhs[:, :, None])[:, :, 0]
+
+
+def _mm_block(parallel, P, F, offset, data, transpose, alpha):
+    """Schein et al. bound update of every row of ``P``; see :func:`_mm_chunk`."""
+    q, w, _ = data.side(transpose)
+    chunks = _chunks(P.shape[0], F.shape[0])
+    parts = _run_chunks(parallel, _mm_chunk, chunks, P, F, offset, q, w, alpha)
+    return np.concatenate(parts, axis=0)
+
+
+# ---------------------------------------------------------------------------------
+# objective evaluation
+# ---------------------------------------------------------------------------------
+
+
+def _eval_chunk(rows, P, F, offset, q, w, n_missing, delta):
+    theta = P[rows] @ F.T
+    if offset is not None:
+        theta += offset
+    qc = q[rows]
+    terms = _loss_terms(theta, qc)
+    if w is not None:
+        terms *= w[rows]
+    n_wrong = _count_wrong(theta, qc)
+    n_unsafe = _count_unsafe(theta, qc, n_missing[rows].sum(), delta)
+    return terms.sum(axis=1), n_wrong, n_unsafe
+
+
+def _stop_delta(U, V, mu, tau):
+    """Absolute margin on the logits that makes a stop with zero errors certifiable.
+
+    It bounds ``1e-6 (1 + |L_i| . |R_j| + |tau|)`` for the packaged factors, a
+    thousand times what :func:`certify_rounding` requires by default.
+    """
+    nu = np.sqrt(_penalty_rows(U).max()) if U.size else 0.0
+    nv = np.sqrt(_penalty_rows(V).max()) if V.size else 0.0
+    scale = nu * nv + 2.0 * abs(tau) + 1.0
+    if mu is not None:
+        scale += np.abs(mu).max()
+    return _STOP_MARGIN * (1.0 + scale)
+
+
+def _penalty(U, V, mu):
+    total = float(np.sum(U * U) + np.sum(V * V))
+    if mu is not None:
+        total += float(np.sum(mu * mu))
+    return total
+
+
+def _evaluate(parallel, U, V, mu, data, tau, transpose=False):
+    """Data losses per row (per column if ``transpose``) and the entry counts.
+
+    Returns ``(losses, n_wrong, n_unsafe)``: ``n_wrong`` entries are rounded wrongly
+    at logit 0, ``n_unsafe`` entries are wrong or within the stop margin of 0.
+    """
+    delta = _stop_delta(U, V, mu, tau)
+    if transpose:
+        P, F, offset = _with_bias(U, V, mu)
+    else:
+        P, F, offset = U, V, mu
+    q, w, n_missing = data.side(transpose)
+    chunks = _chunks(P.shape[0], F.shape[0])
+    parts = _run_chunks(
+        parallel, _eval_chunk, chunks, P, F, offset, q, w, n_missing, delta
+    )
+    losses = np.concatenate([q[0] for q in parts])
+    return losses, sum(q[1] for q in parts), sum(q[2] for q in parts)
+
+
+def _objective(losses, U, V, mu, alpha):
+    return float(losses.sum()) + 0.5 * alpha * _penalty(U, V, mu)
+
+
+def _is_global(mu):
+    """Whether ``mu`` is the scalar offset of the "global" model (a 0-d array)."""
+    return mu is not None and mu.ndim == 0
+
+
+def _with_bias(U, V, mu):
+    """``(P, F, offset)`` of the column update.
+
+    Column bias: ``P = [V, mu]``, ``F = [U, 1]``; global offset: ``P = V``, ``F = U``
+    and the offset ``b``; no bias: ``P = V``, ``F = U``.
+    """
+    if mu is None or _is_global(mu):
+        return V, U, mu
+    return np.hstack([V, mu[:, None]]), np.hstack([U, np.ones((U.shape[0], 1))]), None
+
+
+def _split_bias(VB, mu):
+    if mu is None or _is_global(mu):
+        return VB, mu
+    return VB[:, :-1], VB[:, -1].copy()
+
+
+def _offset_sign(tau):
+    """Required sign of the global offset ``b``: opposite to ``tau``."""
+    return -1.0 if tau > 0 else 1.0
+
+
+def _project_offset(b, tau):
+    """Keep the global offset on the side that ``tau`` needs, at least ``_B_MIN``."""
+    if tau > 0:
+        return np.asarray(min(float(b), -_B_MIN))
+    return np.asarray(max(float(b), _B_MIN))
+
+
+def _offset_chunk(rows, U, V, b, q, w):
+    theta = U[rows] @ V.T
+    theta += b
+    g, h = _grad_hess_terms(theta, q[rows])
+    if w is not None:
+        g *= w[rows]
+        h *= w[rows]
+    return g.sum(), h.sum()
+
+
+def _offset_loss_chunk(rows, U, V, b, q, w):
+    theta = U[rows] @ V.T
+    theta += b
+    terms = _loss_terms(theta, q[rows])
+    if w is not None:
+        terms *= w[rows]
+    return terms.sum(axis=1)
+
+
+def _offset_step(parallel, U, V, b, data, alpha, tau, row_loss):
+    """Damped, projected Newton step on the global offset ``b`` (U and V fixed).
+
+    The step is halved until the projected Armijo rule holds; if it never does,
+    ``b`` is kept. Returns the new ``b`` and the per-row data losses there.
+    """
+    chunks = _chunks(*data.shape)
+    parts = _run_chunks(parallel, _offset_chunk, chunks, U, V, b, data.q, data.w)
+    grad = sum(r[0] for r in parts) + alpha * float(b)
+    hess = sum(r[1] for r in parts) + max(alpha, _MIN_RIDGE)
+    f0 = float(row_loss.sum()) + 0.5 * alpha * float(b) ** 2
+    step = 1.0
+    for _ in range(_MAX_HALVINGS):
+        trial = _project_offset(float(b) - step * grad / hess, tau)
+        change = float(trial) - float(b)
+        if change == 0.0:
+            break
+        parts = _run_chunks(
+            parallel, _offset_loss_chunk, chunks, U, V, trial, data.q, data.w
+        )
+        losses = np.concatenate(parts)
+        ft = float(losses.sum()) + 0.5 * alpha * float(trial) ** 2
+        if ft <= f0 + _ARMIJO * grad * change:
+            return trial, losses
+        step *= 0.5
+    return b, row_loss
+
+
+def _offset_mm_step(parallel, U, V, b, data, alpha, tau):
+    """Schein-style bound update of the global offset (closed form, projected)."""
+    chunks = _chunks(*data.shape)
+
+    def chunk(rows):
+        theta = U[rows] @ V.T
+        theta += b
+        T = _mm_weights(theta)
+        q = data.q[rows]
+        if data.w is not None:
+            T *= data.w[rows]
+            q = q * data.w[rows]
+        return float(np.sum(q) - np.sum(T * theta)), float(T.sum())
+
+    parts = _run_chunks(parallel, chunk, chunks)
+    num = sum(r[0] for r in parts) + float(b) * sum(r[1] for r in parts)
+    den = sum(r[1] for r in parts) + max(2.0 * alpha, _MIN_RIDGE)
+    return _project_offset(num / den, tau)
+
+
+# ---------------------------------------------------------------------------------
+# initialisation
+# ---------------------------------------------------------------------------------
+
+# scale of the saturated logits 2X - 1 used by the SVD warm start
+_INIT_SCALE = 2.0
+# starting magnitude of the global offset: larger than _INIT_SCALE, so that the
+# shifted matrix c (2X - 1) - b is positive and its SVD carries the offset along
+_GLOBAL_INIT = 4.0
+
+
+def _svd_init(data, p, kind, random_state, tau=0.5):
+    """Warm start from the truncated SVD of ``c (2X - 1)`` (missing entries 0).
+
+    With the column bias (``kind="column"``), ``mu`` starts at the column means of
+    ``c (2X - 1)`` over the observed entries, with the global offset
+    (``kind="global"``) ``b`` starts at the overall mean (projected to the side
+    ``tau`` needs); the SVD is taken of the centred matrix. The factors are balanced
+    (``U = A sqrt(S)``, ``V = B sqrt(S)``). Directions beyond the rank of the
+    matrix get small random values (zero columns would stay zero).
+    """
+    m, n = data.shape
+    rng = check_random_state(random_state)
+    Z = _INIT_SCALE * data.q
+    if data.w is not None:
+        Z = Z * data.w
+    mu = None
+    if kind != "none":
+        counts = data.w.sum(axis=0) if data.w is not None else np.full(n, m)
+        if kind == "column":
+            mu = Z.sum(axis=0) / np.maximum(counts, 1)
+        else:
+            mu = _project_offset(_GLOBAL_INIT * _offset_sign(tau), tau)
+        Z = Z - mu
+        if data.w is not None:
+            Z *= data.w
+    if p == 0:
+        return np.zeros((m, 0)), np.zeros((n, 0)), mu
+    if 2 * p >= min(m, n):
+        A, s, Bt = np.linalg.svd(Z, full_matrices=False)
+        A, s, Bt = A[:, :p], s[:p], Bt[:p].T
+    else:
+        A, s, Bt = randomized_svd(Z, p, n_iter=7, random_state=rng)
+        Bt = Bt.T
+    root = np.sqrt(s)
+    U, V = A * root, Bt * root
+    small = s <= 1e-8 * max(s[0], 1.0)
+    n_extra = p - s.size + int(small.sum())
+    if n_extra:
+        scale = 1e-2
+        U = np.hstack([U[:, ~small], scale * rng.standard_normal((m, n_extra))])
+        V = np.hstack([V[:, ~small], scale * rng.standard_normal((n, n_extra))])
+    return U, V, mu
+
+
+def _add_column(data, U, V, mu):
+    """Add one latent column along the steepest rank-one descent direction.
+
+    The new column is the top singular pair ``(a, b)`` of the negative gradient of
+    the data loss with respect to the logits, scaled by one Newton step on the
+    objective along ``t a b^T`` (at least a small positive step).
+    """
+    m, n = data.shape
+    theta = U @ V.T
+    if mu is not None:
+        theta += mu
+    g, h = _grad_hess_terms(theta, data.q)
+    if data.w is not None:
+        g *= data.w
+        h *= data.w
+    A, s, Bt = (
+        np.linalg.svd(-g, full_matrices=False)
+        if min(m, n) <= 64
+        else (randomized_svd(-g, 1, n_iter=7, random_state=0))
+    )
+    a, b, s0 = A[:, 0], Bt[0], s[0]
+    curvature = float((a * a) @ h @ (b * b))
+    t = s0 / max(curvature, 1e-12)
+    t = min(max(t, 1e-2), 1e2)
+    root = np.sqrt(t)
+    return (
+        np.hstack([U, root * a[:, None]]),
+        np.hstack([V, root * b[:, None]]),
+        mu,
+    )
+
+
+def _init_from_factors(L, R, kind, tau, m, n, k):
+    """Turn user factors ``(L, R)`` in the returned format into ``U, V, mu``.
+
+    For the global model ``theta = L R^T - tau`` has exactly the sign pattern of
+    the rounding of ``(L, R)``.
+    """
+    L = np.asarray(L, dtype=np.float64)
+    R = np.asarray(R, dtype=np.float64)
+    if L.shape != (m, k) or R.shape != (n, k):
+        raise ValueError(
+            f"init must be a pair (L, R) of shapes ({m}, {k}) and ({n}, {k}); got "
+            f"{L.shape} and {R.shape}."
+        )
+    if not (np.isfinite(L).all() and np.isfinite(R).all()):
+        raise ValueError("init factors must hold finite numbers.")
+    if kind == "none":
+        return L.copy(), R.copy(), None
+    if kind == "global":
+        # theta = c (L R^T - tau) with c >= 1 chosen so that |b| = c |tau| >= _B_MIN
+        c = max(1.0, _B_MIN / abs(tau))
+        root = np.sqrt(c)
+        return L * root, R * root, np.asarray(-c * tau)
+    c = L[:, -1]
+    if not np.all(c == c[0]) or c[0] == 0:
+        raise ValueError(
+            "With fit_bias=True the last column of the initial L must be a nonzero "
+            "constant (the bias column, as returned by lpca_fit)."
+        )
+    mu = c[0] * R[:, -1] - tau
+    return L[:, :-1].copy(), R[:, :-1].copy(), mu
+
+
+def _package(U, V, mu, tau):
+    """Factors ``L (m, k)``, ``R (n, k)`` with ``round_tau(L R^T) = round_0(theta)``.
+
+    With the bias: ``L = [U, 1]``, ``R = [V, mu + tau]``. With the global offset
+    ``b`` (of the sign opposite to ``tau``): ``L = s U``, ``R = s V`` with
+    ``s^2 = tau / -b``. Without the bias, row ``i``
+    of ``L`` is ``c_i U_i`` with ``c_i > 0`` chosen per row so that the logits keep
+    their side of ``tau``: for ``tau > 0`` the smallest positive logit of the row is
+    scaled to ``2 tau``, for ``tau < 0`` the largest negative one to ``2 tau``. This
+    is exact except for logits that are exactly 0 when ``tau > 0`` (they round to 1 at
+    logit 0 but to 0 at ``tau``).
+    """
+    m = U.shape[0]
+    if _is_global(mu):
+        # theta >= 0  <=>  U V^T >= -b  <=>  (tau / -b) U V^T >= tau
+        root = np.sqrt(tau / -float(mu))
+        return U * root, V * root
+    if mu is not None:
+        L = np.hstack([U, np.ones((m, 1))])
+        R = np.hstack([V, (mu + tau)[:, None]])
+        return L, R
+    if tau == 0:
+        return U.copy(), V.copy()
+    theta = U @ V.T
+    if tau > 0:
+        masked = np.where(theta > 0, theta, np.inf)
+        ref = masked.min(axis=1)
+    else:
+        masked = np.where(theta < 0, theta, -np.inf)
+        ref = masked.max(axis=1)
+    scale = np.where(
+        np.isfinite(ref), 2.0 * tau / np.where(np.isfinite(ref), ref, 1), 1
+    )
+    return U * scale[:, None], V.copy()
+
+
+# ---------------------------------------------------------------------------------
+# the fitting loops
+# ---------------------------------------------------------------------------------
+
+
+def _newton_fit(
+    data,
+    U,
+    V,
+    mu,
+    *,
+    alpha,
+    max_iter,
+    tol,
+    tau,
+    parallel,
+    stop_when_exact,
+    deadline,
+    verbose,
+    stall=None,
+    unsafe_history=None,
+):
+    """Damped alternating Newton: one Newton step on all rows of U, then on [V, mu].
+
+    Data losses are carried along per row and per column, so each half step costs
+    one gradient/Hessian pass and one loss pass (plus the halvings of the rows that
+    need them). Each half step also reports the entry counts of the state it starts
+    from, so the exactness check is free and done twice per sweep.
+
+    With ``stop_when_exact``, ``stall = (window, fraction)`` also stops the fit
+    ("stalled") when the number of unsafe entries (counted after each update of
+    ``U``) has not dropped below ``(1 - fraction)`` times its value ``window``
+    sweeps earlier; the counts are appended to the list ``unsafe_history``.
+    """
+    if unsafe_history is None:
+        unsafe_history = []
+    row_loss, n_wrong, n_unsafe = _evaluate(parallel, U, V, mu, data, tau)
+    history = [_objective(row_loss, U, V, mu, alpha)]
+    unsafe_history.append(n_unsafe)
+    if stop_when_exact and n_unsafe == 0:
+        return U, V, mu, history, 0, "exact", n_wrong
+    status = "max_iter"
+    n_iter = 0
+    for it in range(1, max_iter + 1):
+        # half step 1: rows of U with V and mu fixed
+        if U.shape[1]:
+            delta = _stop_delta(U, V, mu, tau) if stop_when_exact else None
+            U_new, _, col_loss, n_unsafe = _newton_block(
+                parallel, U, V, mu, data, False, alpha, delta, row_loss
+            )
+            if stop_when_exact and n_unsafe == 0:
+                status = "exact"
+                break
+            U = U_new
+        else:
+            col_loss, _, _ = _evaluate(parallel, U, V, mu, data, tau, transpose=True)
+        # half step 2: columns of [V, mu] with U fixed
+        delta = _stop_delta(U, V, mu, tau) if stop_when_exact else None
+        P, F, offset = _with_bias(U, V, mu)
+        P_new, _, row_loss, n_unsafe = _newton_block(
+            parallel, P, F, offset, data, True, alpha, delta, col_loss
+        )
+        if stop_when_exact and n_unsafe == 0:
+            history.append(_objective(col_loss, U, V, mu, alpha))
+            status = "exact"
+            break
+        unsafe_history.append(n_unsafe)
+        if stall is not None and stop_when_exact and len(unsafe_history) > stall[0]:
+            window = unsafe_history[-stall[0] - 1 :]
+            if min(window[1:]) > (1.0 - stall[1]) * window[0]:
+                history.append(_objective(col_loss, U, V, mu, alpha))
+                status = "stalled"
+                n_iter = it
+                break
+        V, mu = _split_bias(P_new, mu)
+        if _is_global(mu):
+            # half step 3: the global offset with U and V fixed
+            mu, row_loss = _offset_step(parallel, U, V, mu, data, alpha, tau, row_loss)
+        n_iter = it
+        loss = _objective(row_loss, U, V, mu, alpha)
+        prev = history[-1]
+        history.append(loss)
+        if verbose >= 2:
+            print(f"[lpca] sweep {it}: objective {loss:.8g}")
+        if prev - loss <= tol * max(abs(loss), 1e-300):
+            status = "tol"
+            break
+        if deadline is not None and time.perf_counter() > deadline:
+            status = "time_limit"
+            break
+    if status == "exact":
+        n_wrong = 0
+    else:
+        _, n_wrong, _ = _evaluate(parallel, U, V, mu, data, tau)
+    return U, V, mu, history, n_iter, status, n_wrong
+
+
+def _mm_fit(
+    data,
+    U,
+    V,
+    mu,
+    *,
+    alpha,
+    max_iter,
+    tol,
+    tau,
+    parallel,
+    stop_when_exact,
+    deadline,
+    verbose,
+):
+    """Schein et al.'s alternating bound updates (U, then [V, mu]); monotone."""
+    losses, n_wrong, n_unsafe = _evaluate(parallel, U, V, mu, data, tau)
+    history = [_objective(losses, U, V, mu, alpha)]
+    status = "max_iter"
+    n_iter = 0
+    if stop_when_exact and n_unsafe == 0:
+        return U, V, mu, history, 0, "exact", n_wrong
+    for it in range(1, max_iter + 1):
+        n_iter = it
+        if U.shape[1]:
+            U = _mm_block(parallel, U, V, mu, data, False, alpha)
+        P, F, offset = _with_bias(U, V, mu)
+        V, mu = _split_bias(_mm_block(parallel, P, F, offset, data, True, alpha), mu)
+        if _is_global(mu):
+            mu = _offset_mm_step(parallel, U, V, mu, data, alpha, tau)
+        losses, n_wrong, n_unsafe = _evaluate(parallel, U, V, mu, data, tau)
+        loss = _objective(losses, U, V, mu, alpha)
+        prev = history[-1]
+        history.append(loss)
+        if verbose >= 2:
+            print(f"[lpca] sweep {it}: objective {loss:.8g}")
+        if stop_when_exact and n_unsafe == 0:
+            status = "exact"
+            break
+        if prev - loss <= tol * max(abs(loss), 1e-300):
+            status = "tol"
+            break
+        if deadline is not None and time.perf_counter() > deadline:
+            status = "time_limit"
+            break
+    return U, V, mu, history, n_iter, status, n_wrong
+
+
+def _unpack(z, m, n, p, kind):
+    """Split the parameter vector of the joint objective into ``U, V, mu``."""
+    U = z[: m * p].reshape(m, p)
+    V = z[m * p : m * p + n * p].reshape(n, p)
+    if kind == "none":
+        mu = None
+    elif kind == "global":
+        mu = z[m * p + n * p].reshape(())
+    else:
+        mu = z[m * p + n * p :]
+    return U, V, mu
+
+
+def _kind(mu):
+    if mu is None:
+        return "none"
+    return "global" if _is_global(mu) else "column"
+
+
+def _joint_chunk(rows, U, V, mu, q, w):
+    theta = U[rows] @ V.T
+    if mu is not None:
+        theta += mu
+    qc = q[rows]
+    terms = _loss_terms(theta, qc)
+    g, _ = _grad_hess_terms(theta, qc)
+    if w is not None:
+        terms *= w[rows]
+        g *= w[rows]
+    return terms.sum(), g @ V, g.T @ U[rows], g.sum(axis=0)
+
+
+def _joint_objective(z, data, p, kind, alpha, parallel=None):
+    """Objective and gradient over ``z = [U.ravel(), V.ravel(), mu]`` (L-BFGS)."""
+    m, n = data.shape
+    U, V, mu = _unpack(z, m, n, p, kind)
+    parts = _run_chunks(parallel, _joint_chunk, _chunks(m, n), U, V, mu, data.q, data.w)
+    f = sum(r[0] for r in parts) + 0.5 * alpha * float(z @ z)
+    gU = np.concatenate([r[1] for r in parts], axis=0) + alpha * U
+    gV = sum(r[2] for r in parts) + alpha * V
+    grads = [gU.ravel(), gV.ravel()]
+    if kind == "column":
+        grads.append(sum(r[3] for r in parts) + alpha * mu)
+    elif kind == "global":
+        grads.append([sum(float(r[3].sum()) for r in parts) + alpha * float(mu)])
+    return f, np.concatenate(grads)
+
+
+def _lbfgs_fit(
+    data,
+    U,
+    V,
+    mu,
+    *,
+    alpha,
+    max_iter,
+    tol,
+    tau,
+    parallel,
+    stop_when_exact,
+    deadline,
+    verbose,
+):
+    """Minimise the joint objective over ``(U, V, mu)`` with scipy's L-BFGS-B."""
+    m, n = data.shape
+    p = U.shape[1]
+    kind = _kind(mu)
+
+    def unpack(z):
+        return _unpack(z, m, n, p, kind)
+
+    def fun(z):
+        return _joint_objective(z, data, p, kind, alpha, parallel)
+
+    z0 = np.concatenate([U.ravel(), V.ravel()] + ([] if mu is None else [np.ravel(mu)]))
+    bounds = None
+    if kind == "global":
+        bounds = [(None, None)] * (z0.size - 1)
+        bounds.append((None, -_B_MIN) if tau > 0 else (_B_MIN, None))
+    history = [fun(z0)[0]]
+    state = {"status": "max_iter", "n_iter": 0}
+
+    def callback(intermediate_result):
+        state["n_iter"] += 1
+        history.append(float(intermediate_result.fun))
+        if verbose >= 2:
+            print(f"[lpca] iter {state['n_iter']}: loss {history[-1]:.6g}")
+        if stop_when_exact:
+            U_, V_, mu_ = unpack(intermediate_result.x)
+            _, _, n_unsafe = _evaluate(None, U_, V_, mu_, data, tau)
+            if n_unsafe == 0:
+                state["status"] = "exact"
+                raise StopIteration
+        if deadline is not None and time.perf_counter() > deadline:
+            state["status"] = "time_limit"
+            raise StopIteration
+
+    res = scipy.optimize.minimize(
+        fun,
+        z0,
+        jac=True,
+        method="L-BFGS-B",
+        bounds=bounds,
+        callback=callback,
+        options={"maxiter": max_iter, "ftol": tol, "gtol": 0.0, "maxcor": 20},
+    )
+    if state["status"] == "max_iter" and res.status == 0:
+        state["status"] = "tol"
+    U, V, mu = (a.copy() if a is not None else None for a in unpack(res.x))
+    if kind == "global":
+        mu = _project_offset(mu, tau)
+    _, n_err, _ = _evaluate(parallel, U, V, mu, data, tau)
+    return U, V, mu, history, state["n_iter"], state["status"], n_err
+
+
+def _fit_arrays(
+    data,
+    U,
+    V,
+    mu,
+    *,
+    solver,
+    alpha,
+    max_iter,
+    tol,
+    tau,
+    n_jobs,
+    stop_when_exact,
+    deadline,
+    verbose,
+    **newton_options,
+):
+    parallel = _make_parallel(n_jobs, verbose)
+    kwargs = dict(
+        alpha=alpha,
+        max_iter=max_iter,
+        tol=tol,
+        tau=tau,
+        stop_when_exact=stop_when_exact,
+        deadline=deadline,
+        verbose=verbose,
+    )
+    if solver == "newton":
+        kwargs.update(newton_options)
+    # BLAS runs single-threaded: the products here are small, and multithreaded BLAS
+    # on small products is slow on a busy machine; parallelism comes from n_jobs
+    with threadpool_limits(limits=1, user_api="blas"):
+        if parallel is not None:
+            with parallel:
+                return _dispatch(data, U, V, mu, solver, parallel, kwargs)
+        return _dispatch(data, U, V, mu, solver, None, kwargs)
+
+
+def _dispatch(data, U, V, mu, solver, parallel, kwargs):
+    fit = {"newton": _newton_fit, "mm": _mm_fit, "lbfgs": _lbfgs_fit}[solver]
+    return fit(data, U, V, mu, parallel=parallel, **kwargs)
+
+
+# ---------------------------------------------------------------------------------
+# public functions
+# ---------------------------------------------------------------------------------
+
+_SOLVERS = ("newton", "lbfgs", "mm")
+
+
+def _model_kind(fit_bias, tau):
+    """``"column"``, ``"none"`` or ``"global"`` from the ``fit_bias`` parameter."""
+    if isinstance(fit_bias, str):
+        if tau == 0:
+            raise ValueError(
+                'fit_bias="global" needs tau != 0 (with tau = 0 the offset must be 0; '
+                "use fit_bias=False)."
+            )
+        return "global"
+    return "column" if fit_bias else "none"
+
+
+def _fit_core(
+    data,
+    U,
+    V,
+    mu,
+    *,
+    tau,
+    solver,
+    alpha,
+    max_iter,
+    tol,
+    n_jobs,
+    verbose,
+    stop_when_exact,
+    deadline,
+    stall=None,
+):
+    """Run a solver from ``(U, V, mu)``; return the state and a diagnostics dict."""
+    start = time.perf_counter()
+    unsafe_history = []
+    extra = {}
+    if solver == "newton":
+        extra = {"stall": stall, "unsafe_history": unsafe_history}
+    U, V, mu, history, n_iter, status, n_wrong = _fit_arrays(
+        data,
+        U,
+        V,
+        mu,
+        solver=solver,
+        alpha=alpha,
+        max_iter=max_iter,
+        tol=tol,
+        tau=tau,
+        n_jobs=n_jobs,
+        stop_when_exact=stop_when_exact,
+        deadline=deadline,
+        verbose=verbose,
+        **extra,
+    )
+    info = {
+        "unsafe_history": unsafe_history,
+        "loss": [float(v) for v in history],
+        "status": status,
+        "n_errors_logit": int(n_wrong),
+        "seconds": time.perf_counter() - start,
+    }
+    return U, V, mu, n_iter, info
+
+
+@validate_params(
+    {
+        "X": ["array-like", "sparse matrix"],
+        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "tau": [Real],
+        "fit_bias": ["boolean", StrOptions({"global"})],
+        "solver": [StrOptions(set(_SOLVERS))],
+        "alpha": [Interval(Real, 0, None, closed="left")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "init": [tuple, list, None],
+        "random_state": ["random_state"],
+        "n_jobs": [Integral, None],
+        "verbose": ["verbose"],
+        "stop_when_exact": ["boolean"],
+        "time_limit": [Interval(Real, 0, None, closed="left"), None],
+    },
+    prefer_skip_nested_validation=True,
+)
+def lpca_fit(
+    X,
+    n_components,
+    *,
+    tau=0.5,
+    fit_bias=True,
+    solver="newton",
+    alpha=DEFAULT_ALPHA,
+    max_iter=300,
+    tol=1e-6,
+    init=None,
+    random_state=None,
+    n_jobs=None,
+    verbose=0,
+    stop_when_exact=False,
+    time_limit=None,
+):
+    """Logistic PCA of a binary matrix, returned as a rounding rank-k factorization.
+
+    Fits ``P(X_ij = 1) = sigmoid(theta_ij)`` with logits
+    ``theta = U V^T + 1 mu^T`` by minimising the negative log-likelihood of the
+    observed entries plus ``alpha / 2 (|U|^2 + |V|^2 + |mu|^2)``, and returns factors
+    ``L``, ``R`` with exactly ``n_components`` columns such that
+    ``round_tau(L @ R.T)`` is the model's rounding at logit 0 (``theta >= 0``).
+
+    **Honest rank**: every column is counted. With ``fit_bias=True`` (the L-PCA of
+    Schein et al. with its bias) the model has
+    ``n_components - 1`` latent factors plus the column bias, returned as
+    ``L = [U, 1]`` and ``R = [V, mu + tau]`` (so ``L @ R.T = theta + tau``: the
+    threshold ``tau`` is folded into the bias column at no extra rank; any ``tau``
+    works). With ``fit_bias=False`` there are ``n_components`` latent factors and
+    ``R = V``; row ``i`` of ``L`` is ``c_i U_i`` with a per-row scale ``c_i > 0``
+    (which does not change the rank) chosen so that logits keep their side of
+    ``tau``: for ``tau > 0`` the row's smallest positive logit is scaled to
+    ``2 tau``, for ``tau < 0`` its largest negative logit is scaled to ``2 tau``, and
+    for ``tau = 0`` nothing is scaled. This is exact except, for ``tau > 0``, logits
+    that are exactly 0 (rounded to 1 at logit 0, but ``0 < tau``).
+    With ``fit_bias="global"`` (needs ``tau != 0``) the logits are
+    ``theta = U V^T + b`` with ``n_components`` latent factors and one scalar offset
+    ``b`` whose sign is opposite to ``tau``'s (``|b| >= 1e-3``); then
+    ``L = s U``, ``R = s V`` with ``s^2 = tau / -b``, so that
+    ``L @ R.T >= tau`` exactly where ``theta >= 0``. The scalar costs no column: these
+    models express exactly the roundings at ``tau`` of rank-``k`` matrices, more than
+    ``fit_bias=False`` (sign patterns of rank-``k`` logits) and ``fit_bias=True``
+    (``k - 1`` factors plus a bias column), so they can certify smaller ranks.
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n_samples, n_features)
+        Binary data; ``NaN`` marks missing entries, which get weight 0 (they do not
+        influence the fit).
+    n_components : int
+        Number ``k >= 1`` of columns of ``L`` and ``R``, the bias column included.
+    tau : float, default=0.5
+        Rounding threshold of the returned factorization.
+    fit_bias : bool or "global", default=True
+        True: a column bias ``mu`` (it uses one of the ``n_components`` columns);
+        False: no bias; ``"global"``: one scalar offset that uses no column (see
+        above).
+    solver : {"newton", "lbfgs", "mm"}, default="newton"
+        ``"newton"``: damped alternating Newton. Given ``V`` and ``mu`` the rows of
+        ``U`` are independent problems; one Newton step is taken for all of them
+        with one batched solve of ``p x p`` systems, with a backtracking line search
+        per row (a row whose step fails keeps its parameters); then the same for the
+        rows of ``[V, mu]``. The objective never increases. ``"lbfgs"``: the joint
+        objective over all parameters with scipy's L-BFGS-B (useful for large ``k``,
+        where the ``k x k`` systems get expensive). ``"mm"``: Schein, Saul and
+        Ungar's alternating updates that maximise the Jaakkola-Jordan bound (monotone
+        and faithful to the original L-PCA, but much slower to converge).
+    alpha : float, default=1e-3
+        L2 penalty on every parameter. It keeps the optimum finite on separable
+        data and the Newton systems well conditioned.
+    max_iter : int, default=300
+        Maximal number of sweeps (one update of ``U`` and one of ``[V, mu]``;
+        L-BFGS iterations for ``"lbfgs"``).
+    tol : float, default=1e-6
+        Stop when the objective decreases by less than ``tol`` times its value in a
+        sweep (for ``"lbfgs"``: scipy's ``ftol``).
+    init : tuple (L, R) or None, default=None
+        Warm start in the returned format (e.g. the factors of an earlier fit).
+        With ``fit_bias=True`` the last column of ``L`` must be a nonzero constant.
+        With ``fit_bias="global"`` any factors work: the start is
+        ``theta = c (L R^T - tau)`` (``c >= 1`` keeps ``|b| >= 1e-3``), whose signs
+        are the rounding of ``(L, R)``, e.g. a certificate of another method.
+        With ``fit_bias=False`` the start is ``theta = L R^T``. None: truncated SVD
+        of ``2 (2X - 1)`` (missing entries 0), column-centred with the column bias,
+        shifted by the starting offset ``b = -4 sign(tau)`` with the global one
+        (Schein et al. start from random values instead).
+    random_state : int, RandomState instance or None, default=None
+        Seed of the randomized SVD of the warm start.
+    n_jobs : int or None, default=None
+        Number of threads working on blocks of rows; results do not depend on it.
+        Inside the fit BLAS runs single-threaded.
+    verbose : int, default=0
+        Print one line per sweep if ``verbose >= 2``.
+    stop_when_exact : bool, default=False
+        Stop as soon as every observed entry is rounded correctly with a margin
+        (``|theta_ij| > 1e-6 (1 + |L_i| |R_j| + |tau|)`` on the right side), checked
+        before every half sweep at no extra cost. The caller certifies the result
+        with :func:`~sklearn_rrank.certify_rounding`.
+    time_limit : float or None, default=None
+        Stop after this many seconds (checked once per sweep).
+
+    Returns
+    -------
+    result : FactorizationResult
+        ``L`` of shape (n_samples, n_components) and ``R`` of shape
+        (n_features, n_components), float64; ``n_iter`` sweeps; ``converged`` is
+        True when the tolerance or exactness stopped the fit. ``info`` holds
+        ``"loss"`` (objective after each sweep, starting with the initial value),
+        ``"n_errors"`` (observed entries where ``round_tau(L @ R.T)`` differs from
+        ``X``), ``"status"`` (``"tol"``, ``"exact"``, ``"max_iter"`` or
+        ``"time_limit"``), ``"solver"``, ``"alpha"``, ``"fit_bias"``, ``"n_latent"``
+        (latent factors: ``n_components - 1`` with the column bias, else
+        ``n_components``), ``"offset"`` (the global offset ``b``, only for
+        ``fit_bias="global"``), ``"n_errors_logit"`` (wrong signs of the logits;
+        equals ``"n_errors"`` except for exactly-zero logits without a bias),
+        ``"unsafe_history"`` (newton only: entries wrong or within the stop margin,
+        once per sweep) and ``"seconds"``.
+
+    Raises
+    ------
+    ValueError
+        If ``X`` is not binary, a parameter is out of range, or ``init`` does not
+        match.
+
+    See Also
+    --------
+    lpca_transform : Logistic regression of new rows on fixed ``R``.
+    lpca_rank_upper_bound : Rank search with certificates.
+
+    Notes
+    -----
+    The paper (Section 3) does not say whether its L-PCA counted the bias in the
+    rank; here it always is counted. Each Newton sweep costs
+    ``O(m n p^2 + (m + n) p^3)`` with ``p`` the number of latent factors.
+
+    References
+    ----------
+    Neumann, Gemulla, Miettinen, "What You Will Gain By Rounding: Theory and
+    Algorithms for Rounding Rank", ICDM 2016, Section 3, "Logistic Principal
+    Component Analysis (L-PCA)". A. I. Schein, L. K. Saul, L. H. Ungar, "A
+    Generalized Linear Model for Principal Component Analysis of Binary Data",
+    AISTATS 2003. M. Collins, S. Dasgupta, R. E. Schapire, "A Generalization of
+    Principal Components Analysis to the Exponential Family", NIPS 2001
+    (alternating convex fits).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_rrank._lpca import lpca_fit
+    >>> X = np.array([[1, 1, 0], [1, 0, 0], [1, 1, 1], [0, 0, 0]])
+    >>> res = lpca_fit(X, 2, random_state=0)
+    >>> res.L.shape, res.R.shape, res.info["n_errors"]
+    ((4, 2), (3, 2), 0)
+    """
+    X = check_binary_matrix(X, allow_missing=True, method="lpca")
+    tau = check_tau(tau)
+    m, n = X.shape
+    k = int(n_components)
+    kind = _model_kind(fit_bias, tau)
+    p = k - 1 if kind == "column" else k
+    data = _Data(X)
+    if init is None:
+        U, V, mu = _svd_init(data, p, kind, check_random_state(random_state), tau)
+    else:
+        if len(init) != 2:
+            raise ValueError("init must be a pair (L, R) or None.")
+        U, V, mu = _init_from_factors(init[0], init[1], kind, tau, m, n, k)
+    deadline = None if time_limit is None else time.perf_counter() + time_limit
+    U, V, mu, n_iter, info = _fit_core(
+        data,
+        U,
+        V,
+        mu,
+        tau=tau,
+        solver=solver,
+        alpha=float(alpha),
+        max_iter=int(max_iter),
+        tol=float(tol),
+        n_jobs=n_jobs,
+        verbose=verbose,
+        stop_when_exact=stop_when_exact,
+        deadline=deadline,
+    )
+    L, R = _package(U, V, mu, tau)
+    info.update(
+        n_errors=_count_errors_factors(X, L, R, tau),
+        solver=solver,
+        alpha=float(alpha),
+        fit_bias=fit_bias if kind == "global" else bool(fit_bias),
+        n_latent=p,
+    )
+    if kind == "global":
+        info["offset"] = float(mu)
+    if verbose:
+        print(
+            f"[lpca] k={k}: {n_iter} sweeps, status {info['status']}, "
+            f"{info['n_errors']} wrong entries, {info['seconds']:.2f}s"
+        )
+    return FactorizationResult(
+        L=L,
+        R=R,
+        n_iter=n_iter,
+        converged=info["status"] in ("tol", "exact"),
+        info=info,
+    )
+
+
+@validate_params(
+    {
+        "X": ["array-like", "sparse matrix"],
+        "R": ["array-like"],
+        "tau": [Real],
+        "fit_bias_column": ["boolean", StrOptions({"global"})],
+        "alpha": [Interval(Real, 0, None, closed="left")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "n_jobs": [Integral, None],
+    },
+    prefer_skip_nested_validation=True,
+)
+def lpca_transform(
+    X,
+    R,
+    *,
+    tau=0.5,
+    fit_bias_column=True,
+    alpha=DEFAULT_ALPHA,
+    max_iter=100,
+    tol=1e-8,
+    n_jobs=None,
+):
+    """Row representations of new data for a fixed right factor (logistic regression).
+
+    Every row of ``X`` is fitted by an L2-penalised logistic regression on the rows
+    of ``R`` (damped Newton, all rows in one batched solve per step, backtracking per
+    row). ``fit_bias_column`` says which model of :func:`lpca_fit` produced ``R``
+    (its ``fit_bias``). True: the last column of ``R`` is the bias column, the
+    logits are ``L[:, :-1] @ R[:, :-1].T + R[:, -1] - tau`` and ``L[:, -1]`` stays
+    fixed at 1. False: the logits are ``L @ R.T`` and each row of ``L`` is rescaled
+    for ``tau`` as in :func:`lpca_fit`. ``"global"``: each row gets its own
+    intercept ``c_i`` (sign opposite to ``tau``'s, ``|c_i| >= 1e-3``), the logits
+    are ``a_i @ R.T + c_i`` and ``L_i = a_i tau / -c_i``, which uses no extra
+    column. In all cases ``round_tau(L @ R.T)`` is the rounding of the fitted
+    logits at 0.
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n_samples, n_features)
+        Binary data; ``NaN`` marks missing entries (weight 0).
+    R : array-like of shape (n_features, k)
+        Fixed right factor, e.g. ``lpca_fit(...).R``.
+    tau : float, default=0.5
+        Rounding threshold (the one used to fit ``R``).
+    fit_bias_column : bool or "global", default=True
+        The ``fit_bias`` of the :func:`lpca_fit` call that produced ``R``: True if
+        its last column is the bias column (``mu + tau``).
+    alpha : float, default=1e-3
+        L2 penalty on the fitted coordinates.
+    max_iter : int, default=100
+        Maximal number of Newton steps.
+    tol : float, default=1e-8
+        Stop when the objective decreases by less than ``tol`` times its value.
+    n_jobs : int or None, default=None
+        Number of threads; results do not depend on it.
+
+    Returns
+    -------
+    L : ndarray of shape (n_samples, k), dtype float64
+        Row representations; with ``fit_bias_column`` the last column is 1.
+
+    Raises
+    ------
+    ValueError
+        If ``X`` is not binary or ``R`` does not match ``X``.
+
+    References
+    ----------
+    Neumann, Gemulla, Miettinen (ICDM 2016), Section 3 (L-PCA); Collins, Dasgupta
+    and Schapire (NIPS 2001) for the per-row logistic regressions.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_rrank._lpca import lpca_fit, lpca_transform
+    >>> X = np.array([[1, 1, 0], [1, 0, 0], [1, 1, 1], [0, 0, 0]])
+    >>> R = lpca_fit(X, 2, random_state=0).R
+    >>> L = lpca_transform([[1, 1, 1], [1, 0, 0]], R)
+    >>> ((L @ R.T) >= 0.5).astype(int)
+    array([[1, 1, 1],
+           [1, 0, 0]])
+    """
+    X = check_binary_matrix(X, allow_missing=True, method="lpca")
+    tau = check_tau(tau)
+    R = np.asarray(R, dtype=np.float64)
+    m, n = X.shape
+    if R.ndim != 2 or R.shape[0] != n or R.shape[1] < 1:
+        raise ValueError(
+            f"R must have shape ({n}, k) with k >= 1 to match X with {n} columns; "
+            f"got {R.shape}."
+        )
+    if not np.isfinite(R).all():
+        raise ValueError("R must hold finite numbers.")
+    kind = _model_kind(fit_bias_column, tau)
+    data = _Data(X)
+    bound = None
+    if kind == "column":
+        F, offset = R[:, :-1], R[:, -1] - tau
+        P = np.zeros((m, F.shape[1]))
+    elif kind == "none":
+        F, offset = R, None
+        P = np.zeros((m, F.shape[1]))
+    else:
+        # features [R, 1]; the last parameter is the row intercept c_i
+        F, offset = np.hstack([R, np.ones((n, 1))]), None
+        P = np.zeros((m, F.shape[1]))
+        P[:, -1] = _offset_sign(tau)
+        bound = (-np.inf, -_B_MIN) if tau > 0 else (_B_MIN, np.inf)
+    if F.shape[1]:
+        args = (data, P, F, offset, float(alpha), int(max_iter), float(tol), bound)
+        parallel = _make_parallel(n_jobs, 0)
+        with threadpool_limits(limits=1, user_api="blas"):
+            if parallel is None:
+                P = _transform_loop(None, *args)
+            else:
+                with parallel:
+                    P = _transform_loop(parallel, *args)
+    if kind == "column":
+        return np.hstack([P, np.ones((m, 1))])
+    if kind == "global":
+        return P[:, :-1] * (tau / -P[:, -1])[:, None]
+    L, _ = _package(P, F, None, tau)
+    return L
+
+
+def _transform_loop(parallel, data, P, F, offset, alpha, max_iter, tol, bound=None):
+    """Newton steps on all rows of ``P`` (``F`` fixed) until the objective stalls."""
+    q, w, n_missing = data.side(False)
+    chunks = _chunks(P.shape[0], F.shape[0])
+    parts = _run_chunks(
+        parallel, _eval_chunk, chunks, P, F, offset, q, w, n_missing, 0.0
+    )
+    row_loss = np.concatenate([r[0] for r in parts])
+    objective = float(row_loss.sum()) + 0.5 * alpha * float(np.sum(P * P))
+    pairs = _pair_index(P.shape[1])
+    for _ in range(max_iter):
+        if bound is None:
+            P, row_loss, _, _ = _newton_block(
+                parallel, P, F, offset, data, False, alpha, None, row_loss
+            )
+        else:
+            parts = _run_chunks(
+                parallel,
+                _projected_newton_chunk,
+                chunks,
+                P,
+                F,
+                q,
+                w,
+                alpha,
+                pairs,
+                bound,
+                row_loss,
+            )
+            P = np.concatenate([r[0] for r in parts], axis=0)
+            row_loss = np.concatenate([r[1] for r in parts])
+        new = float(row_loss.sum()) + 0.5 * alpha * float(np.sum(P * P))
+        if objective - new <= tol * max(abs(new), 1e-300):
+            break
+        objective = new
+    return P
+
+
+def _projected_newton_chunk(rows, P, F, q, w, alpha, pairs, bound, row_loss):
+    """Damped Newton step with the last parameter kept in ``[bound[0], bound[1]]``.
+
+    Rows whose last parameter sits on a bound with the gradient pushing outwards
+    keep it fixed (the Newton system is reduced); trial points are clipped, and
+    accepted only under the projected Armijo rule, so no row objective increases.
+    """
+    Pc = P[rows]
+    qc = q[rows]
+    wc = None if w is None else w[rows]
+    lo, hi = bound
+    theta = Pc @ F.T
+    g, h = _grad_hess_terms(theta, qc)
+    if wc is not None:
+        g *= wc
+        h *= wc
+    grad = g @ F + alpha * Pc
+    H = _gram_batched(h, F, pairs)
+    diag = np.arange(Pc.shape[1])
+    H[:, diag, diag] += max(alpha, _MIN_RIDGE)
+    last = Pc[:, -1]
+    fixed = ((last <= lo) & (grad[:, -1] > 0)) | ((last >= hi) & (grad[:, -1] < 0))
+    reduced = grad.copy()
+    reduced[fixed, -1] = 0.0
+    H[fixed, -1, :] = 0.0
+    H[fixed, :, -1] = 0.0
+    H[fixed, -1, -1] = 1.0
+    D = -np.linalg.solve(H, reduced[:, :, None])[:, :, 0]
+    loss0 = row_loss[rows]
+    f0 = loss0 + 0.5 * alpha * _penalty_rows(Pc)
+    newP = Pc.copy()
+    new_loss = loss0.copy()
+    active = np.arange(Pc.shape[0])
+    step = 1.0
+    for _ in range(_MAX_HALVINGS):
+        if active.size == 0:
+            break
+        trial = Pc[active] + step * D[active]
+        np.clip(trial[:, -1], lo, hi, out=trial[:, -1])
+        decrease = np.einsum("ij,ij->i", grad[active], trial - Pc[active])
+        terms = _loss_terms(trial @ F.T, qc[active])
+        if wc is not None:
+            terms *= wc[active]
+        tl = terms.sum(axis=1)
+        ft = tl + 0.5 * alpha * _penalty_rows(trial)
+        ok = (decrease < 0) & (ft <= f0[active] + _ARMIJO * decrease)
+        newP[active[ok]] = trial[ok]
+        new_loss[active[ok]] = tl[ok]
+        active = active[~ok & (decrease < 0)]
+        step *= 0.5
+    return newP, new_loss
+
+
+# ---------------------------------------------------------------------------------
+# refinement by L1-slack LPs
+# ---------------------------------------------------------------------------------
+
+
+def _uncertified_counts(X, L, R, tau, axis):
+    """Observed entries per column (axis=0) or row (axis=1) not certified.
+
+    Uses the criterion of :func:`~sklearn_rrank.certify_rounding` with its default
+    margin.
+    """
+    ok = _certified_block(X, L, R, tau, DEFAULT_MARGIN, _gamma(L.shape[1]))
+    return (~ok).sum(axis=axis)
+
+
+def _gamma(k):
+    u = np.finfo(np.float64).eps / 2
+    return (k + 2) * u / (1 - (k + 2) * u)
+
+
+@validate_params(
+    {
+        "X": ["array-like", "sparse matrix"],
+        "L": ["array-like"],
+        "R": ["array-like"],
+        "tau": [Real],
+        "n_rounds": [Interval(Integral, 1, None, closed="left")],
+        "n_jobs": [Integral, None],
+        "time_limit": [Interval(Real, 0, None, closed="left"), None],
+    },
+    prefer_skip_nested_validation=True,
+)
+def lpca_refine(X, L, R, *, tau=0.5, n_rounds=3, n_jobs=None, time_limit=None):
+    """Refine a rounding factorization by alternating L1-slack LPs.
+
+    Each round first fixes ``L`` and re-solves, for every column ``j`` with an
+    entry that is wrong or not certified, the paper's L1-slack LP for ``R_j``
+    (:func:`sklearn_rrank._lp.solve_columns_l1`), and then fixes ``R`` and does the
+    same for the rows of ``L`` (:func:`sklearn_rrank._lp.solve_rows_l1`). A new
+    column (row) is kept only if it has fewer entries that fail the certificate
+    criterion of :func:`~sklearn_rrank.certify_rounding` than the old one, so the
+    count never increases. Columns and rows without failures are not touched. The
+    bias column of :func:`lpca_fit` is an ordinary column here (the row LPs may
+    change it), so the rank stays ``k``.
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n_samples, n_features)
+        Binary data; ``NaN`` marks missing entries.
+    L : array-like of shape (n_samples, k)
+        Left factor (e.g. from :func:`lpca_fit`).
+    R : array-like of shape (n_features, k)
+        Right factor.
+    tau : float, default=0.5
+        Rounding threshold.
+    n_rounds : int, default=3
+        Maximal number of (columns, rows) rounds; stops early when nothing fails or
+        a round changes nothing.
+    n_jobs : int or None, default=None
+        Workers of the LP engine; results do not depend on it.
+    time_limit : float or None, default=None
+        Wall-clock limit in seconds (passed on to the LP engine).
+
+    Returns
+    -------
+    L : ndarray of shape (n_samples, k), dtype float64
+    R : ndarray of shape (n_features, k), dtype float64
+        The refined factors (new arrays; the inputs are not modified).
+    info : dict
+        ``"errors_before"``/``"errors_after"`` (wrong entries of
+        ``round_tau(L @ R.T)``), ``"errors_removed"``, ``"uncertified_before"``/
+        ``"uncertified_after"`` (entries failing the certificate criterion),
+        ``"certified"``, ``"n_rounds"``, ``"n_lps"`` and ``"seconds"``.
+
+    Raises
+    ------
+    ValueError
+        If ``X`` is not binary or the factor shapes do not match.
+
+    References
+    ----------
+    Neumann, Gemulla, Miettinen (ICDM 2016), Section 3: the L1-slack LP of ProjLP,
+    used here as a refinement of L-PCA's factors.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_rrank._lpca import lpca_refine
+    >>> X = np.array([[1, 0], [0, 1]])
+    >>> L = np.array([[1.0, 0.0], [0.0, 1.0]]); R = np.array([[1.0, 0.0], [0.0, 0.2]])
+    >>> L2, R2, info = lpca_refine(X, L, R)
+    >>> info["errors_before"], info["errors_after"], info["certified"]
+    (1, 0, True)
+    """
+    from sklearn_rrank._lp import solve_columns_l1, solve_rows_l1
+
+    X = check_binary_matrix(X, allow_missing=True, method="lpca")
+    tau = check_tau(tau)
+    L = np.array(L, dtype=np.float64)
+    R = np.array(R, dtype=np.float64)
+    m, n = X.shape
+    if L.ndim != 2 or R.ndim != 2 or L.shape[0] != m or R.shape != (n, L.shape[1]):
+        raise ValueError(
+            f"L and R must have shapes ({m}, k) and ({n}, k) to match X of shape "
+            f"{X.shape}; got {L.shape} and {R.shape}."
+        )
+    if not (np.isfinite(L).all() and np.isfinite(R).all()):
+        raise ValueError("L and R must hold finite numbers.")
+    start = time.perf_counter()
+
+    def remaining():
+        if time_limit is None:
+            return None
+        return max(0.0, time_limit - (time.perf_counter() - start))
+
+    errors_before = _count_errors_factors(X, L, R, tau)
+    bad_cols = _uncertified_counts(X, L, R, tau, axis=0)
+    uncertified_before = int(bad_cols.sum())
+    n_lps = 0
+    rounds = 0
+    for _ in range(n_rounds):
+        if bad_cols.sum() == 0 or remaining() == 0.0:
+            break
+        rounds += 1
+        # columns: L fixed
+        cols = np.flatnonzero(bad_cols)
+        R_new, _, _ = solve_columns_l1(
+            L, X, tau=tau, n_jobs=n_jobs, time_limit=remaining(), columns=cols
+        )
+        n_lps += cols.size
+        trial = R.copy()
+        trial[cols] = R_new
+        new_bad = _uncertified_counts(X[:, cols], L, trial[cols], tau, axis=0)
+        better = new_bad <= bad_cols[cols]
+        R[cols[better]] = R_new[better]
+        bad_rows = _uncertified_counts(X, L, R, tau, axis=1)
+        if bad_rows.sum() == 0 or remaining() == 0.0:
+            bad_cols = _uncertified_counts(X, L, R, tau, axis=0)
+            break
+        # rows: R fixed
+        rows = np.flatnonzero(bad_rows)
+        L_new, _, _ = solve_rows_l1(
+            R, X, tau=tau, n_jobs=n_jobs, time_limit=remaining(), rows=rows
+        )
+        n_lps += rows.size
+        new_bad = _uncertified_counts(X[rows], L_new, R, tau, axis=1)
+        better = new_bad <= bad_rows[rows]
+        L[rows[better]] = L_new[better]
+        total = int(bad_cols.sum())
+        bad_cols = _uncertified_counts(X, L, R, tau, axis=0)
+        if bad_cols.sum() >= total:
+            break
+    errors_after = _count_errors_factors(X, L, R, tau)
+    uncertified_after = int(bad_cols.sum())
+    info = {
+        "errors_before": int(errors_before),
+        "errors_after": int(errors_after),
+        "errors_removed": int(errors_before - errors_after),
+        "uncertified_before": uncertified_before,
+        "uncertified_after": uncertified_after,
+        "certified": uncertified_after == 0,
+        "n_rounds": rounds,
+        "n_lps": int(n_lps),
+        "seconds": time.perf_counter() - start,
+    }
+    return L, R, info
+
+
+# ---------------------------------------------------------------------------------
+# rank search
+# ---------------------------------------------------------------------------------
+
+# per-k settings of the rank search (tuned on paleo and apj, see benchmarks/lpca.py)
+_SEARCH_ALPHA = 1e-4
+_SEARCH_MAX_ITER = 300
+_SEARCH_TOL = 1e-5
+# stop a k when the unsafe count has not dropped by 2% in 30 sweeps
+_SEARCH_STALL = (30, 0.02)
+# rescue (boosting, then LPs) when at most this many entries fail the certificate,
+# or this fraction of the ones of X
+_RESCUE_MAX_FAILED = 30
+_RESCUE_FRACTION = 0.005
+# boosting: rounds, weight factor per round, sweeps per round
+_BOOST_ROUNDS = 4
+_BOOST_FACTOR = 10.0
+_BOOST_SWEEPS = 30
+# polish phase below the first certified k: only if the forward search left at most
+# this fraction of the ones wrong there; sweeps, stall rule and minimal time budget
+_POLISH_FRACTION = 0.1
+_POLISH_MAX_ITER = 4000
+_POLISH_STALL = (500, 0.02)
+_POLISH_MIN_SECONDS = 10.0
+
+
+def _unsafe_mask(U, V, mu, data, tau):
+    """Boolean (m, n) mask of the observed entries that are wrong or unsafe."""
+    delta = _stop_delta(U, V, mu, tau)
+    theta = U @ V.T
+    if mu is not None:
+        theta += mu
+    mask = data.q * theta <= delta
+    if data.w is not None:
+        mask &= data.w > 0
+    return mask
+
+
+def _boost(data, U, V, mu, *, tau, alpha, n_jobs, deadline, verbose):
+    """Reweighted L-PCA: multiply the weights of unsafe entries, refit, repeat.
+
+    Weights start at 1 and every round multiplies the weight of each entry that is
+    wrong or unsafe by ``_BOOST_FACTOR`` (cumulatively), then runs up to
+    ``_BOOST_SWEEPS`` Newton sweeps that stop when the rounding is exact. Useful
+    when only a handful of entries resist; returns the final state and whether it
+    is exact.
+    """
+    weights = np.ones(data.shape)
+    for _ in range(_BOOST_ROUNDS):
+        if deadline is not None and time.perf_counter() >= deadline:
+            break
+        mask = _unsafe_mask(U, V, mu, data, tau)
+        if not mask.any():
+            return U, V, mu, True
+        weights[mask] *= _BOOST_FACTOR
+        U, V, mu, _, finfo = _fit_core(
+            data.reweighted(weights),
+            U,
+            V,
+            mu,
+            tau=tau,
+            solver="newton",
+            alpha=alpha,
+            max_iter=_BOOST_SWEEPS,
+            tol=0.0,
+            n_jobs=n_jobs,
+            verbose=max(verbose - 1, 0),
+            stop_when_exact=True,
+            deadline=deadline,
+        )
+        if finfo["status"] == "exact":
+            return U, V, mu, True
+    return U, V, mu, False
+
+
+@validate_params(
+    {
+        "X": ["array-like", "sparse matrix"],
+        "tau": [Real],
+        "start": [Interval(Integral, 1, None, closed="left")],
+        "max_rank": [Interval(Integral, 1, None, closed="left"), None],
+        "refine": ["boolean"],
+        "polish": ["boolean"],
+        "fit_bias": ["boolean", StrOptions({"global"})],
+        "time_limit": [Interval(Real, 0, None, closed="left"), None],
+        "random_state": ["random_state"],
+        "n_jobs": [Integral, None],
+        "verbose": ["verbose"],
+    },
+    prefer_skip_nested_validation=True,
+)
+def lpca_rank_upper_bound(
+    X,
+    *,
+    tau=0.5,
+    start=1,
+    max_rank=None,
+    refine=True,
+    polish=True,
+    fit_bias="global",
+    time_limit=None,
+    random_state=None,
+    n_jobs=None,
+    verbose=0,
+):
+    """Certified upper bound on the rounding rank by an L-PCA rank search.
+
+    For ``k = start, start + 1, ...`` fit L-PCA with ``k`` columns in all (see
+    :func:`lpca_fit` for how the columns are counted), warm-started from the
+    previous ``k`` with one latent column added along the steepest rank-one descent
+    direction (the first ``k`` starts from the truncated SVD). Each fit (damped
+    Newton with ``alpha=1e-4``, smaller than :func:`lpca_fit`'s default) stops as
+    soon as its rounding is exact with a margin, when the objective stalls
+    (relative decrease below 1e-5 in a sweep), when the number of wrong entries has
+    not dropped by 2% in 30 sweeps, or after 300 sweeps. The factors are then
+    checked with :func:`~sklearn_rrank.certify_rounding` (margin 1e-9). If only a
+    few entries fail (at most ``max(30, 0.005 * number of ones)``) and ``refine``
+    is True, a rescue is tried: reweighted L-PCA (the weights of the failing entries
+    are multiplied by 10 per round, up to 4 rounds of 30 sweeps), then
+    :func:`lpca_refine` (alternating L1-slack LPs). The first certified ``k`` is
+    an upper bound: ``rrank_tau(X) <= k``. If ``polish`` is True, ``k - 1`` is then
+    tried once more with more effort, if the forward search left at most 10% of the
+    ones wrong there: a fresh SVD start, up to 4000 sweeps (stopped when the wrong
+    entries drop by less than 2% in 500 sweeps) and the rescue; on success the
+    same is tried at ``k - 2``, and so on. The polish phase gets as much time as
+    the forward search took (at least 10 s).
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n_samples, n_features)
+        Binary data; ``NaN`` marks missing entries (not constrained).
+    tau : float, default=0.5
+        Rounding threshold.
+    start : int, default=1
+        First ``k`` tried.
+    max_rank : int or None, default=None
+        Last ``k`` tried; None means ``min(n_samples, n_features) + 1``.
+    refine : bool, default=True
+        Whether to try the rescue (reweighting and LP refinement) when few entries
+        fail.
+    polish : bool, default=True
+        Whether to run the polish phase below the first certified ``k``.
+    fit_bias : bool or "global", default="global"
+        The model of :func:`lpca_fit`. The default, one scalar offset that uses no
+        column, expresses exactly the roundings at ``tau`` of rank-``k`` matrices;
+        ``False`` (no bias) expresses sign patterns of rank-``k`` logits and
+        ``True`` (``k - 1`` factors plus a bias column) fewer still, so the default
+        can certify the smallest ranks (measured in ``benchmarks/lpca.py``: paleo 9,
+        apj 4 with "global"; 10 and 5 with False; 10 and 5 with True). With
+        ``tau = 0`` "global" falls back to False (the offset would have to be 0).
+    time_limit : float or None, default=None
+        Wall-clock limit in seconds for the whole search.
+    random_state : int, RandomState instance or None, default=None
+        Seed of the randomized SVD of the first start.
+    n_jobs : int or None, default=None
+        Number of threads (L-PCA and LP engine); results do not depend on it.
+    verbose : int, default=0
+        One line per ``k`` if ``verbose >= 1``; one line per sweep if ``>= 2``.
+
+    Returns
+    -------
+    result : RankSearchResult
+        ``rank`` (the certified ``k``, or None), certificate ``L``, ``R``,
+        ``certified``, ``stopped_early`` (time limit or ``max_rank`` reached first)
+        and ``info`` with ``"errors_by_k"`` (wrong entries after the fit, before any
+        rescue), ``"failed_by_k"`` (entries failing the certificate),
+        ``"seconds_by_k"``, ``"sweeps_by_k"``, ``"status_by_k"``,
+        ``"rescued_by_refinement"`` (True if the returned certificate needed the
+        rescue), ``"rescue"`` (per ``k`` where it ran: ``"boosted"`` (reweighting
+        made it exact), errors removed by the LPs, ``"certified"``), ``"polish"``
+        (per ``k`` tried in the polish phase: sweeps, status, errors,
+        ``"certified"``, ``"rescued"``, seconds) and ``"seconds"``.
+
+    Raises
+    ------
+    ValueError
+        If ``X`` is not binary or a parameter is out of range.
+
+    Notes
+    -----
+    The search does not prove that smaller ``k`` are impossible; ``rank`` is an
+    upper bound. Timing for the paper's data sets is in ``benchmarks/lpca.py``.
+
+    References
+    ----------
+    Neumann, Gemulla, Miettinen (ICDM 2016), Section 3, "L-PCA": run L-PCA for
+    ``k = 1, 2, ...`` and check whether ``round(L R^T) = B``; Schein, Saul and
+    Ungar (AISTATS 2003).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_rrank._lpca import lpca_rank_upper_bound
+    >>> X = np.tril(np.ones((6, 6), dtype=int))   # nested: rounding rank 1
+    >>> res = lpca_rank_upper_bound(X, random_state=0)
+    >>> res.rank, res.certified
+    (1, True)
+    """
+    X = check_binary_matrix(X, allow_missing=True, method="lpca")
+    tau = check_tau(tau)
+    m, n = X.shape
+    if max_rank is None:
+        max_rank = min(m, n) + 1
+    begin = time.perf_counter()
+    deadline = None if time_limit is None else begin + time_limit
+    data = _Data(X)
+    n_ones = int(np.count_nonzero(X == 1))
+    rescue_limit = max(_RESCUE_MAX_FAILED, int(_RESCUE_FRACTION * n_ones))
+    if fit_bias == "global" and tau == 0:
+        fit_bias = False
+    kind = _model_kind(fit_bias, tau)
+    rng = check_random_state(random_state)
+    # seeds drawn up front: the first start, and the fresh starts of the polish phase
+    seeds = rng.randint(np.iinfo(np.int32).max, size=2)
+    first_p = start - 1 if kind == "column" else start
+    U, V, mu = _svd_init(data, first_p, kind, seeds[0], tau)
+    info = {
+        "errors_by_k": {},
+        "failed_by_k": {},
+        "seconds_by_k": {},
+        "sweeps_by_k": {},
+        "status_by_k": {},
+        "rescue": {},
+        "rescued_by_refinement": False,
+        "polish": {},
+        "fit_bias": fit_bias,
+    }
+    result = RankSearchResult(rank=None, stopped_early=False, info=info)
+    for k in range(start, max_rank + 1):
+        t0 = time.perf_counter()
+        if deadline is not None and t0 >= deadline:
+            result.stopped_early = True
+            break
+        if k > start:
+            U, V, mu = _add_column(data, U, V, mu)
+        U, V, mu, n_iter, finfo = _fit_core(
+            data,
+            U,
+            V,
+            mu,
+            tau=tau,
+            solver="newton",
+            alpha=_SEARCH_ALPHA,
+            max_iter=_SEARCH_MAX_ITER,
+            tol=_SEARCH_TOL,
+            n_jobs=n_jobs,
+            verbose=verbose,
+            stop_when_exact=True,
+            deadline=deadline,
+            stall=_SEARCH_STALL,
+        )
+        L, R = _package(U, V, mu, tau)
+        ok, n_failed = certify_rounding(X, L, R, tau=tau, return_count=True)
+        info["errors_by_k"][k] = finfo["n_errors_logit"]
+        info["failed_by_k"][k] = int(n_failed)
+        info["sweeps_by_k"][k] = n_iter
+        info["status_by_k"][k] = finfo["status"]
+        rescued = False
+        if not ok and refine and n_failed <= rescue_limit:
+            L, R, ok, rinfo = _rescue(
+                X,
+                data,
+                U,
+                V,
+                mu,
+                L,
+                R,
+                tau=tau,
+                n_jobs=n_jobs,
+                deadline=deadline,
+                verbose=verbose,
+            )
+            info["rescue"][k] = rinfo
+            rescued = ok
+        info["seconds_by_k"][k] = time.perf_counter() - t0
+        if verbose:
+            print(
+                f"[lpca search] k={k}: {n_iter} sweeps ({finfo['status']}), "
+                f"{finfo['n_errors_logit']} wrong, {n_failed} uncertified, "
+                f"certified={ok}{' (rescued)' if rescued else ''}, "
+                f"{info['seconds_by_k'][k]:.2f}s"
+            )
+        if ok:
+            result.rank, result.L, result.R, result.certified = k, L, R, True
+            info["rescued_by_refinement"] = rescued
+            break
+    else:
+        result.stopped_early = True
+    if result.certified and polish:
+        _polish(
+            X,
+            data,
+            result,
+            kind,
+            tau,
+            start,
+            seeds[1],
+            begin,
+            deadline,
+            n_ones,
+            n_jobs,
+            verbose,
+        )
+    info["seconds"] = time.perf_counter() - begin
+    return result
+
+
+def _polish(
+    X, data, result, kind, tau, start, seed, begin, deadline, n_ones, n_jobs, verbose
+):
+    """Try ``k - 1`` (then ``k - 2``, ...) below a certified ``k`` with more effort.
+
+    Runs while the forward search left at most ``_POLISH_FRACTION`` of the ones
+    wrong at that ``k``: a fresh SVD start, up to ``_POLISH_MAX_ITER`` sweeps (stall
+    window ``_POLISH_STALL``), then the rescue. The phase gets at most as much time
+    as the forward search took (and at least ``_POLISH_MIN_SECONDS``).
+    """
+    info = result.info
+    budget = max(_POLISH_MIN_SECONDS, time.perf_counter() - begin)
+    stop = time.perf_counter() + budget
+    if deadline is not None:
+        stop = min(stop, deadline)
+    rescue_limit = max(_RESCUE_MAX_FAILED, int(_RESCUE_FRACTION * n_ones))
+    k = result.rank - 1
+    while k >= start and time.perf_counter() < stop:
+        if info["errors_by_k"][k] > _POLISH_FRACTION * max(n_ones, 1):
+            break
+        t0 = time.perf_counter()
+        p = k - 1 if kind == "column" else k
+        U, V, mu = _svd_init(data, p, kind, seed, tau)
+        U, V, mu, n_iter, finfo = _fit_core(
+            data,
+            U,
+            V,
+            mu,
+            tau=tau,
+            solver="newton",
+            alpha=_SEARCH_ALPHA,
+            max_iter=_POLISH_MAX_ITER,
+            tol=0.0,
+            n_jobs=n_jobs,
+            verbose=verbose,
+            stop_when_exact=True,
+            deadline=stop,
+            stall=_POLISH_STALL,
+        )
+        L, R = _package(U, V, mu, tau)
+        ok, n_failed = certify_rounding(X, L, R, tau=tau, return_count=True)
+        rescued = False
+        if not ok and n_failed <= rescue_limit:
+            L, R, ok, _ = _rescue(
+                X,
+                data,
+                U,
+                V,
+                mu,
+                L,
+                R,
+                tau=tau,
+                n_jobs=n_jobs,
+                deadline=stop,
+                verbose=verbose,
+            )
+            rescued = ok
+        info["polish"][k] = {
+            "sweeps": n_iter,
+            "status": finfo["status"],
+            "errors": finfo["n_errors_logit"],
+            "certified": bool(ok),
+            "rescued": rescued,
+            "seconds": time.perf_counter() - t0,
+        }
+        if verbose:
+            print(
+                f"[lpca search] polish k={k}: {n_iter} sweeps ({finfo['status']}), "
+                f"{finfo['n_errors_logit']} wrong, certified={ok}"
+            )
+        if not ok:
+            break
+        result.rank, result.L, result.R = k, L, R
+        info["rescued_by_refinement"] = rescued
+        k -= 1
+
+
+def _rescue(X, data, U, V, mu, L, R, *, tau, n_jobs, deadline, verbose):
+    """Reweighting, then LP refinement, of a fit with few failing entries."""
+    rinfo = {"boosted": False, "errors_removed": 0, "certified": False}
+    Ub, Vb, mub, exact = _boost(
+        data,
+        U,
+        V,
+        mu,
+        tau=tau,
+        alpha=_SEARCH_ALPHA,
+        n_jobs=n_jobs,
+        deadline=deadline,
+        verbose=verbose,
+    )
+    Lb, Rb = _package(Ub, Vb, mub, tau)
+    ok, n_failed_b = certify_rounding(X, Lb, Rb, tau=tau, return_count=True)
+    if ok:
+        rinfo.update(boosted=True, certified=True)
+        return Lb, Rb, True, rinfo
+    # refine whichever of the two states fails fewer entries
+    _, n_failed = certify_rounding(X, L, R, tau=tau, return_count=True)
+    if n_failed_b < n_failed:
+        L, R = Lb, Rb
+    remaining = None
+    if deadline is not None:
+        remaining = max(deadline - time.perf_counter(), 0.0)
+    L2, R2, refine_info = lpca_refine(
+        X, L, R, tau=tau, n_jobs=n_jobs, time_limit=remaining
+    )
+    rinfo["errors_removed"] = refine_info["errors_removed"]
+    if refine_info["certified"] and certify_rounding(X, L2, R2, tau=tau):
+        rinfo["certified"] = True
+        return L2, R2, True, rinfo
+    return L, R, False, rinfo

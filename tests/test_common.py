@@ -1,0 +1,51 @@
+"""scikit-learn's estimator checks for every estimator, with fast settings."""
+
+import importlib.util
+
+import pytest
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from sklearn_rrank import RoundingRankFactorization
+
+
+def _available(module):
+    return importlib.util.find_spec(f"sklearn_rrank.{module}") is not None
+
+
+# INIT_PARAMS: fast settings for the checks (binarize=0.0 because the checks feed
+# real-valued data)
+ESTIMATORS = [RoundingRankFactorization(2, method="rsvd", binarize=0.0)]
+ESTIMATORS += [
+    RoundingRankFactorization(2, method="projlp", binarize=0.0, random_state=0),
+    RoundingRankFactorization(
+        2, method="lpca", binarize=0.0, random_state=0, max_iter=20
+    ),
+    RoundingRankFactorization(2, method="asso", binarize=0.0),
+]
+
+EXPECTED_FAILED_CHECKS = {}
+
+
+def _ids(est):
+    return f"{type(est).__name__}({est.method})"
+
+
+@parametrize_with_checks(
+    ESTIMATORS,
+    expected_failed_checks=lambda est: EXPECTED_FAILED_CHECKS.get(est.method, {}),
+)
+def test_sklearn_compatible_estimator(estimator, check):
+    check(estimator)
+
+
+def test_all_methods_have_their_solver_module():
+    for module in ["_rsvd", "_projlp", "_lpca", "_asso"]:
+        assert _available(module), module
+
+
+@pytest.mark.parametrize("n_components", [0, -1, 2.5, "2"])
+def test_bad_n_components(n_components):
+    import numpy as np
+
+    with pytest.raises((ValueError, TypeError), match="n_components"):
+        RoundingRankFactorization(n_components, method="rsvd").fit(np.eye(3))

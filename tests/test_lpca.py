@@ -1,0 +1,516 @@
+"""Tests of logistic PCA (``sklearn_rrank._lpca``)."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from numpy.testing import assert_allclose, assert_array_equal
+
+from sklearn_rrank import _lpca
+from sklearn_rrank._lpca import (
+    lpca_fit,
+    lpca_rank_upper_bound,
+    lpca_refine,
+    lpca_transform,
+)
+from sklearn_rrank._rounding import certify_rounding, round_matrix
+
+MODELS = [True, False, "global"]
+
+
+def _random_binary(rng, m, n, density=0.4, missing=0.0):
+    X = (rng.random((m, n)) < density).astype(float)
+    if missing:
+        X[rng.random((m, n)) < missing] = np.nan
+    return X
+
+
+def _planted(seed, m=300, n=200, k=6):
+    """The paper's generator: L, R uniform on [q - 1/2, q + 1/2], q = sqrt(0.5/k)."""
+    rng = np.random.default_rng(seed)
+    q = np.sqrt(0.5 / k)
+    L = rng.uniform(q - 0.5, q + 0.5, (m, k))
+    R = rng.uniform(q - 0.5, q + 0.5, (n, k))
+    return (L @ R.T >= 0.5).astype(np.uint8)
+
+
+# ---------------------------------------------------------------------------------
+# elementwise kernels and gradients (finite differences)
+# ---------------------------------------------------------------------------------
+
+
+def test_entry_derivatives_finite_difference(rng):
+    theta = rng.normal(scale=5, size=2000)
+    q = rng.choice([-1.0, 1.0], size=theta.size)
+    g, h = _lpca._grad_hess_terms(theta, q)
+    eps = 1e-6
+    fd_g = (_lpca._loss_terms(theta + eps, q) - _lpca._loss_terms(theta - eps, q)) / (
+        2 * eps
+    )
+    assert_allclose(g, fd_g, atol=1e-7)
+    g_plus, _ = _lpca._grad_hess_terms(theta + eps, q)
+    g_minus, _ = _lpca._grad_hess_terms(theta - eps, q)
+    assert_allclose(h, (g_plus - g_minus) / (2 * eps), atol=1e-7)
+
+
+def test_loss_terms_match_logaddexp_for_large_logits():
+    theta = np.array([-800.0, -40.0, -1.0, 0.0, 1.0, 40.0, 800.0])
+    for q in (-1.0, 1.0):
+        expected = np.logaddexp(0.0, -q * theta)
+        # the clipped exponent leaves at most exp(-700) ~ 1e-304 absolute error
+        assert_allclose(
+            _lpca._loss_terms(theta, np.full(7, q)), expected, rtol=1e-12, atol=1e-300
+        )
+
+
+@given(z=st.floats(-50, 50), xi=st.floats(-50, 50))
+@settings(max_examples=100)
+def test_jaakkola_jordan_bound(z, xi):
+    # log sigmoid(z) >= log sigmoid(xi) + (z - xi)/2 - T(xi)/4 (z^2 - xi^2)
+    T = _lpca._mm_weights(np.array([xi]))[0]
+    log_sig = -np.logaddexp(0.0, -z)
+    bound = -np.logaddexp(0.0, -xi) + (z - xi) / 2 - T / 4 * (z * z - xi * xi)
+    assert log_sig >= bound - 1e-9 * (1 + abs(bound))
+
+
+@pytest.mark.parametrize("kind", ["column", "none", "global"])
+def test_joint_gradient_finite_difference(rng, kind):
+    m, n, p = 9, 7, 3
+    X = _random_binary(rng, m, n, missing=0.2)
+    data = _lpca._Data(X)
+    size = (m + n) * p + {"column": n, "none": 0, "global": 1}[kind]
+    z = rng.normal(size=size)
+    f, grad = _lpca._joint_objective(z, data, p, kind, alpha=0.3)
+    eps = 1e-6
+    for _ in range(10):
+        d = rng.normal(size=size)
+        fp, _ = _lpca._joint_objective(z + eps * d, data, p, kind, alpha=0.3)
+        fm, _ = _lpca._joint_objective(z - eps * d, data, p, kind, alpha=0.3)
+        assert_allclose((fp - fm) / (2 * eps), grad @ d, rtol=1e-5, atol=1e-6)
+
+
+def test_newton_step_uses_exact_gradient_and_hessian(rng):
+    # one undamped Newton step on a strictly convex row problem equals the minimiser
+    # of its quadratic model; check gradient and Hessian of the row objective by
+    # finite differences of the objective itself
+    n, p, alpha = 30, 3, 0.5
+    F = rng.normal(size=(n, p))
+    q = rng.choice([-1.0, 1.0], size=(1, n))
+    P = rng.normal(size=(1, p))
+
+    def objective(u):
+        return _lpca._loss_terms(F @ u, q[0]).sum() + 0.5 * alpha * u @ u
+
+    theta = P @ F.T
+    g, h = _lpca._grad_hess_terms(theta, q)
+    grad = (g @ F + alpha * P)[0]
+    H = _lpca._gram_batched(h, F, _lpca._pair_index(p))[0] + alpha * np.eye(p)
+    eps = 1e-5
+    E = np.eye(p)
+    fd_grad = [
+        (objective(P[0] + eps * e) - objective(P[0] - eps * e)) / (2 * eps) for e in E
+    ]
+    assert_allclose(grad, fd_grad, rtol=1e-6, atol=1e-8)
+    fd_hess = np.array(
+        [
+            [
+                (
+                    objective(P[0] + eps * (a + b))
+                    - objective(P[0] + eps * (a - b))
+                    - objective(P[0] - eps * (a - b))
+                    + objective(P[0] - eps * (a + b))
+                )
+                / (4 * eps * eps)
+                for b in E
+            ]
+            for a in E
+        ]
+    )
+    assert_allclose(H, fd_hess, rtol=1e-4, atol=1e-4)
+
+
+# ---------------------------------------------------------------------------------
+# monotonicity
+# ---------------------------------------------------------------------------------
+
+
+@given(
+    seed=st.integers(0, 2**31 - 1),
+    m=st.integers(3, 25),
+    n=st.integers(3, 25),
+    k=st.integers(1, 4),
+    model=st.sampled_from(MODELS),
+    missing=st.sampled_from([0.0, 0.2]),
+)
+@settings(max_examples=25, deadline=None)
+@pytest.mark.parametrize("solver", ["newton", "mm"])
+def test_objective_never_increases(solver, seed, m, n, k, model, missing):
+    rng = np.random.default_rng(seed)
+    X = _random_binary(rng, m, n, density=rng.uniform(0.1, 0.9), missing=missing)
+    res = lpca_fit(
+        X, k, fit_bias=model, solver=solver, max_iter=40, tol=0, random_state=seed
+    )
+    loss = np.asarray(res.info["loss"])
+    assert np.all(np.isfinite(loss))
+    increase = np.diff(loss)
+    assert np.all(increase <= 1e-10 * np.abs(loss[1:]) + 1e-12), increase.max()
+
+
+def test_mm_slower_but_same_kind_of_optimum(rng):
+    X = _random_binary(rng, 30, 20)
+    newton = lpca_fit(X, 3, solver="newton", max_iter=500, tol=1e-10, random_state=0)
+    mm = lpca_fit(X, 3, solver="mm", max_iter=40, tol=0, random_state=0)
+    # both start from the same point and decrease; Newton ends lower
+    assert newton.info["loss"][0] == pytest.approx(mm.info["loss"][0])
+    assert newton.info["loss"][-1] <= mm.info["loss"][-1] + 1e-9
+
+
+def test_solvers_agree_on_a_convex_problem(rng):
+    # k = 1 with the bias is "bias only": a convex problem with a unique minimiser
+    X = _random_binary(rng, 25, 18, missing=0.1)
+    fits = [
+        lpca_fit(X, 1, solver=s, alpha=0.1, max_iter=2000, tol=1e-13)
+        for s in ("newton", "lbfgs", "mm")
+    ]
+    for other in fits[1:]:
+        assert other.info["loss"][-1] == pytest.approx(
+            fits[0].info["loss"][-1], rel=1e-7
+        )
+        assert_allclose(other.R, fits[0].R, atol=1e-4)
+
+
+def test_lbfgs_decreases_from_the_same_start(rng):
+    X = _random_binary(rng, 25, 18)
+    a = lpca_fit(X, 3, solver="newton", max_iter=50, random_state=0)
+    b = lpca_fit(X, 3, solver="lbfgs", max_iter=200, random_state=0)
+    assert a.info["loss"][0] == pytest.approx(b.info["loss"][0])
+    assert b.info["loss"][-1] < 0.8 * b.info["loss"][0]
+    assert b.info["loss"][-1] == pytest.approx(a.info["loss"][-1], rel=0.05)
+
+
+# ---------------------------------------------------------------------------------
+# missing entries
+# ---------------------------------------------------------------------------------
+
+
+def test_masked_entry_values_do_not_change_a_newton_step(rng):
+    X = _random_binary(rng, 20, 15, missing=0.3)
+    data = _lpca._Data(X)
+    # the same data with arbitrary +-1 values at the masked entries
+    other = _lpca._Data(X)
+    mask = np.isnan(X)
+    other.q = other.q.copy()
+    other.q[mask] = rng.choice([-1.0, 1.0], size=mask.sum())
+    other.qt = np.ascontiguousarray(other.q.T)
+    U, V, mu = _lpca._svd_init(data, 3, "column", 0)
+    loss, _, _ = _lpca._evaluate(None, U, V, mu, data, 0.5)
+    loss_other, _, _ = _lpca._evaluate(None, U, V, mu, other, 0.5)
+    assert_array_equal(loss, loss_other)
+    new = _lpca._newton_block(None, U, V, mu, data, False, 1e-3, None, loss)
+    new_other = _lpca._newton_block(None, U, V, mu, other, False, 1e-3, None, loss)
+    for a, b in zip(new[:3], new_other[:3], strict=True):
+        assert_array_equal(a, b)
+    P, F, off = _lpca._with_bias(U, V, mu)
+    col_loss, _, _ = _lpca._evaluate(None, U, V, mu, data, 0.5, transpose=True)
+    new = _lpca._newton_block(None, P, F, off, data, True, 1e-3, None, col_loss)
+    new_other = _lpca._newton_block(None, P, F, off, other, True, 1e-3, None, col_loss)
+    for a, b in zip(new[:3], new_other[:3], strict=True):
+        assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_missing_row_is_like_a_deleted_row(rng, model):
+    X = _random_binary(rng, 30, 20, density=0.3)
+    X_missing = X.copy()
+    X_missing[7] = np.nan
+    X_deleted = np.delete(X, 7, axis=0)
+    kw = dict(fit_bias=model, max_iter=60, tol=0, random_state=0)
+    a = lpca_fit(X_missing, 3, **kw)
+    b = lpca_fit(X_deleted, 3, **kw)
+    assert_allclose(a.R, b.R, rtol=1e-6, atol=1e-8)
+    assert_allclose(np.delete(a.L, 7, axis=0), b.L, rtol=1e-6, atol=1e-8)
+    assert a.info["loss"][-1] == pytest.approx(b.info["loss"][-1], rel=1e-9)
+
+
+def test_missing_entries_are_not_counted_as_errors(rng):
+    X = _random_binary(rng, 25, 20, missing=0.25)
+    res = lpca_fit(X, 4, random_state=0)
+    observed = ~np.isnan(X)
+    B = round_matrix(res.L @ res.R.T)
+    assert res.info["n_errors"] == int(np.count_nonzero((B != X) & observed))
+
+
+# ---------------------------------------------------------------------------------
+# honest rank: factor shapes and rounding at tau
+# ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("model", MODELS)
+@pytest.mark.parametrize("tau", [0.5, 2.0, -0.7, 0.0])
+@pytest.mark.parametrize("solver", ["newton", "lbfgs", "mm"])
+def test_factors_round_like_the_logits(rng, model, tau, solver):
+    if model == "global" and tau == 0:
+        with pytest.raises(ValueError, match="tau != 0"):
+            lpca_fit(np.eye(3), 2, fit_bias=model, tau=tau)
+        return
+    X = _random_binary(rng, 15, 12)
+    k = 3
+    res = lpca_fit(X, k, tau=tau, fit_bias=model, solver=solver, max_iter=30)
+    assert res.L.shape == (15, k) and res.R.shape == (12, k)
+    # the fit does not depend on tau (for the global model: only on its sign), so
+    # a fit at a reference threshold rounds the same logits
+    ref_tau = -0.5 if (model == "global" and tau < 0) else 0.5
+    ref = lpca_fit(X, k, tau=ref_tau, fit_bias=model, solver=solver, max_iter=30)
+    assert_array_equal(
+        round_matrix(res.L @ res.R.T, tau), round_matrix(ref.L @ ref.R.T, ref_tau)
+    )
+    if model is True:
+        assert_array_equal(res.L[:, -1], 1.0)
+        assert_allclose(res.R[:, -1] - tau, ref.R[:, -1] - ref_tau)
+    errors = int(np.count_nonzero(round_matrix(res.L @ res.R.T, tau) != X))
+    assert res.info["n_errors"] == errors
+
+
+def test_bias_counts_as_a_column():
+    # a matrix with constant columns needs only the bias: k = 1 means "bias only"
+    X = np.array([[1, 0, 1], [1, 0, 1], [1, 0, 1]])
+    res = lpca_fit(X, 1, stop_when_exact=True, max_iter=100)
+    assert res.L.shape == (3, 1) and res.info["n_latent"] == 0
+    assert certify_rounding(X, res.L, res.R)
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_init_round_trip(rng, model):
+    X = _random_binary(rng, 12, 10)
+    a = lpca_fit(X, 3, fit_bias=model, max_iter=20, tol=0, random_state=0)
+    b = lpca_fit(X, 3, fit_bias=model, max_iter=1, tol=0, init=(a.L, a.R))
+    if model is True:
+        # the bias representation is exact: warm start resumes at the same objective
+        assert b.info["loss"][0] == pytest.approx(a.info["loss"][-1], rel=1e-12)
+    assert b.info["loss"][-1] <= b.info["loss"][0] + 1e-12
+
+
+# ---------------------------------------------------------------------------------
+# stop_when_exact, planted matrices, rank search
+# ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_stop_when_exact_is_certifiable(model):
+    X = np.tril(np.ones((12, 10)))
+    res = lpca_fit(X, 2, fit_bias=model, stop_when_exact=True, max_iter=300)
+    assert res.info["status"] == "exact"
+    assert res.info["n_errors"] == 0
+    assert certify_rounding(X, res.L, res.R)
+
+
+def test_planted_rank_6_is_certified():
+    X = _planted(0)
+    res = lpca_rank_upper_bound(X, random_state=0, start=5, polish=False)
+    assert res.certified and res.rank <= 7
+    assert certify_rounding(X, res.L, res.R, margin=1e-9)
+    assert res.L.shape == (300, res.rank) and res.R.shape == (200, res.rank)
+    assert_array_equal(round_matrix(res.L @ res.R.T), X)
+    assert set(res.info["errors_by_k"]) == set(range(5, res.rank + 1))
+    # the global model finds the planted rank itself
+    fit = lpca_fit(X, 6, fit_bias="global", stop_when_exact=True, random_state=0)
+    assert fit.info["status"] == "exact"
+    assert certify_rounding(X, fit.L, fit.R)
+
+
+def test_rank_search_nested_matrix_is_rank_one():
+    X = np.triu(np.ones((9, 7), dtype=int))
+    res = lpca_rank_upper_bound(X, random_state=0)
+    assert (res.rank, res.certified, res.stopped_early) == (1, True, False)
+    assert certify_rounding(X, res.L, res.R)
+
+
+def test_rank_search_info_and_limits(rng):
+    X = _random_binary(rng, 30, 25)
+    res = lpca_rank_upper_bound(X, max_rank=2, refine=False, random_state=0)
+    assert res.rank is None and not res.certified and res.stopped_early
+    assert set(res.info["errors_by_k"]) == {1, 2}
+    assert set(res.info["seconds_by_k"]) == {1, 2}
+    assert res.info["rescued_by_refinement"] is False
+    timed = lpca_rank_upper_bound(X, time_limit=0.0, random_state=0)
+    assert timed.stopped_early and timed.rank is None
+    with_bias = lpca_rank_upper_bound(X, fit_bias=True, random_state=0)
+    assert with_bias.certified
+    assert certify_rounding(X, with_bias.L, with_bias.R)
+
+
+def test_polish_never_worsens_the_bound(monkeypatch):
+    monkeypatch.setattr(_lpca, "_POLISH_MIN_SECONDS", 2.0)
+    X = _planted(6, 80, 60, 4)
+    forward = lpca_rank_upper_bound(X, random_state=0, polish=False)
+    polished = lpca_rank_upper_bound(X, random_state=0, polish=True)
+    assert forward.certified and polished.certified
+    assert polished.rank <= forward.rank
+    assert certify_rounding(X, polished.L, polished.R)
+    assert polished.L.shape[1] == polished.rank
+    tried = polished.info["polish"]
+    assert all(k < forward.rank for k in tried)
+    certified = [k for k, row in tried.items() if row["certified"]]
+    assert polished.rank == min(certified, default=forward.rank)
+
+
+def test_rank_search_with_missing_entries(rng):
+    X = _planted(1, 60, 40, 3).astype(float)
+    X[rng.random(X.shape) < 0.1] = np.nan
+    res = lpca_rank_upper_bound(X, random_state=0)
+    assert res.certified
+    assert certify_rounding(X, res.L, res.R)
+
+
+# ---------------------------------------------------------------------------------
+# n_jobs, determinism, inputs not modified
+# ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("solver", ["newton", "lbfgs", "mm"])
+@pytest.mark.parametrize("model", MODELS)
+def test_results_do_not_depend_on_n_jobs(monkeypatch, solver, model):
+    monkeypatch.setattr(_lpca, "_CHUNK_ENTRIES", 64)  # many chunks per block
+    X = _random_binary(np.random.default_rng(0), 40, 25, missing=0.1)
+    kw = dict(fit_bias=model, solver=solver, max_iter=15, random_state=0)
+    a = lpca_fit(X, 3, n_jobs=1, **kw)
+    b = lpca_fit(X, 3, n_jobs=2, **kw)
+    assert_array_equal(a.L, b.L)
+    assert_array_equal(a.R, b.R)
+    assert a.info["loss"] == b.info["loss"]
+
+
+def test_transform_and_search_do_not_depend_on_n_jobs(monkeypatch):
+    monkeypatch.setattr(_lpca, "_CHUNK_ENTRIES", 600)
+    X = _planted(2, 60, 40, 3)
+    a = lpca_rank_upper_bound(X, random_state=0, n_jobs=1, polish=False)
+    b = lpca_rank_upper_bound(X, random_state=0, n_jobs=2, polish=False)
+    assert a.rank == b.rank
+    assert_array_equal(a.L, b.L)
+    for model in MODELS:
+        R = lpca_fit(X, 3, fit_bias=model, random_state=0, max_iter=20).R
+        La = lpca_transform(X, R, fit_bias_column=model, n_jobs=1)
+        Lb = lpca_transform(X, R, fit_bias_column=model, n_jobs=2)
+        assert_array_equal(La, Lb)
+
+
+def test_inputs_are_not_modified(rng):
+    X = _random_binary(rng, 10, 8, missing=0.1)
+    X0 = X.copy()
+    res = lpca_fit(X, 2, max_iter=5)
+    L0, R0 = res.L.copy(), res.R.copy()
+    lpca_fit(X, 2, max_iter=5, init=(res.L, res.R))
+    lpca_transform(X, res.R)
+    lpca_refine(X, res.L, res.R)
+    assert_array_equal(X, X0)
+    assert_array_equal(res.L, L0)
+    assert_array_equal(res.R, R0)
+
+
+# ---------------------------------------------------------------------------------
+# transform
+# ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_transform_reproduces_training_rows(model):
+    X = _planted(3, 50, 30, 2)
+    fit = lpca_fit(X, 3, fit_bias=model, random_state=0, alpha=1e-3, max_iter=200)
+    L = lpca_transform(X, fit.R, fit_bias_column=model, alpha=1e-3, max_iter=200)
+    assert L.shape == fit.L.shape
+    if model is True:
+        assert_array_equal(L[:, -1], 1.0)
+    err_fit = fit.info["n_errors"]
+    err_transform = int(np.count_nonzero(round_matrix(L @ fit.R.T) != X))
+    assert err_transform <= err_fit + 0.01 * X.size
+
+
+def test_transform_new_rows_and_missing(rng):
+    X = _planted(4, 80, 30, 2).astype(float)
+    fit = lpca_fit(X[:60], 3, random_state=0)
+    new = X[60:].copy()
+    new[:, :5] = np.nan
+    L = lpca_transform(new, fit.R)
+    B = round_matrix(L @ fit.R.T)
+    observed = ~np.isnan(new)
+    assert np.mean(B[observed] != new[observed]) < 0.1
+
+
+def test_transform_validation():
+    R = np.ones((3, 2))
+    with pytest.raises(ValueError, match="R must have shape"):
+        lpca_transform(np.eye(4), R)
+    with pytest.raises(ValueError, match="finite"):
+        lpca_transform(np.eye(3), np.full((3, 2), np.nan))
+
+
+# ---------------------------------------------------------------------------------
+# refinement by LPs
+# ---------------------------------------------------------------------------------
+
+
+def test_refine_repairs_a_broken_column(rng):
+    X = _planted(5, 40, 30, 3)
+    fit = lpca_fit(X, 4, fit_bias="global", stop_when_exact=True, random_state=0)
+    assert certify_rounding(X, fit.L, fit.R)
+    R = fit.R.copy()
+    j = int(np.argmax(X.sum(axis=0)))
+    R[j] = 0.0  # column j now rounds to all zeros
+    L2, R2, info = lpca_refine(X, fit.L, R)
+    assert info["errors_before"] == X[:, j].sum()
+    assert info["errors_before"] > 0
+    assert info["errors_after"] == 0 and info["certified"]
+    assert info["errors_removed"] == info["errors_before"]
+    assert certify_rounding(X, L2, R2)
+
+
+@given(seed=st.integers(0, 2**31 - 1))
+@settings(max_examples=8, deadline=None)
+def test_refine_never_increases_failures(seed):
+    rng = np.random.default_rng(seed)
+    X = _random_binary(rng, 15, 12, missing=0.1)
+    L = rng.normal(size=(15, 2))
+    R = rng.normal(size=(12, 2))
+    _, n_before = certify_rounding(X, L, R, return_count=True)
+    L2, R2, info = lpca_refine(X, L, R, n_rounds=2)
+    _, n_after = certify_rounding(X, L2, R2, return_count=True)
+    assert info["uncertified_before"] == n_before
+    assert info["uncertified_after"] == n_after <= n_before
+
+
+def test_refine_validation():
+    with pytest.raises(ValueError, match="shapes"):
+        lpca_refine(np.eye(3), np.ones((3, 2)), np.ones((4, 2)))
+
+
+# ---------------------------------------------------------------------------------
+# parameter validation
+# ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"n_components": 0}, "n_components"),
+        ({"solver": "sgd"}, "solver"),
+        ({"alpha": -1.0}, "alpha"),
+        ({"max_iter": 0}, "max_iter"),
+        ({"fit_bias": "yes"}, "fit_bias"),
+        ({"tau": np.nan}, "tau"),
+    ],
+)
+def test_lpca_fit_parameter_errors(kwargs, match):
+    params = {"n_components": 2, **kwargs}
+    with pytest.raises(ValueError, match=match):
+        lpca_fit(np.eye(4), **params)
+
+
+def test_lpca_fit_input_errors():
+    with pytest.raises(ValueError, match="not binary"):
+        lpca_fit([[0, 2], [1, 0]], 1)
+    with pytest.raises(ValueError, match="init must be a pair"):
+        lpca_fit(np.eye(3), 2, init=(np.ones((3, 2)), np.ones((2, 2))))
+    with pytest.raises(ValueError, match="bias column"):
+        lpca_fit(np.eye(3), 2, init=(np.eye(3)[:, :2], np.ones((3, 2))))
+    with pytest.raises(ValueError, match="init must be a pair"):
+        lpca_fit(np.eye(3), 2, init=(np.ones((3, 2)),))
