@@ -13,24 +13,27 @@ import time
 import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
+from scipy.sparse.linalg import svds
 from sklearn.utils import check_random_state, gen_batches
-from sklearn.utils.extmath import randomized_svd
 
 from sklearn_rrank._base import FactorizationResult, RankSearchResult
 from sklearn_rrank._rounding import certify_rounding
 
 __all__ = ["rsvd_error_curve", "rsvd_fit", "rsvd_rank_upper_bound", "truncated_svd"]
 
+# above this many entries a dense SVD of all components is avoided when few are needed
+_DENSE_SVD_ENTRIES = 4_000_000
+
 # rows per block of the incremental scan: about 256 KiB of float64 per block
 _SCAN_BLOCK_ENTRIES = 1 << 15
 
 
 def truncated_svd(X, n_components=None, *, random_state=None):
-    """First ``n_components`` singular triplets of ``X`` (dense LAPACK or randomized).
+    """First ``n_components`` singular triplets of ``X`` (dense LAPACK or ARPACK).
 
-    Dense input, or a request for more than half of ``min(m, n)`` components, uses one
-    full LAPACK SVD (``gesdd``), which is exact and deterministic. Sparse input with
-    few components uses :func:`sklearn.utils.extmath.randomized_svd`.
+    Small dense input, or a request for more than half of ``min(m, n)`` components,
+    uses one full LAPACK SVD (``gesdd``), which is exact and deterministic. Sparse or
+    large input with few components uses ARPACK (:func:`scipy.sparse.linalg.svds`).
 
     Parameters
     ----------
@@ -38,7 +41,7 @@ def truncated_svd(X, n_components=None, *, random_state=None):
     n_components : int or None
         Number of components K (None = ``min(m, n)``).
     random_state : int, RandomState instance or None
-        Used only by the randomized SVD.
+        Start vector of ARPACK.
 
     Returns
     -------
@@ -49,12 +52,14 @@ def truncated_svd(X, n_components=None, *, random_state=None):
     m, n = X.shape
     full = min(m, n)
     K = full if n_components is None else min(int(n_components), full)
-    if sp.issparse(X) and K <= full // 2:
+    if K <= full // 2 and (sp.issparse(X) or m * n > _DENSE_SVD_ENTRIES):
+        # Lanczos (ARPACK) for a few leading triplets: accurate to machine precision
+        # in the singular values, unlike a randomized SVD
         rng = check_random_state(random_state)
-        U, s, Vt = randomized_svd(
-            X, K, n_oversamples=max(10, K // 2), n_iter=7, random_state=rng
-        )
-        return U, s, Vt
+        v0 = rng.uniform(-1, 1, size=min(m, n))
+        U, s, Vt = svds(sp.csr_matrix(X), k=K, v0=v0, solver="arpack")
+        order = np.argsort(s)[::-1]
+        return U[:, order], s[order], Vt[order]
     Xd = X.toarray() if sp.issparse(X) else X
     U, s, Vt = scipy.linalg.svd(Xd, full_matrices=False, lapack_driver="gesdd")
     return U[:, :K], s[:K], Vt[:K]
@@ -106,7 +111,7 @@ def rsvd_fit(X, n_components, *, tau=0.5, random_state=None):
     tau : float, default=0.5
         Rounding threshold.
     random_state : int, RandomState instance or None
-        Used only by the randomized SVD of large sparse input.
+        Start vector of ARPACK for large or sparse input.
 
     Returns
     -------
@@ -152,7 +157,7 @@ def rsvd_rank_upper_bound(
     time_limit : float or None, default=None
         Seconds; checked between the SVD and the scan and during the certification.
     random_state : int, RandomState instance or None
-        Used only by the randomized SVD of large sparse input.
+        Start vector of ARPACK for large or sparse input.
     verbose : int, default=0
         Print a summary line at 1.
 
