@@ -136,7 +136,7 @@ class RoundingRankFactorization(
         Iterations run by the solver (1 for one-shot methods such as R-SVD).
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of features seen during fit (only for DataFrames with string names).
 
     See Also

@@ -1058,7 +1058,7 @@ class NestedApprox(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         ``"rsvd"``).
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of features seen during fit, if ``X`` has string feature names.
 
     See Also

@@ -278,16 +278,19 @@ class RoundingRankCV(MetaEstimatorMixin, TransformerMixin, BaseEstimator):
     def _delegate_rank_search(self, X, estimator, tau):
         """Use the method's own warm-started rank search when it has one.
 
-        For a :class:`RoundingRankFactorization` with ``search="linear"`` and
-        ``n_components="auto"``, the search is the same one that
-        :func:`~sklearn_rrank.rounding_rank_bounds` runs for that method (warm starts,
-        refinement), so both report the same certified k.
+        For a :class:`RoundingRankFactorization` with ``search="linear"``,
+        ``n_components="auto"``, ``nonnegative=False`` and no ``method_params``,
+        the search is the same one that :func:`~sklearn_rrank.rounding_rank_bounds`
+        runs for that method (warm starts, refinement), so both report the same
+        certified k.
         """
         if not (
             type(estimator) is RoundingRankFactorization
             and self.search == "linear"
             and isinstance(self.n_components, str)
             and estimator.method in _RANK_SEARCH
+            and not estimator.nonnegative
+            and not estimator.method_params
         ):
             return False
         from sklearn_rrank._bounds import _upper_bound_by
@@ -396,7 +399,7 @@ class RoundingRankCV(MetaEstimatorMixin, TransformerMixin, BaseEstimator):
 
         Returns
         -------
-        L : ndarray of shape (n_samples, n_components_)
+        L : ndarray of shape (n_samples, `n_components_`)
         """
         check_is_fitted(self, "best_estimator_")
         return self.best_estimator_.transform(X)
