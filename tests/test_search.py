@@ -82,3 +82,14 @@ def test_holdout_results_independent_of_n_jobs():
     np.testing.assert_array_equal(
         a.cv_results_["mean_test_error"], b.cv_results_["mean_test_error"]
     )
+
+
+def test_exact_nonnegative_keeps_factors_nonnegative():
+    # the generic search is used (not the unconstrained rank search of ProjLP)
+    X = np.triu(np.ones((8, 8)))
+    est = RoundingRankFactorization(method="projlp", nonnegative=True, random_state=0)
+    cv = RoundingRankCV(est).fit(X)
+    assert cv.certified_ and cv.n_components_ <= 8
+    be = cv.best_estimator_
+    assert np.all(be.components_ >= 0)
+    assert np.all(be.transform(X) >= -1e-12)
