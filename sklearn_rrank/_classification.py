@@ -288,8 +288,12 @@ def feature_dimension_bounds(
       increasing ``t_i``; label ``j`` is the sign of a polynomial of degree ``<= c``
       with a root between consecutive changes, i.e. of ``<x_i, w_j> + b_j``); the
       order comes from :func:`~sklearn_rrank._permutation.sign_change_ordering`. And
-      ``rrank_tau(Y)`` by (2), with a certified bound from
-      :func:`~sklearn_rrank._projlp.projlp_rank_upper_bound`.
+      ``rrank_tau(Y)`` by (2), with certified bounds from
+      :func:`~sklearn_rrank._projlp.projlp_rank_upper_bound` and
+      :func:`~sklearn_rrank._lpca.lpca_rank_upper_bound`.
+    * A second lower bound: a set of ``s`` rows shattered by the labels
+      (:func:`~sklearn_rrank.vc_lower_bound`) needs ``d + 1 >= s``, because affine
+      half-spaces in ``R^d`` have VC dimension ``d + 1``; so ``fd(Y) >= s - 1``.
 
     Parameters
     ----------
@@ -359,6 +363,24 @@ def feature_dimension_bounds(
         from sklearn_rrank._projlp import projlp_rank_upper_bound
 
         res = projlp_rank_upper_bound(
+            Yu,
+            tau=tau,
+            time_limit=time_limit,
+            random_state=random_state,
+            n_jobs=n_jobs,
+            verbose=verbose,
+        )
+        if res.certified and res.rank is not None:
+            upper = min(upper, int(res.rank))
+    if upper > lower:
+        # affine half-spaces in R^d have VC dimension d + 1, so fd >= VC - 1
+        from sklearn_rrank._vc import vc_lower_bound
+
+        lower = max(lower, vc_lower_bound(Yu, time_limit=time_limit) - 1)
+    if upper > lower:
+        from sklearn_rrank._lpca import lpca_rank_upper_bound
+
+        res = lpca_rank_upper_bound(
             Yu,
             tau=tau,
             time_limit=time_limit,
