@@ -114,6 +114,11 @@ def run_limited(fn, args, limit):
     return payload
 
 
+def _by_k(table, k):
+    """Value for k in a dict keyed by int (fresh) or str (read back from JSON)."""
+    return table.get(int(k), table.get(str(k)))
+
+
 def _fmt(v, digits=3):
     if v is None:
         return "--"
@@ -140,10 +145,23 @@ def main():
         default=1800.0,
         help="seconds per cell on Abstracts (default 1800)",
     )
+    parser.add_argument(
+        "--data",
+        default=None,
+        help="comma-separated data sets to (re)run; the others are kept from an "
+        "existing tables.json",
+    )
     args = parser.parse_args()
     from sklearn_rrank.datasets import DATASETS
 
     names = ["paleo", "apj"] if args.quick else ["paleo", "apj", "abstracts"]
+    if args.data:
+        names = [n.strip() for n in args.data.split(",") if n.strip()]
+    out_dir = os.path.join(HERE, "results")
+    previous = {}
+    if args.data and os.path.exists(os.path.join(out_dir, "tables.json")):
+        with open(os.path.join(out_dir, "tables.json")) as fh:
+            previous = json.load(fh).get("data", {})
     results = {
         "machine": {
             "cpus": os.cpu_count(),
@@ -155,7 +173,8 @@ def main():
         "Gurobi (ProjLP), the authors' L-PCA code",
         "seed": SEED,
         "not_available": NOT_AVAILABLE,
-        "data": {},
+        "data": {k: v for k, v in previous.items() if k not in names},
+        "limits": {"default": args.limit, "abstracts": args.abstracts_limit},
     }
     for name in names:
         paper = DATASETS[name]().paper
@@ -178,7 +197,8 @@ def main():
         lowers = [c["value"] for c in entry["lower"].values() if c["value"] is not None]
         entry["interval"] = [max(lowers, default=1), min(uppers, default=None)]
         results["data"][name] = entry
-    out_dir = os.path.join(HERE, "results")
+    order = ["paleo", "apj", "abstracts"]
+    results["data"] = {k: results["data"][k] for k in order if k in results["data"]}
     os.makedirs(out_dir, exist_ok=True)
     with open(os.path.join(out_dir, "tables.json"), "w") as fh:
         json.dump(results, fh, indent=2, default=float)
@@ -244,8 +264,8 @@ def render_markdown(results):
         paper = entry["paper"]
         for method in ERR_METHODS:
             for k, ours in entry["error"][method].items():
-                p_err = paper["relative_error"][method][int(k)]
-                p_sec = paper["error_seconds"][method][int(k)]
+                p_err = _by_k(paper["relative_error"][method], k)
+                p_sec = _by_k(paper["error_seconds"][method], k)
                 flag = " (time limit)" if ours.get("hit_limit") else ""
                 if ours.get("error"):
                     flag = f" (error: {ours['error']})"
