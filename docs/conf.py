@@ -1,0 +1,187 @@
+"""Sphinx configuration of the sklearn_rrank documentation.
+
+Build with ``python -m sphinx -W -b html docs docs/_build/html`` after installing the
+``docs`` extra (``pip install ".[docs]"``). No network access is needed: intersphinx
+is off.
+"""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import sklearn_rrank
+
+DOCS = Path(__file__).resolve().parent
+
+# -- project -----------------------------------------------------------------------
+project = "sklearn_rrank"
+author = "The sklearn_rrank developers"
+copyright = "2026, The sklearn_rrank developers"
+version = sklearn_rrank.__version__
+release = sklearn_rrank.__version__
+
+# -- extensions --------------------------------------------------------------------
+extensions = [
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "sphinx.ext.mathjax",
+    "numpydoc",
+    "sphinx_gallery.gen_gallery",
+]
+
+templates_path = ["_templates"]
+exclude_patterns = ["_build", "Thumbs.db", ".DS_Store"]
+root_doc = "index"
+default_role = "literal"
+
+# autosummary writes one page per public name to docs/generated/
+autosummary_generate = True
+autosummary_generate_overwrite = True
+autosummary_imported_members = True
+autodoc_default_options = {"inherited-members": False}
+autodoc_typehints = "none"
+
+# numpydoc renders the docstrings; the method tables come from our class template
+numpydoc_show_class_members = False
+numpydoc_class_members_toctree = False
+numpydoc_xref_param_type = False
+numpydoc_attributes_as_param_list = True
+
+# -- HTML --------------------------------------------------------------------------
+html_theme = "pydata_sphinx_theme"
+html_title = f"sklearn_rrank {release}"
+html_static_path = []
+html_theme_options = {
+    "navbar_end": ["navbar-icon-links"],
+    "show_prev_next": False,
+    "navigation_with_keys": False,
+}
+html_sidebars = {"index": [], "cli": [], "reproducing": []}
+html_show_sourcelink = False
+
+# -- sphinx-gallery ----------------------------------------------------------------
+sphinx_gallery_conf = {
+    "examples_dirs": "../examples",
+    "gallery_dirs": "auto_examples",
+    "filename_pattern": "plot_",
+    "within_subsection_order": "FileNameSortKey",
+    "download_all_examples": False,
+    "remove_config_comments": True,
+    "show_memory": False,
+    "plot_gallery": "True",
+    "matplotlib_animations": False,
+    "reference_url": {"sklearn_rrank": None},
+    "doc_module": ("sklearn_rrank",),
+    "backreferences_dir": None,
+    "abort_on_example_error": True,
+    "only_warn_on_example_error": False,
+}
+
+# intersphinx is deliberately not used: the build must work without network access.
+
+
+# -- generated inputs --------------------------------------------------------------
+def _write_cli_help():
+    """Write the ``--help`` text of every ``rrank`` command for ``cli.rst``.
+
+    The command line's own parser produces the text, so the page cannot drift from
+    the code. Files go to ``docs/generated/cli/`` (not under version control).
+    """
+    out = DOCS / "generated" / "cli"
+    out.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ, COLUMNS="88")
+    for name, args in {
+        "rrank": [],
+        "bounds": ["bounds"],
+        "factorize": ["factorize"],
+        "nested": ["nested"],
+        "datasets": ["datasets"],
+    }.items():
+        text = subprocess.run(
+            [sys.executable, "-m", "sklearn_rrank", *args, "--help"],
+            check=True,
+            capture_output=True,
+            text=True,
+            env=env,
+        ).stdout
+        path = out / f"{name}.txt"
+        if not path.exists() or path.read_text() != text:
+            path.write_text(text)
+
+
+_write_cli_help()
+
+
+def _write_reproducing_tables():
+    """Point ``reproducing.rst`` at the benchmark tables, if they exist.
+
+    ``benchmarks/reproduce_tables.py`` writes ``benchmarks/results/tables.md`` (and
+    may write ``tables.rst``). An ``.rst`` file is included as it is; a Markdown file
+    is shown verbatim; without either, the page says how to generate them. The build
+    passes in all three cases.
+    """
+    results = DOCS.parent / "benchmarks" / "results"
+    out = DOCS / "generated" / "reproducing_tables.inc"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if (results / "tables.rst").exists():
+        text = ".. include:: /../benchmarks/results/tables.rst\n"
+    elif (results / "tables.md").exists():
+        text = (
+            "The tables as written by the script (Markdown):\n\n"
+            ".. literalinclude:: /../benchmarks/results/tables.md\n"
+            "   :language: markdown\n"
+        )
+    else:
+        text = (
+            ".. note::\n\n"
+            "   The tables have not been generated in this checkout. Run\n"
+            "   ``python benchmarks/reproduce_tables.py`` and rebuild the\n"
+            "   documentation to show them here.\n"
+        )
+    if not out.exists() or out.read_text() != text:
+        out.write_text(text)
+
+
+_write_reproducing_tables()
+
+
+def _documented_names():
+    """``(module, name)`` pairs listed in the autosummary tables of ``api.rst``."""
+    names, module, in_table = set(), None, False
+    for line in (DOCS / "api.rst").read_text().splitlines():
+        stripped = line.strip()
+        if stripped.startswith((".. currentmodule::", ".. module::")):
+            module, in_table = stripped.split("::", 1)[1].strip(), False
+        elif stripped.startswith(".. autosummary::"):
+            in_table = True
+        elif in_table and line.startswith("   ") and stripped:
+            if not stripped.startswith(":"):
+                names.add((module, stripped))
+        elif stripped and not line.startswith(" "):
+            in_table = False
+    return names
+
+
+def _check_api_complete(app):
+    """Warn (an error under ``-W``) for a public name missing from ``api.rst``."""
+    import importlib
+
+    from sphinx.util import logging
+
+    logger = logging.getLogger("sklearn_rrank.docs")
+    documented = _documented_names()
+    for modname in ("sklearn_rrank", "sklearn_rrank.datasets"):
+        module = importlib.import_module(modname)
+        for name in getattr(module, "__all__", []):
+            if name.startswith("__"):
+                continue
+            if (modname, name) not in documented:
+                logger.warning(
+                    f"public name {modname}.{name} is not listed in docs/api.rst",
+                    location="api",
+                )
+
+
+def setup(app):
+    app.connect("builder-inited", _check_api_complete)
