@@ -321,7 +321,9 @@ def asso_fit(
             _asso_greedy(Xs, conf, t, strict, k, w_plus, w_minus, verbose) for t in todo
         ]
     else:
-        done = Parallel(n_jobs=n_jobs, verbose=max(verbose - 1, 0))(
+        # threads: the work is sparse and dense products that release the GIL, and
+        # no data is copied to worker processes
+        done = Parallel(n_jobs=n_jobs, prefer="threads", verbose=max(verbose - 1, 0))(
             delayed(_asso_greedy)(Xs, conf, t, strict, k, w_plus, w_minus, 0)
             for t in todo
         )
