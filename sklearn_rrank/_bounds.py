@@ -8,6 +8,7 @@ algorithms (R-SVD, ProjLP, L-PCA, Permutation, Nuclear) and are always certified
 """
 
 import time
+import zlib
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -315,8 +316,11 @@ def rounding_rank_bounds(
                 f"Unknown method {m!r}; choose from {LOWER_METHODS + UPPER_METHODS}."
             )
     X = check_binary_matrix(X, accept_sparse=False, method="rounding_rank_bounds")
-    rng = check_random_state(random_state)
-    seeds = {m: int(rng.randint(np.iinfo(np.int32).max)) for m in methods}
+    # one seed per method that does not depend on which other methods run
+    base = int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
+    seeds = {
+        m: (base + zlib.crc32(m.encode())) % np.iinfo(np.int32).max for m in methods
+    }
     report = []
     lower, lower_method = 0, "trivial"
     if not _rank_zero_possible(X, tau):
