@@ -40,6 +40,10 @@ __all__ = ["asso_fit", "asso_transform"]
 #: confidence thresholds tried when ``threshold=None``: 0.05, 0.10, ..., 1.0
 THRESHOLD_GRID = tuple(np.arange(1, 21) / 20)
 
+# orientation="auto" also tries Asso on X.T (associations between rows) up to this
+# many rows (the association matrix is n_rows x n_rows)
+_MAX_AUTO_ROWS = 5000
+
 # entries of the gain matrix updated per block (32 MiB of float64)
 _BLOCK_ENTRIES = 1 << 22
 
@@ -179,6 +183,7 @@ def asso_fit(
     bonus_covered=1.0,
     penalty_overcovered=1.0,
     strict=False,
+    orientation="auto",
     n_jobs=None,
     verbose=0,
 ):
@@ -219,7 +224,8 @@ def asso_fit(
         and keeps the threshold with the smallest Boolean error ``|X - L o R.T|``
         (ties: fewer non-empty basis vectors, then the smaller threshold). Asso is
         very sensitive to this parameter (ALGORITHMS.md, Section 2.6); the grid is
-        common practice, the paper's own choice is **[unverified]**.
+        common practice, the paper's own choice is **[unverified]**. The best grid
+        value is then refined in steps of 0.01 (our addition).
     bonus_covered : float, default=1.0
         Weight ``w+`` (> 0) of each one that is covered.
     penalty_overcovered : float, default=1.0
@@ -229,6 +235,11 @@ def asso_fit(
         otherwise ``conf >= threshold``. The two differ only where a confidence
         equals the threshold, which is common for small counts. Which one the TKDE
         paper uses is **[unverified]** (ALGORITHMS.md, Section 2.5).
+    orientation : {"auto", "columns", "rows"}, default="auto"
+        ``"columns"``: associations between columns (the original Asso);
+        ``"rows"``: Asso on ``X.T``, whose factors are swapped back (a rank-k
+        Boolean factorization too); ``"auto"``: both when ``X`` has at most 5000
+        rows, keeping the one with fewer errors (our addition).
     n_jobs : int or None, default=None
         Parallel jobs over the thresholds of the grid (joblib). The result does not
         depend on ``n_jobs``. Each job holds a dense (n_samples, n_features) gain
@@ -305,10 +316,67 @@ def asso_fit(
     X = check_binary_matrix(X, allow_missing=False, accept_sparse=True, method="asso")
     Xs = sp.csr_matrix(X, dtype=np.float64)
     Xs.eliminate_zeros()
-    conf = _association_matrix(Xs)
-    grid = THRESHOLD_GRID if threshold is None else (threshold,)
     strict = bool(strict)
+    if orientation not in ("columns", "rows", "auto"):
+        raise ValueError(
+            f"orientation must be 'columns', 'rows' or 'auto', got {orientation!r}."
+        )
+    if orientation == "auto":
+        orients = ["columns"]
+        if Xs.shape[0] <= _MAX_AUTO_ROWS:
+            orients.append("rows")
+    else:
+        orients = [orientation]
+    best = None
+    errors = {}
+    for orient in orients:
+        Xo = Xs if orient == "columns" else sp.csr_matrix(Xs.T)
+        conf = _association_matrix(Xo)
+        grid = THRESHOLD_GRID if threshold is None else (threshold,)
+        args = (Xo, conf, k, strict, w_plus, w_minus, n_jobs, verbose)
+        runs = _asso_grid(grid, *args)
+        if threshold is None:
+            # refine around the best coarse threshold in steps of 0.01
+            t0_best = grid[_best_index(grid, runs)]
+            fine = np.round(t0_best + np.arange(-4, 5) / 100, 2)
+            fine = tuple(t for t in fine if 0 < t <= 1 and t not in grid)
+            grid = tuple(grid) + fine
+            runs = runs + _asso_grid(fine, *args)
+        for t, run in zip(grid, runs, strict=True):
+            errors[f"{orient}:{float(t):.2f}"] = int(run[2])
+        i = _best_index(grid, runs)
+        S, B, error, n_steps = runs[i]
+        if orient == "rows":  # X.T ~ S o B  <=>  X ~ B.T o S.T
+            S, B = B.T, S.T
+        cand = (error, n_steps, orient, float(grid[i]), S, B)
+        if best is None or cand[:2] < best[:2]:
+            best = cand
+    error, n_steps, orient, t_best, S, B = best
+    info = {
+        "threshold": t_best,
+        "orientation": orient,
+        "boolean_error": int(error),
+        "n_nonempty": int(n_steps),
+        "errors_by_threshold": errors,
+        "tau": tau,
+        "seconds": time.perf_counter() - t0,
+    }
+    return FactorizationResult(
+        L=S.astype(np.float64),
+        R=B.T.astype(np.float64),
+        n_iter=int(n_steps),
+        converged=True,
+        info=info,
+    )
 
+
+def _best_index(grid, runs):
+    """Fewest errors, then fewest basis vectors, then the smallest threshold."""
+    return min(range(len(grid)), key=lambda i: (runs[i][2], runs[i][3], grid[i]))
+
+
+def _asso_grid(grid, Xs, conf, k, strict, w_plus, w_minus, n_jobs, verbose):
+    """Greedy Asso runs for every threshold of ``grid`` (shared candidate sets once)."""
     # The candidate sets are nested in the threshold, so two thresholds give the same
     # candidates (and the same greedy run) iff they keep the same number of entries.
     sizes = [int(np.count_nonzero(conf > t if strict else conf >= t)) for t in grid]
@@ -329,27 +397,10 @@ def asso_fit(
         )
     by_size = dict(zip(distinct, done, strict=True))
     runs = [by_size[size] for size in sizes]
-    errors = {float(t): int(run[2]) for t, run in zip(grid, runs, strict=True)}
     if verbose >= 1:
         for t, run in zip(grid, runs, strict=True):
             print(f"[asso] threshold={t:.2f}: error {run[2]}, {run[3]} basis vectors")
-    best = min(range(len(grid)), key=lambda i: (runs[i][2], runs[i][3], grid[i]))
-    S, B, error, n_steps = runs[best]
-    info = {
-        "threshold": float(grid[best]),
-        "boolean_error": int(error),
-        "n_nonempty": int(n_steps),
-        "errors_by_threshold": errors,
-        "tau": tau,
-        "seconds": time.perf_counter() - t0,
-    }
-    return FactorizationResult(
-        L=S.astype(np.float64),
-        R=B.T.astype(np.float64),
-        n_iter=int(n_steps),
-        converged=True,
-        info=info,
-    )
+    return runs
 
 
 def asso_transform(X, R, *, tau=0.5, bonus_covered=1.0, penalty_overcovered=1.0):

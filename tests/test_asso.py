@@ -65,7 +65,7 @@ def test_hand_example_threshold_06():
 
 
 def test_hand_example_threshold_04():
-    res = asso_fit(HAND, 2, threshold=0.4)
+    res = asso_fit(HAND, 2, threshold=0.4, orientation="columns")
     np.testing.assert_array_equal(res.R.T, [[1, 1, 1, 1], [0, 0, 0, 0]])
     np.testing.assert_array_equal(res.L, [[0, 0], [1, 0], [0, 0]])
     assert res.info["boolean_error"] == 4
@@ -74,19 +74,32 @@ def test_hand_example_threshold_04():
 
 
 def test_hand_example_grid_finds_exact_fit():
-    res = asso_fit(HAND, 2)
+    res = asso_fit(HAND, 2, orientation="columns")
     assert res.info["boolean_error"] == 0
-    assert set(res.info["errors_by_threshold"]) == set(THRESHOLD_GRID)
     errors = res.info["errors_by_threshold"]
-    assert errors[res.info["threshold"]] == min(errors.values())
+    assert {f"columns:{t:.2f}" for t in THRESHOLD_GRID} <= set(errors)
+    assert errors[f"columns:{res.info['threshold']:.2f}"] == min(errors.values())
     # cross confidences are exactly 1/2: thresholds <= 1/2 merge everything
-    assert errors[0.5] == 4 and errors[0.55] == 0
+    assert errors["columns:0.50"] == 4 and errors["columns:0.55"] == 0
+
+
+def test_orientation_auto_keeps_the_better_and_refines(paleo):
+    cols = asso_fit(paleo, 10, orientation="columns")
+    auto = asso_fit(paleo, 10)
+    assert auto.info["boolean_error"] <= cols.info["boolean_error"]
+    # the fine grid (steps of 0.01) is searched around the best coarse threshold
+    assert any(
+        k.endswith((".01", ".02", ".03", ".04")) or k[-1] not in "05"
+        for k in auto.info["errors_by_threshold"]
+    )
+    errors = int(np.sum(boolean_product(auto.L, auto.R.T) != paleo))
+    assert errors == auto.info["boolean_error"]
 
 
 def test_strict_flag_matters_at_ties():
     # confidences of the hand example are 1 and 1/2 exactly
-    non_strict = asso_fit(HAND, 2, threshold=0.5, strict=False)
-    strict = asso_fit(HAND, 2, threshold=0.5, strict=True)
+    non_strict = asso_fit(HAND, 2, threshold=0.5, strict=False, orientation="columns")
+    strict = asso_fit(HAND, 2, threshold=0.5, strict=True, orientation="columns")
     assert non_strict.info["boolean_error"] == 4
     assert strict.info["boolean_error"] == 0
     # strict with threshold 1 leaves every candidate empty
@@ -150,6 +163,7 @@ def test_matches_naive_pseudocode(X, k, threshold, weights, strict):
         bonus_covered=w_plus,
         penalty_overcovered=w_minus,
         strict=strict,
+        orientation="columns",
     )
     S, B = naive_asso(X, k, threshold, w_plus, w_minus, strict)
     np.testing.assert_array_equal(res.L, S)
