@@ -31,9 +31,9 @@ _SCAN_BLOCK_ENTRIES = 1 << 15
 def truncated_svd(X, n_components=None, *, random_state=None):
     """First ``n_components`` singular triplets of ``X`` (dense LAPACK or ARPACK).
 
-    Small dense input, or a request for more than half of ``min(m, n)`` components,
-    uses one full LAPACK SVD (``gesdd``), which is exact and deterministic. Sparse or
-    large input with few components uses ARPACK (:func:`scipy.sparse.linalg.svds`).
+    A request for at most a quarter of ``min(m, n)`` components (or at most half, for
+    sparse or large input) uses ARPACK (:func:`scipy.sparse.linalg.svds`), accurate
+    to machine precision; otherwise one full LAPACK SVD (``gesdd``).
 
     Parameters
     ----------
@@ -52,7 +52,9 @@ def truncated_svd(X, n_components=None, *, random_state=None):
     m, n = X.shape
     full = min(m, n)
     K = full if n_components is None else min(int(n_components), full)
-    if K <= full // 2 and (sp.issparse(X) or m * n > _DENSE_SVD_ENTRIES):
+    if K <= full // 4 or (
+        K <= full // 2 and (sp.issparse(X) or m * n > _DENSE_SVD_ENTRIES)
+    ):
         # Lanczos (ARPACK) for a few leading triplets: accurate to machine precision
         # in the singular values, unlike a randomized SVD
         rng = check_random_state(random_state)
