@@ -302,17 +302,22 @@ class RoundingRankFactorization(
             )
         t0 = time.perf_counter()
         fit = _solver(self.method, "fit")
-        result = _call_supported(fit, X, k, **self._solver_kwargs())
+        kwargs = self._solver_kwargs()
+        if self.method == "lpca":
+            # an exact training reconstruction is the best a minimum-error fit can do
+            kwargs.setdefault("stop_when_exact", True)
+        result = _call_supported(fit, X, k, **kwargs)
         Xd = X.toarray() if sp.issparse(X) else X
         L_fit = result.L
         transform = _solver(self.method, "transform")
-        if self.method in ("projlp", "lpca"):
+        one_shot = self.method == "projlp" and kwargs.get("max_iter") == 0
+        if self.method in ("projlp", "lpca") and not one_shot:
             # Use the rows that transform() gives for the training data when they are
             # no worse, so that fit_transform(X) equals fit(X).transform(X): the
             # per-row problems (LPs, logistic regressions) may have other optima
             # than the jointly fitted L.
             R = np.asarray(result.R, dtype=np.float64)
-            L_t = _call_supported(transform, Xd, R, **self._solver_kwargs())
+            L_t = _call_supported(transform, Xd, R, **kwargs)
             tau = float(self.tau)
 
             def n_uncertified(L_):
