@@ -7,6 +7,8 @@ algorithms (R-SVD, ProjLP, L-PCA, Permutation, Nuclear) and are always certified
 :func:`~sklearn_rrank.certify_rounding`.
 """
 
+import importlib
+import inspect
 import time
 import zlib
 from dataclasses import dataclass, field
@@ -182,6 +184,16 @@ class RoundingRankBounds:
         }
 
 
+# upper-bound method -> module holding its ``<method>_rank_upper_bound`` function
+_UPPER_MODULES = {
+    "rsvd": "sklearn_rrank._rsvd",
+    "projlp": "sklearn_rrank._projlp",
+    "lpca": "sklearn_rrank._lpca",
+    "permutation": "sklearn_rrank._permutation",
+    "nuclear": "sklearn_rrank._nuclear",
+}
+
+
 def _upper_bound_by(method, X, *, tau, time_limit, random_state, n_jobs, verbose):
     """Run one upper-bound method; returns a RankSearchResult."""
     from sklearn_rrank._base import RankSearchResult
@@ -190,55 +202,20 @@ def _upper_bound_by(method, X, *, tau, time_limit, random_state, n_jobs, verbose
         L, R = trivial_upper_bound(X, tau=tau)
         ok = certify_rounding(X, L, R, tau=tau)
         return RankSearchResult(rank=L.shape[1], L=L, R=R, certified=ok)
-    if method == "rsvd":
-        from sklearn_rrank._rsvd import rsvd_rank_upper_bound
-
-        return rsvd_rank_upper_bound(
-            X,
-            tau=tau,
-            time_limit=time_limit,
-            random_state=random_state,
-            verbose=verbose,
-        )
-    if method == "projlp":
-        from sklearn_rrank._projlp import projlp_rank_upper_bound
-
-        return projlp_rank_upper_bound(
-            X,
-            tau=tau,
-            time_limit=time_limit,
-            random_state=random_state,
-            n_jobs=n_jobs,
-            verbose=verbose,
-        )
-    if method == "lpca":
-        from sklearn_rrank._lpca import lpca_rank_upper_bound
-
-        return lpca_rank_upper_bound(
-            X,
-            tau=tau,
-            time_limit=time_limit,
-            random_state=random_state,
-            n_jobs=n_jobs,
-            verbose=verbose,
-        )
-    if method == "permutation":
-        from sklearn_rrank._permutation import permutation_rank_upper_bound
-
-        return permutation_rank_upper_bound(
-            X,
-            tau=tau,
-            time_limit=time_limit,
-            random_state=random_state,
-            verbose=verbose,
-        )
-    if method == "nuclear":
-        from sklearn_rrank._nuclear import nuclear_rank_upper_bound
-
-        return nuclear_rank_upper_bound(
-            X, tau=tau, time_limit=time_limit, verbose=verbose
-        )
-    raise ValueError(f"Unknown upper-bound method {method!r}.")
+    if method not in _UPPER_MODULES:
+        raise ValueError(f"Unknown upper-bound method {method!r}.")
+    search = getattr(
+        importlib.import_module(_UPPER_MODULES[method]), f"{method}_rank_upper_bound"
+    )
+    kwargs = {
+        "tau": tau,
+        "time_limit": time_limit,
+        "random_state": random_state,
+        "n_jobs": n_jobs,
+        "verbose": verbose,
+    }
+    accepted = inspect.signature(search).parameters
+    return search(X, **{k: v for k, v in kwargs.items() if k in accepted})
 
 
 def rounding_rank_bounds(
