@@ -360,27 +360,17 @@ def feature_dimension_bounds(
         _, max_changes = sign_change_ordering(Yu, random_state=random_state)
         upper = min(upper, int(max_changes))
     if upper > lower:
-        from sklearn_rrank._projlp import projlp_rank_upper_bound
-
-        res = projlp_rank_upper_bound(
-            Yu,
-            tau=tau,
-            time_limit=time_limit,
-            random_state=random_state,
-            n_jobs=n_jobs,
-            verbose=verbose,
-        )
-        if res.certified and res.rank is not None:
-            upper = min(upper, int(res.rank))
-    if upper > lower:
         # affine half-spaces in R^d have VC dimension d + 1, so fd >= VC - 1
         from sklearn_rrank._vc import vc_lower_bound
 
         lower = max(lower, vc_lower_bound(Yu, time_limit=time_limit) - 1)
-    if upper > lower:
-        from sklearn_rrank._lpca import lpca_rank_upper_bound
+    from sklearn_rrank._bounds import _upper_bound_by
 
-        res = lpca_rank_upper_bound(
+    for method in ("projlp", "lpca"):  # certified rounding-rank upper bounds
+        if upper <= lower:
+            break
+        res = _upper_bound_by(
+            method,
             Yu,
             tau=tau,
             time_limit=time_limit,
