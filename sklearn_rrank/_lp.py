@@ -90,7 +90,7 @@ from joblib import effective_n_jobs
 from sklearn.utils import gen_even_slices
 from sklearn.utils.parallel import Parallel, delayed
 
-from sklearn_rrank._rounding import DEFAULT_MARGIN
+from sklearn_rrank._rounding import DEFAULT_MARGIN, _certified_entries
 from sklearn_rrank._validation import check_binary_matrix, check_tau
 
 __all__ = [
@@ -225,12 +225,7 @@ def _build_model(L, nonnegative):
 
 def _certified_mask(gap, scale, s, tau, k):
     """Entries certified like :func:`certify_rounding`, with twice its margin."""
-    u = np.finfo(np.float64).eps / 2
-    gamma = (k + 2) * u / (1 - (k + 2) * u)
-    required = 2 * (DEFAULT_MARGIN * (scale + abs(tau)) + gamma * scale)
-    ok_one = (gap > required) | ((required == 0) & (gap >= 0))
-    ok_zero = -gap > required
-    return np.where(s > 0, ok_one, ok_zero)
+    return _certified_entries(gap, scale, s > 0, tau, k, DEFAULT_MARGIN, factor=2.0)
 
 
 def _solve_chunk(

@@ -1531,13 +1531,8 @@ def _uncertified_counts(X, L, R, tau, axis):
     Uses the criterion of :func:`~sklearn_rrank.certify_rounding` with its default
     margin.
     """
-    ok = _certified_block(X, L, R, tau, DEFAULT_MARGIN, _gamma(L.shape[1]))
+    ok = _certified_block(X, L, R, tau, DEFAULT_MARGIN)
     return (~ok).sum(axis=axis)
-
-
-def _gamma(k):
-    u = np.finfo(np.float64).eps / 2
-    return (k + 2) * u / (1 - (k + 2) * u)
 
 
 @validate_params(

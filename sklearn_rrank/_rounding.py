@@ -127,17 +127,51 @@ def rounding_error(X, A, *, tau=0.5, relative=False):
     return n_err / n_ones
 
 
-def _certified_block(Xb, Lb, R, tau, margin, gamma):
+def _gamma(k):
+    """Worst-case relative error bound of a float64 dot product of length ``k``."""
+    u = np.finfo(np.float64).eps / 2
+    return (k + 2) * u / (1 - (k + 2) * u)
+
+
+def _certified_entries(gap, scale, ones, tau, k, margin=DEFAULT_MARGIN, factor=1.0):
+    """The one certificate kernel: which entries lie safely on their side of ``tau``.
+
+    ``gap = L_i . R_j - tau`` and ``scale = |L_i| . |R_j|`` (arrays of one shape);
+    ``ones`` is True where the entry must round to 1. An entry is certified when its
+    gap exceeds ``factor * (margin * (scale + |tau|) + gamma_k * scale)`` on the
+    correct side. :func:`certify_rounding` uses ``factor = 1``; the LP engine asks
+    for ``factor = 2`` so that its solutions pass the certificate.
+    """
+    required = factor * (margin * (scale + abs(tau)) + _gamma(k) * scale)
+    ok_one = (gap > required) | ((required == 0) & (gap >= 0))
+    ok_zero = -gap > required
+    return np.where(ones, ok_one, ok_zero)
+
+
+def _certified_block(Xb, Lb, R, tau, margin):
     """Boolean mask of the entries of a row block that are certified (or missing)."""
-    A = Lb @ R.T
+    gap = Lb @ R.T - tau
     scale = np.abs(Lb) @ np.abs(R).T
-    required = margin * (scale + abs(tau)) + gamma * scale
-    ones = Xb == 1
-    zeros = Xb == 0
-    gap = A - tau
-    ok_ones = (gap > required) | ((required == 0) & (gap >= 0))
-    ok_zeros = -gap > required
-    return ~((ones & ~ok_ones) | (zeros & ~ok_zeros))
+    ok = _certified_entries(gap, scale, Xb == 1, tau, Lb.shape[1], margin)
+    return ok | np.isnan(Xb)
+
+
+def _count_uncertified(X, L, R, tau, margin=DEFAULT_MARGIN, *, stop_early=False):
+    """Number of observed entries of validated ``X`` that the factors do not certify.
+
+    The trusted kernel behind :func:`certify_rounding`: ``X`` is a validated float64
+    array or CSR matrix (NaN = missing), ``L`` and ``R`` finite float64 arrays of
+    matching shapes. With ``stop_early`` it returns as soon as one entry fails.
+    """
+    m, n = X.shape
+    n_failed = 0
+    for rows in _row_batches(m, n):
+        Xb = X[rows].toarray() if sp.issparse(X) else X[rows]
+        ok = _certified_block(Xb, L[rows], R, tau, margin)
+        n_failed += int(ok.size - np.count_nonzero(ok))
+        if n_failed and stop_early:
+            break
+    return n_failed
 
 
 def certify_rounding(X, L, R, *, tau=0.5, margin=DEFAULT_MARGIN, return_count=False):
@@ -205,16 +239,7 @@ def certify_rounding(X, L, R, *, tau=0.5, margin=DEFAULT_MARGIN, return_count=Fa
         raise ValueError("L and R must hold finite numbers (no NaN or infinity).")
     if not 0 <= margin < 1:
         raise ValueError(f"margin must be in [0, 1), got {margin}.")
-    k = L.shape[1]
-    u = np.finfo(np.float64).eps / 2
-    gamma = (k + 2) * u / (1 - (k + 2) * u)
-    n_failed = 0
-    for rows in _row_batches(m, n):
-        Xb = X[rows].toarray() if sp.issparse(X) else X[rows]
-        ok = _certified_block(Xb, L[rows], R, tau, margin, gamma)
-        n_failed += int(ok.size - np.count_nonzero(ok))
-        if n_failed and not return_count:
-            return False
+    n_failed = _count_uncertified(X, L, R, tau, margin, stop_early=not return_count)
     if return_count:
         return n_failed == 0, n_failed
     return n_failed == 0
