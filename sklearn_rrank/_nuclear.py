@@ -25,7 +25,7 @@ import scipy.linalg
 from sklearn.exceptions import ConvergenceWarning
 from threadpoolctl import threadpool_limits
 
-from sklearn_rrank._base import RankSearchResult
+from sklearn_rrank._ranksearch import run_rank_search
 from sklearn_rrank._rounding import certify_rounding
 from sklearn_rrank._validation import check_binary_matrix, check_tau
 
@@ -273,8 +273,18 @@ def _rounds_to(A, ones, observed, tau):
     return not np.any(((A >= tau) != ones) & observed)
 
 
-def _truncate(Y, X, tau, rule):
-    """Core of :func:`truncate_rounding` on validated float64 arrays."""
+def _truncate(Y, X, tau, rule, accept=None):
+    """Core of :func:`truncate_rounding` on validated float64 arrays.
+
+    ``accept(L, R)`` decides whether a candidate is kept (default: it certifies);
+    the rank search passes the incumbent's ``offer`` so that certification happens
+    once, in the skeleton.
+    """
+    if accept is None:
+
+        def accept(L, R):
+            return certify_rounding(X, L, R, tau=tau)
+
     m, n = X.shape
     U, s, Vt = _svd(Y)
     K = int(np.count_nonzero(s > 0))
@@ -293,7 +303,7 @@ def _truncate(Y, X, tau, rule):
                 A += s[r - 1] * np.outer(U[:, r - 1], Vt[r - 1])
             if _rounds_to(A, ones, observed, tau):
                 L, R = factors(np.arange(r))
-                if certify_rounding(X, L, R, tau=tau):
+                if accept(L, R):
                     return r, L, R
         return None, None, None
     # greedy drop: from the smallest singular value upwards, drop a component for
@@ -316,9 +326,9 @@ def _truncate(Y, X, tau, rule):
             A = A_try
             keep[i] = False
     L, R = factors(np.flatnonzero(keep))
-    if certify_rounding(X, L, R, tau=tau):
+    if accept(L, R):
         return int(keep.sum()), L, R
-    return _truncate(Y, X, tau, "prefix")  # pragma: no cover (safety net)
+    return _truncate(Y, X, tau, "prefix", accept)  # pragma: no cover (safety net)
 
 
 def truncate_rounding(Y, X, tau=0.5, rule="prefix"):
@@ -459,7 +469,6 @@ def nuclear_rank_upper_bound(
     >>> res.rank, res.certified
     (4, True)
     """
-    t0 = time.perf_counter()
     if rule not in ("prefix", "greedy"):
         raise ValueError(f"rule must be 'prefix' or 'greedy', got {rule!r}.")
     tau = check_tau(tau)
@@ -468,31 +477,47 @@ def nuclear_rank_upper_bound(
     max_iter = _check_max_iter(max_iter)
     time_limit = _check_time_limit(time_limit)
     X = check_binary_matrix(X, allow_missing=True, method="nuclear")
-    Y, Z, info = _run_admm(
-        X, tau, delta, max_iter, tol, time_limit=time_limit, verbose=verbose
+    return run_rank_search(
+        _nuclear_search,
+        X,
+        method="nuclear",
+        tau=tau,
+        deadline=time_limit,
+        verbose=verbose,
+        params={"delta": delta, "max_iter": max_iter, "tol": tol, "rule": rule},
     )
-    info["admm_seconds"] = info["seconds"]
+
+
+def _nuclear_search(
+    X,
+    incumbent,
+    deadline,
+    *,
+    tau,
+    random_state=None,
+    n_jobs=None,
+    verbose=0,
+    delta=0.5,
+    max_iter=5000,
+    tol=1e-5,
+    rule="prefix",
+):
+    """Nuclear family search (see :func:`nuclear_rank_upper_bound`); trusts X."""
+    Y, Z, info = _run_admm(
+        X, tau, delta, max_iter, tol, time_limit=deadline.remaining(), verbose=verbose
+    )
+    info["admm_seconds"] = info.pop("seconds")
     info["rule"] = rule
-    rank, L, R = _truncate(Y, X, tau, rule)
+    rank, _, _ = _truncate(Y, X, tau, rule, incumbent.offer)
     info["source"] = "admm"
     if rank is None:
-        rank, L, R = _truncate(Z, X, tau, rule)
+        rank, _, _ = _truncate(Z, X, tau, rule, incumbent.offer)
         info["source"] = "projection"
-    info["seconds"] = time.perf_counter() - t0
     if rank is None:
         info["source"] = None
+        info["stopped_early"] = bool(info["stopped_by_time"])
         info["message"] = (
             "no truncation of the ADMM solution (or of its projection onto the "
-            "constraints) rounds to X with a float64 certificate"
+            "constraints) rounds to X with a float64 certificate below the known bound"
         )
-        if verbose:
-            print(f"[nuclear] {info['message']}")
-        return RankSearchResult(
-            rank=None, certified=False, stopped_early=info["stopped_by_time"], info=info
-        )
-    if verbose:
-        print(
-            f"[nuclear] certified rank {rank} ({info['source']}, rule {rule}) in "
-            f"{info['seconds']:.2f} s"
-        )
-    return RankSearchResult(rank=rank, L=L, R=R, certified=True, info=info)
+    return info

@@ -9,15 +9,18 @@ cache. The error is not monotone in k, so the scan is exhaustive (no bisection).
 """
 
 import time
+from numbers import Integral, Real
 
 import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 from scipy.sparse.linalg import svds
 from sklearn.utils import check_random_state, gen_batches
+from sklearn.utils._param_validation import Interval, validate_params
 
-from sklearn_rrank._base import FactorizationResult, RankSearchResult
-from sklearn_rrank._rounding import certify_rounding
+from sklearn_rrank._base import FactorizationResult
+from sklearn_rrank._ranksearch import run_rank_search
+from sklearn_rrank._validation import check_binary_matrix, check_tau
 
 __all__ = ["rsvd_error_curve", "rsvd_fit", "rsvd_rank_upper_bound", "truncated_svd"]
 
@@ -52,6 +55,9 @@ def truncated_svd(X, n_components=None, *, random_state=None):
     m, n = X.shape
     full = min(m, n)
     K = full if n_components is None else min(int(n_components), full)
+    nnz = X.count_nonzero() if sp.issparse(X) else np.count_nonzero(X)
+    if nnz == 0:  # ARPACK cannot start on the zero matrix; every triplet is zero
+        return _zero_triplets(m, n, K)
     if K <= full // 4 or (
         K <= full // 2 and (sp.issparse(X) or m * n > _DENSE_SVD_ENTRIES)
     ):
@@ -138,26 +144,186 @@ def rsvd_fit(X, n_components, *, tau=0.5, random_state=None):
     return FactorizationResult(L=L, R=R, n_iter=0, converged=True, info=info)
 
 
+def _zero_triplets(m, n, K):
+    return np.zeros((m, K)), np.zeros(K), np.zeros((K, n))
+
+
+def _gemm_rate():
+    """Floating-point operations per second of a float64 GEMM on this machine."""
+    a = np.ones((400, 400))
+    t0 = time.perf_counter()
+    a @ a
+    return 2 * 400**3 / max(time.perf_counter() - t0, 1e-6)
+
+
+def _svd_seconds(m, n, K):
+    """Rough seconds of :func:`truncated_svd` for K components (for the budget).
+
+    A dense ``gesdd`` costs about ``4 m n^2 + 22 n^3`` operations (``n = min(m, n)``);
+    LAPACK reaches a fraction of the GEMM rate, taken as a quarter here.
+    """
+    a, b = max(m, n), min(m, n)
+    flops = 4.0 * a * b * b + 22.0 * b**3
+    if K <= b // 4:
+        flops = 20.0 * a * b * K  # a few Lanczos sweeps of K vectors
+    return flops / (_gemm_rate() / 4)
+
+
+def _offer_truncation(incumbent, U, s, Vt, k):
+    m, n = U.shape[0], Vt.shape[1]
+    if k == 0:
+        return incumbent.offer(np.zeros((m, 0)), np.zeros((n, 0)))
+    return incumbent.offer(U[:, :k] * s[:k], Vt[:k].T)
+
+
+def _scan_exhaustive(X, incumbent, U, s, Vt, tau):
+    """Error of every truncation (:func:`rsvd_error_curve`), then certify zeros."""
+    errors = rsvd_error_curve(X, U, s, Vt, tau=tau)
+    for k, e in enumerate(errors):
+        incumbent.errors_by_k[k] = int(e)
+    for k in np.flatnonzero(errors == 0):
+        if _offer_truncation(incumbent, U, s, Vt, int(k)):
+            break
+    return errors
+
+
+def _scan_blocked(X, incumbent, deadline, U, s, Vt, tau, block):
+    """Anytime scan: ``A += U_b S_b V_b^T`` one block of components at a time.
+
+    The errors are counted at each block end; at the first block end without errors
+    the wrong entries of the previous block end are followed component by component
+    to find the first ``k`` inside the block where all of them are right, and that
+    ``k`` is offered (certification checks every entry). Memory: one m x n float64
+    matrix besides the triplets.
+    """
+    m, n = X.shape
+    K = s.shape[0]
+    Xd = X.toarray() if sp.issparse(X) else X
+    ones = Xd == 1
+    A = np.zeros((m, n))
+    US = U * s
+    prev_wrong = np.flatnonzero((A >= tau).ravel() != ones.ravel())
+    for start in range(0, K, block):
+        if deadline.expired():
+            return "time limit"
+        stop = min(K, start + block)
+        A += US[:, start:stop] @ Vt[start:stop]
+        wrong = np.flatnonzero((A >= tau).ravel() != ones.ravel())
+        incumbent.record(stop, wrong.size, message=f"R-SVD scan k={stop}")
+        if wrong.size == 0:
+            # follow the previously wrong entries through the block
+            rows, cols = np.unravel_index(prev_wrong, (m, n))
+            vals = A.ravel()[prev_wrong] - np.einsum(
+                "ij,ji->i", US[rows, start:stop], Vt[start:stop, cols]
+            )
+            target = ones.ravel()[prev_wrong]
+            for k in range(start, stop):
+                vals += US[rows, k] * Vt[k, cols]
+                if np.all((vals >= tau) == target) and _offer_truncation(
+                    incumbent, U, s, Vt, k + 1
+                ):
+                    return "certified"
+            if _offer_truncation(incumbent, U, s, Vt, stop):
+                return "certified"
+        prev_wrong = wrong
+    return "no exact truncation"
+
+
+# at most this many operations (m n K) for the exhaustive per-k scan
+_EXHAUSTIVE_WORK = 4e9
+# components per block of the anytime scan
+_SCAN_BLOCK = 64
+
+
+def _rsvd_search(
+    X,
+    incumbent,
+    deadline,
+    *,
+    tau,
+    random_state=None,
+    n_jobs=None,
+    verbose=0,
+    max_rank=None,
+):
+    """R-SVD family search (see :func:`rsvd_rank_upper_bound`); trusts its input."""
+    m, n = X.shape
+    full = min(m, n)
+    K = full if max_rank is None else min(int(max_rank), full)
+    if incumbent.bound is not None:
+        K = min(K, incumbent.bound - 1)  # only truncations below the bound help
+    if K < max(incumbent.lower, 1):
+        return {"message": f"no rank below the known bound {incumbent.bound} to try"}
+    info = {}
+    if deadline.limited:
+        estimate = _svd_seconds(m, n, K)
+        info["svd_seconds_estimate"] = estimate
+        if estimate > deadline.remaining():
+            info["message"] = (
+                f"skipped: the SVD of {K} components needs about {estimate:.0f} s, "
+                f"{deadline.remaining():.0f} s were left"
+            )
+            info["stopped_early"] = True
+            return info
+    incumbent.event("step", message=f"SVD of {K} components")
+    t0 = time.perf_counter()
+    U, s, Vt = truncated_svd(X, K, random_state=random_state)
+    info["svd_seconds"] = time.perf_counter() - t0
+    if float(m) * n * K <= _EXHAUSTIVE_WORK:
+        _scan_exhaustive(X, incumbent, U, s, Vt, tau)
+        info["scan"] = "exhaustive"
+    else:
+        info["scan"] = f"blocked ({_SCAN_BLOCK} components per block)"
+        reason = _scan_blocked(X, incumbent, deadline, U, s, Vt, tau, _SCAN_BLOCK)
+        if reason == "time limit":
+            info["stopped_early"] = True
+    if incumbent.rank is None:
+        info["message"] = (
+            f"no truncation up to k={K} rounds exactly with a certificate"
+            if not info.get("stopped_early")
+            else "time limit reached during the scan"
+        )
+        info["stopped_early"] = info.get("stopped_early", False) or K < full
+    return info
+
+
+@validate_params(
+    {
+        "X": ["array-like", "sparse matrix"],
+        "tau": [Real],
+        "max_rank": [Interval(Integral, 1, None, closed="left"), None],
+        "time_limit": [Interval(Real, 0, None, closed="left"), None],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+    },
+    prefer_skip_nested_validation=True,
+)
 def rsvd_rank_upper_bound(
     X, *, tau=0.5, max_rank=None, time_limit=None, random_state=None, verbose=0
 ):
     """Rounding-rank upper bound by R-SVD: the first exact rounded truncation.
 
-    The paper's greedy loop k = 1, 2, ... (Section 3), computed with one SVD and one
-    incremental scan. The first k with zero errors is certified with
-    :func:`~sklearn_rrank.certify_rounding`; if float64 round-off makes that
-    certificate fail, the scan continues with the next exact k.
+    The paper's greedy loop k = 1, 2, ... (Section 3), computed with one SVD and a
+    scan over the truncations. Small inputs (``m n K <= 4e9``) get the exhaustive
+    incremental scan of :func:`rsvd_error_curve` (the error of every ``k``); larger
+    ones an anytime blocked scan (64 components per block, errors counted at block
+    ends, the first exact ``k`` inside the first exact block found by following the
+    entries that were wrong). Every candidate is certified with the kernel of
+    :func:`~sklearn_rrank.certify_rounding`; a truncation whose certificate fails is
+    skipped and the scan goes on. With a ``time_limit`` the SVD is skipped when its
+    estimated time exceeds the budget, and the scan stops at the deadline keeping
+    what it certified.
 
     Parameters
     ----------
-    X : ndarray or sparse matrix of shape (n_samples, n_features), dtype float64
+    X : array-like or sparse matrix of shape (n_samples, n_features)
         Binary data (no missing entries).
     tau : float, default=0.5
         Rounding threshold.
     max_rank : int or None, default=None
         Largest k tried (None = ``min(m, n)``).
     time_limit : float or None, default=None
-        Seconds; checked between the SVD and the scan and during the certification.
+        Wall-clock budget in seconds for the whole search.
     random_state : int, RandomState instance or None
         Start vector of ARPACK for large or sparse input.
     verbose : int, default=0
@@ -166,24 +332,36 @@ def rsvd_rank_upper_bound(
     Returns
     -------
     result : RankSearchResult
-        ``info`` holds ``errors_by_k`` (up to the certified k) and ``svd_seconds``.
+        ``info`` holds ``errors_by_k`` (dict ``k -> wrong entries`` for the ``k``
+        scanned), ``curve``, ``svd_seconds`` and ``message``.
+
+    Raises
+    ------
+    ValueError
+        If ``X`` is not binary or holds missing entries.
+
+    References
+    ----------
+    Neumann, Gemulla, Miettinen (ICDM 2016), Section 3, "Rounded SVD algorithm", and
+    Table 2 (R-SVD bounds: Paleo 68, APJ 443, Abstracts 4421).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_rrank._rsvd import rsvd_rank_upper_bound
+    >>> res = rsvd_rank_upper_bound(np.eye(4))
+    >>> res.rank, res.certified
+    (4, True)
     """
-    t0 = time.perf_counter()
-    U, s, Vt = truncated_svd(X, max_rank, random_state=random_state)
-    t_svd = time.perf_counter() - t0
-    errors = rsvd_error_curve(X, U, s, Vt, tau=tau)
-    info = {"svd_seconds": t_svd, "errors_by_k": errors.tolist()}
-    for k in np.flatnonzero(errors == 0):
-        if time_limit is not None and time.perf_counter() - t0 > time_limit:
-            return RankSearchResult(rank=None, stopped_early=True, info=info)
-        k = int(k)
-        L = U[:, :k] * s[:k]
-        R = Vt[:k].T
-        if k == 0:
-            L, R = np.zeros((X.shape[0], 0)), np.zeros((X.shape[1], 0))
-        if certify_rounding(X, L, R, tau=tau):
-            if verbose:
-                print(f"[rsvd] certified rank {k} in {time.perf_counter() - t0:.2f} s")
-            return RankSearchResult(rank=k, L=L, R=R, certified=True, info=info)
-    info["message"] = "no truncation up to max_rank rounds exactly with a certificate"
-    return RankSearchResult(rank=None, stopped_early=max_rank is not None, info=info)
+    tau = check_tau(tau)
+    X = check_binary_matrix(X, accept_sparse=True, method="rsvd")
+    return run_rank_search(
+        _rsvd_search,
+        X,
+        method="rsvd",
+        tau=tau,
+        deadline=time_limit,
+        random_state=random_state,
+        verbose=verbose,
+        params={"max_rank": max_rank},
+    )

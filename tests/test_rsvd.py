@@ -30,7 +30,7 @@ def test_paleo_matches_paper(paleo):
     res = rsvd_rank_upper_bound(X)
     assert res.rank == 68 and res.certified
     assert certify_rounding(X, res.L, res.R)
-    errors = np.array(res.info["errors_by_k"])
+    errors = res.info["errors_by_k"]
     for k, rel in [(5, 0.697), (10, 0.516), (20, 0.260)]:
         assert round(errors[k] / X.sum(), 3) == rel
         est = RoundingRankFactorization(k, method="rsvd").fit(paleo)
@@ -39,9 +39,9 @@ def test_paleo_matches_paper(paleo):
 
 def test_error_not_monotone_on_apj(apj):
     # the reason the scan is exhaustive: on APJ the error rises from k = 1 to k = 2
-    errors = np.array(rsvd_rank_upper_bound(apj.astype(float)).info["errors_by_k"])
+    errors = rsvd_rank_upper_bound(apj.astype(float)).info["errors_by_k"]
     assert errors[2] > errors[1]
-    assert np.flatnonzero(errors == 0)[0] == 443
+    assert min(k for k, e in errors.items() if e == 0) == 443
 
 
 def test_sparse_input_gives_same_bound(rng):
@@ -67,3 +67,47 @@ def test_estimator_picks_best_truncation_and_pads(rng):
     assert est.components_.shape == (6, 20)
     L = est.transform(X)
     assert L.shape == (30, 6)
+
+
+@pytest.mark.parametrize("tau", [0.5, 0.3])
+def test_blocked_scan_finds_the_first_exact_truncation(rng, monkeypatch, tau):
+    import sklearn_rrank._rsvd as rsvd
+
+    X = (rng.random((60, 45)) < 0.3).astype(float)
+    exhaustive = rsvd_rank_upper_bound(X, tau=tau)
+    monkeypatch.setattr(rsvd, "_EXHAUSTIVE_WORK", 0)
+    monkeypatch.setattr(rsvd, "_SCAN_BLOCK", 7)
+    blocked = rsvd_rank_upper_bound(X, tau=tau)
+    assert blocked.info["scan"].startswith("blocked")
+    assert blocked.certified and certify_rounding(X, blocked.L, blocked.R, tau=tau)
+    # the first exact k of the curve, unless an earlier exact block end exists
+    curve = exhaustive.info["errors_by_k"]
+    first_block_end = min(k for k in range(7, 46, 7) if curve[k] == 0) if any(
+        curve[k] == 0 for k in range(7, 46, 7)
+    ) else 45
+    assert exhaustive.rank <= blocked.rank <= first_block_end
+
+
+def test_all_zero_matrix():
+    X = np.zeros((4, 5))
+    est = RoundingRankFactorization(1, method="rsvd").fit(X)
+    assert est.reconstruction_err_ == 0 and est.certified_
+    res = rsvd_rank_upper_bound(X)
+    assert res.rank == 0 and res.certified
+    # tau <= 0: the all-ones matrix has rounding rank 0, the zero matrix 1
+    assert rsvd_rank_upper_bound(np.ones((3, 3)), tau=0.0).rank == 0
+    # ... and the SVD of the zero matrix has no exact truncation at tau < 0
+    res = rsvd_rank_upper_bound(X, tau=-0.5)
+    assert res.rank is None and not res.certified and "no truncation" in res.info[
+        "message"
+    ]
+
+
+def test_time_limit_skips_an_svd_that_cannot_finish(monkeypatch, rng):
+    import sklearn_rrank._rsvd as rsvd
+
+    monkeypatch.setattr(rsvd, "_svd_seconds", lambda m, n, K: 1e6)
+    X = (rng.random((30, 20)) < 0.3).astype(float)
+    res = rsvd_rank_upper_bound(X, time_limit=5)
+    assert res.rank is None and res.stopped_early
+    assert "skipped" in res.info["message"]

@@ -1,0 +1,385 @@
+"""One rank-search skeleton for every upper-bound method, under one wall-clock budget.
+
+Every method family that searches for a small certified rounding rank (R-SVD, ProjLP,
+L-PCA, Nuclear, Permutation, and the generic search over any ``fit``) runs inside
+:func:`run_rank_search`. The skeleton owns what is common to all of them:
+
+* the **deadline** (:class:`Deadline`): one wall-clock budget per public call, handed
+  down as an object, never re-interpreted as "seconds left" by each layer;
+* the **zero-rank shortcut**: if ``round_tau(0) = X`` the rank is 0 and no method runs;
+* **certification, once**: a family proposes factors with :meth:`Incumbent.offer`,
+  which checks them with the certificate kernel of :func:`~sklearn_rrank.certify_rounding`
+  and keeps the best; families never certify on their own;
+* the **anytime record**: every improvement is stamped with the time since the start
+  of the public call (``curve``), errors per rank tried (``errors_by_k``);
+* the **portfolio contract**: a search is given the best bound known so far (``cap``,
+  possibly found by another method, with its factors as a warm start) and the best
+  lower bound; it only tries ranks below the cap and stops as soon as its bound meets
+  the lower bound;
+* stopped-early status, messages and progress events (``progress(event)`` with the
+  keys ``method``, ``stage``, ``k``, ``bound``, ``error``, ``elapsed``, ``message``).
+
+A family supplies one function ``search(X, incumbent, deadline, *, tau, random_state,
+n_jobs, verbose, **params)`` that proposes candidate factorizations through the
+incumbent (warm-starting each rank from the previous one) and returns an ``info`` dict.
+Simple families use :func:`ascend`, which tries ``k = start, start + 1, ...`` with a
+``try_rank(k, warm)`` callback; R-SVD, ProjLP and L-PCA drive their own order of ranks
+(a blocked SVD scan; nested projections then an LP descent; warm-started fits then a
+polish below the bound) but report every candidate through the same incumbent.
+"""
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+from sklearn_rrank._base import RankSearchResult
+from sklearn_rrank._rounding import DEFAULT_MARGIN, _count_uncertified
+
+__all__ = ["Deadline", "Incumbent", "ascend", "rank_zero_possible", "run_rank_search"]
+
+
+class Deadline:
+    """A wall-clock deadline shared by everything one public call runs.
+
+    Parameters
+    ----------
+    seconds : float or None, default=None
+        Budget in seconds from now; None means no limit.
+
+    Notes
+    -----
+    Uses :func:`time.monotonic`. :meth:`child` gives a sub-deadline that never ends
+    after its parent, so a method given a share of the budget cannot overrun the
+    whole call.
+    """
+
+    def __init__(self, seconds=None, *, _start=None, _end=None):
+        self.start = time.monotonic() if _start is None else _start
+        if _end is None and seconds is not None:
+            _end = self.start + float(seconds)
+        self.end = _end
+
+    @classmethod
+    def coerce(cls, value):
+        """A :class:`Deadline` from a Deadline, a number of seconds, or None."""
+        if isinstance(value, Deadline):
+            return value
+        return cls(value)
+
+    @property
+    def limited(self):
+        """True iff the deadline has an end."""
+        return self.end is not None
+
+    def elapsed(self):
+        """Seconds since the deadline was created."""
+        return time.monotonic() - self.start
+
+    def remaining(self):
+        """Seconds left (at least 0.0), or None when unlimited."""
+        if self.end is None:
+            return None
+        return max(0.0, self.end - time.monotonic())
+
+    def expired(self):
+        """True iff the deadline has passed."""
+        return self.end is not None and time.monotonic() >= self.end
+
+    def child(self, seconds=None, *, fraction=None):
+        """A sub-deadline ending after ``seconds`` (or a ``fraction`` of what is left).
+
+        It never ends later than this deadline. With neither argument, the child is
+        this deadline's end.
+        """
+        now = time.monotonic()
+        end = self.end
+        if fraction is not None and end is not None:
+            end = now + fraction * max(0.0, end - now)
+        if seconds is not None:
+            mine = now + float(seconds)
+            end = mine if end is None else min(end, mine)
+        return Deadline(_start=now, _end=end)
+
+    def __repr__(self):
+        rem = self.remaining()
+        return "Deadline(unlimited)" if rem is None else f"Deadline({rem:.1f} s left)"
+
+
+def rank_zero_possible(X, tau):
+    """True iff ``round_tau(0) == X`` on every observed entry (rounding rank 0)."""
+    if sp.issparse(X):  # complete binary CSR: stored entries are the ones
+        ones = X.count_nonzero()
+        return ones == 0 if tau > 0 else ones == X.shape[0] * X.shape[1]
+    if tau > 0:
+        return not np.any(X == 1)
+    return not np.any(X == 0)
+
+
+@dataclass
+class Incumbent:
+    """The best certified factorization of one method's search, and its record.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features), dtype float64
+        Validated binary data (NaN = missing); read only.
+    tau : float
+        Rounding threshold.
+    method : str
+        Name of the searching method (for events and the report).
+    lower : int, default=0
+        Best lower bound known: the search may stop when its bound reaches it.
+    cap : int or None, default=None
+        Best certified bound known from other methods: only smaller ranks improve.
+    cap_factors : tuple of ndarrays or None, default=None
+        ``(L, R)`` certifying ``cap``, offered as a warm start.
+    origin : float or None, default=None
+        ``time.monotonic()`` at the start of the public call; ``curve`` is measured
+        from it.
+    progress : callable or None, default=None
+        Called with an event dict at each step and improvement.
+    """
+
+    X: np.ndarray
+    tau: float
+    method: str
+    lower: int = 0
+    cap: int | None = None
+    cap_factors: tuple | None = None
+    origin: float | None = None
+    progress: object = None
+    rank: int | None = None
+    L: np.ndarray | None = None
+    R: np.ndarray | None = None
+    curve: list = field(default_factory=list)
+    errors_by_k: dict = field(default_factory=dict)
+    n_offers: int = 0
+
+    def __post_init__(self):
+        if self.origin is None:
+            self.origin = time.monotonic()
+
+    # -- what a search may ask -------------------------------------------------------
+    @property
+    def bound(self):
+        """The best certified rank known to this search (its own or the cap)."""
+        if self.rank is None:
+            return self.cap
+        return self.rank if self.cap is None else min(self.rank, self.cap)
+
+    @property
+    def done(self):
+        """True iff the known bound already meets the lower bound."""
+        b = self.bound
+        return b is not None and b <= self.lower
+
+    def worth_trying(self, k):
+        """True iff a certificate of rank ``k`` would improve the bound."""
+        b = self.bound
+        return k >= self.lower and (b is None or k < b)
+
+    def best_factors(self):
+        """``(L, R)`` of the best known certificate (own or the cap's), or None."""
+        if self.rank is not None and (self.cap is None or self.rank <= self.cap):
+            return self.L, self.R
+        return self.cap_factors
+
+    def elapsed(self):
+        """Seconds since the start of the public call."""
+        return time.monotonic() - self.origin
+
+    # -- what a search reports ---------------------------------------------------------
+    def count_uncertified(self, L, R, *, stop_early=False):
+        """Entries that ``(L, R)`` does not certify (the certificate kernel)."""
+        L = np.asarray(L, dtype=np.float64)
+        R = np.asarray(R, dtype=np.float64)
+        return _count_uncertified(
+            self.X, L, R, self.tau, DEFAULT_MARGIN, stop_early=stop_early
+        )
+
+    def offer(self, L, R):
+        """Propose factors; keep them iff they certify ``X`` and lower the bound.
+
+        Returns
+        -------
+        accepted : bool
+            True iff ``(L, R)`` is certified and of smaller rank than the bound.
+        """
+        L = np.asarray(L, dtype=np.float64)
+        R = np.asarray(R, dtype=np.float64)
+        k = int(L.shape[1])
+        self.n_offers += 1
+        if not self.worth_trying(k):
+            return False
+        if L.shape[0] != self.X.shape[0] or R.shape != (self.X.shape[1], k):
+            raise ValueError(
+                f"{self.method}: factors of shapes {L.shape} and {R.shape} do not "
+                f"match X of shape {self.X.shape}."
+            )
+        if not (np.isfinite(L).all() and np.isfinite(R).all()):
+            return False
+        if self.count_uncertified(L, R, stop_early=True):
+            return False
+        self.rank, self.L, self.R = k, L, R
+        self.curve.append([round(self.elapsed(), 4), k])
+        self.event("improved", k=k, bound=k)
+        return True
+
+    def record(self, k, errors=None, message=""):
+        """Record the wrong entries of the fit tried at rank ``k``."""
+        if errors is not None:
+            self.errors_by_k[int(k)] = int(errors)
+        self.event("step", k=k, error=errors, message=message)
+
+    def event(self, stage, *, k=None, bound=None, error=None, message=""):
+        """Send a progress event (no-op without a ``progress`` callback)."""
+        if self.progress is None:
+            return
+        self.progress(
+            {
+                "method": self.method,
+                "stage": stage,
+                "k": None if k is None else int(k),
+                "bound": self.bound if bound is None else int(bound),
+                "error": None if error is None else int(error),
+                "elapsed": self.elapsed(),
+                "message": message,
+            }
+        )
+
+
+def ascend(incumbent, deadline, try_rank, *, start=None, stop=None):
+    """Try ``k = start, start + 1, ...`` until one is certified, the bound or ``stop``.
+
+    ``try_rank(k, warm)`` returns ``(L, R, n_wrong, state)``: candidate factors of
+    rank ``k`` (or None), the number of wrong entries (or None) and a warm-start state
+    handed to the next call. The first certified ``k`` ends the ascent.
+
+    Returns
+    -------
+    reason : str
+        ``"certified"``, ``"bound"`` (reached the known bound), ``"stop"`` or
+        ``"time limit"``.
+    """
+    k = max(1, incumbent.lower) if start is None else max(1, int(start))
+    warm = None
+    while True:
+        if stop is not None and k > stop:
+            return "stop"
+        if not incumbent.worth_trying(k):
+            return "bound"
+        if deadline.expired():
+            return "time limit"
+        L, R, n_wrong, warm = try_rank(k, warm)
+        incumbent.record(k, n_wrong)
+        if L is not None and incumbent.offer(L, R):
+            return "certified"
+        k += 1
+
+
+def run_rank_search(
+    search,
+    X,
+    *,
+    method,
+    tau,
+    deadline=None,
+    lower=0,
+    cap=None,
+    cap_factors=None,
+    origin=None,
+    progress=None,
+    random_state=None,
+    n_jobs=None,
+    verbose=0,
+    params=None,
+):
+    """Run one family's rank search inside the skeleton.
+
+    Parameters
+    ----------
+    search : callable
+        ``search(X, incumbent, deadline, *, tau, random_state, n_jobs, verbose,
+        **params) -> info`` (see the module docstring).
+    X : ndarray of shape (n_samples, n_features), dtype float64
+        Validated binary data (NaN = missing).
+    method : str
+        Name of the method.
+    tau : float
+        Rounding threshold.
+    deadline : Deadline, float or None, default=None
+        Wall-clock budget.
+    lower, cap, cap_factors, origin, progress
+        See :class:`Incumbent`.
+    random_state, n_jobs, verbose
+        Passed to ``search``.
+    params : dict or None, default=None
+        Method parameters, already checked against the method's accepted names.
+
+    Returns
+    -------
+    result : RankSearchResult
+        ``rank`` is the search's own certified bound (None if it found none below
+        ``cap``); ``info`` holds ``curve`` (``[seconds, bound]`` pairs from
+        ``origin``), ``errors_by_k``, ``message``, ``seconds`` and the family's own
+        diagnostics. ``stopped_early`` is True iff the deadline ended the search.
+    """
+    deadline = Deadline.coerce(deadline)
+    inc = Incumbent(
+        X,
+        tau,
+        method,
+        lower=int(lower),
+        cap=cap,
+        cap_factors=cap_factors,
+        origin=origin,
+        progress=progress,
+    )
+    t0 = time.monotonic()
+    inc.event("start")
+    if rank_zero_possible(X, tau):
+        m, n = X.shape
+        inc.offer(np.zeros((m, 0)), np.zeros((n, 0)))
+        info = {"message": "rounding rank 0: round_tau(0) equals X"}
+    elif inc.done:
+        info = {"message": f"nothing to search: bound {inc.bound} meets lower {lower}"}
+    else:
+        info = search(
+            X,
+            inc,
+            deadline,
+            tau=tau,
+            random_state=random_state,
+            n_jobs=n_jobs,
+            verbose=verbose,
+            **(params or {}),
+        )
+        info = dict(info or {})
+    stopped = bool(info.pop("stopped_early", False)) or (
+        deadline.expired() and not inc.done
+    )
+    if "message" not in info or not info["message"]:
+        if inc.rank is not None:
+            info["message"] = f"certified rank {inc.rank}"
+        elif cap is not None:
+            info["message"] = f"no certificate below the known bound {cap}"
+        else:
+            info["message"] = "no certificate found"
+    if stopped and "time limit" not in info["message"]:
+        info["message"] += " (time limit reached)"
+    info["curve"] = inc.curve
+    info.setdefault("errors_by_k", inc.errors_by_k)
+    info["seconds"] = time.monotonic() - t0
+    inc.event("end", message=info["message"])
+    if verbose:
+        print(f"[{method}] {info['message']} in {info['seconds']:.2f} s")
+    return RankSearchResult(
+        rank=inc.rank,
+        L=inc.L,
+        R=inc.R,
+        certified=inc.rank is not None,
+        stopped_early=stopped,
+        info=info,
+    )
