@@ -27,7 +27,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions, validate_params
 from sklearn.utils.extmath import randomized_svd
 
-from sklearn_rrank._base import RankSearchResult
+from sklearn_rrank._ranksearch import run_rank_search
 from sklearn_rrank._rounding import _count_errors_factors, certify_rounding
 from sklearn_rrank._validation import check_binary_matrix, check_tau
 
@@ -958,11 +958,46 @@ default="best"
     >>> bool(((res.L @ res.R.T >= 0.5) == np.eye(4)).all())
     True
     """
-    t0 = time.perf_counter()
     tau = check_tau(tau)
     B = check_binary_matrix(X, method="permutation")
+    result = run_rank_search(
+        _permutation_search,
+        B,
+        method="permutation",
+        tau=tau,
+        deadline=time_limit,
+        random_state=random_state,
+        verbose=verbose,
+        params={"orientation": orientation, "strategy": strategy},
+    )
+    result.info.setdefault("proof", "sign-change lemma")
+    if result.rank is None and result.info.get("proven_rank") is not None:
+        result.rank = int(result.info["proven_rank"])  # proven, not certified
+    return result
+
+
+def _permutation_search(
+    B,
+    incumbent,
+    deadline,
+    *,
+    tau,
+    random_state=None,
+    n_jobs=None,
+    verbose=0,
+    orientation="both",
+    strategy="best",
+):
+    """Permutation family search (see :func:`permutation_rank_upper_bound`).
+
+    Trusts its input. The bound ``c_max + 1`` is proven by the sign-change lemma
+    whether or not the float64 factors certify; it is returned as
+    ``info["proven_rank"]``, and the factors are offered to the incumbent (which
+    certifies them).
+    """
     rng = check_random_state(random_state)
-    deadline = np.inf if time_limit is None else t0 + float(time_limit)
+    remaining = deadline.remaining()
+    deadline = np.inf if remaining is None else time.perf_counter() + remaining
     sides = ("rows", "columns") if orientation == "both" else (orientation,)
     seeds = rng.randint(0, 2**31 - 1, size=len(sides))
     candidates = []
@@ -990,7 +1025,6 @@ default="best"
         "max_changes": c_best,
         "orderings": orderings,
     }
-    L = R = None
     certified = False
     messages = []
     for c, side, order in candidates:
@@ -1014,9 +1048,10 @@ default="best"
             Lf[order] = U
             if side == "columns":
                 Lf, V = V, Lf
-            ok, n_bad = certify_rounding(
-                B, Lf, V, tau=tau, margin=_CERTIFY_MARGIN, return_count=True
-            )
+            n_bad = incumbent.count_uncertified(Lf, V)
+            ok = n_bad == 0
+            if ok:
+                incumbent.offer(Lf, V)
             digits = finfo["dynamic_range_digits"]
             if "nodes" not in info or ok:
                 info.update(
@@ -1028,7 +1063,7 @@ default="best"
                     n_errors=_count_errors_factors(B, Lf, V, tau),
                 )
             if ok:
-                L, R, certified = Lf, V, True
+                certified = True
                 break
             messages.append(
                 f"{side}/{rule} nodes: {n_bad} entries not certified (dynamic range "
@@ -1037,6 +1072,7 @@ default="best"
         if certified or stopped:
             break
     rank = c_best + 1
+    info["proven_rank"] = rank
     if certified:
         info["message"] = (
             f"bound {rank} proven by the sign-change lemma; float64 factors certified"
@@ -1046,14 +1082,5 @@ default="best"
             f"bound {rank} proven by the sign-change lemma (exact integer counting); "
             "no certified float64 factors: " + "; ".join(messages)
         )
-    info["seconds"] = time.perf_counter() - t0
-    if verbose >= 1:
-        print(f"[permutation] {info['message']} ({info['seconds']:.2f} s)")
-    return RankSearchResult(
-        rank=rank,
-        L=L,
-        R=R,
-        certified=certified,
-        stopped_early=stopped,
-        info=info,
-    )
+    info["stopped_early"] = stopped
+    return info
