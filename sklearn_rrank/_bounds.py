@@ -7,31 +7,99 @@ algorithms (R-SVD, ProjLP, L-PCA, Permutation, Nuclear) and are always certified
 :func:`~sklearn_rrank.certify_rounding`.
 """
 
-import importlib
-import inspect
+import numbers
 import time
-import zlib
 from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.linalg
-from sklearn.utils import check_random_state
+import scipy.sparse as sp
+from scipy.sparse.linalg import LinearOperator, svds
+from sklearn.utils._param_validation import Interval, validate_params
 
-from sklearn_rrank._rounding import certify_rounding
-from sklearn_rrank._validation import check_binary_matrix, check_tau
+from sklearn_rrank._ranksearch import Deadline, rank_zero_possible, run_rank_search
+from sklearn_rrank._validation import check_binary_matrix, check_n_jobs, check_tau
 
 __all__ = ["RoundingRankBounds", "rounding_rank_bounds", "spectral_lower_bound"]
 
-LOWER_METHODS = ("spectral", "vc", "rank_one")
-UPPER_METHODS = ("trivial", "rsvd", "projlp", "lpca", "permutation", "nuclear")
-DEFAULT_METHODS = ("spectral", "vc", "rank_one", "rsvd", "projlp", "lpca")
+# above this many entries the spectral bound uses a few leading singular values
+_DENSE_SPECTRAL_ENTRIES = 4_000_000
 
 
-def _rank_zero_possible(X, tau):
-    """True iff ``round_tau(0) == X``, i.e. the rank-0 factorization is exact."""
-    if tau > 0:
-        return not np.any(X == 1)
-    return not np.any(X == 0)
+def _forster_d_star(sq, n_entries):
+    """Least ``d`` with ``d * sum_{i<=d} sq_i >= n_entries``, or None past ``len(sq)``.
+
+    ``sq`` are the squared singular values of a sign matrix in decreasing order (a
+    prefix of them is enough). Forster et al.'s theorem makes ``d*`` a lower bound on
+    the sign rank. The one kernel of the spectral bound, also used by
+    :func:`~sklearn_rrank.feature_dimension_bounds`.
+    """
+    d = np.arange(1, sq.shape[0] + 1)
+    f = d * np.cumsum(sq) * (1 + 1e-9)  # guard the comparison against round-off
+    hit = np.flatnonzero(f >= n_entries)
+    return int(hit[0] + 1) if hit.size else None
+
+
+def _sign_operator(X):
+    """``S = 2X - 1`` as a linear operator (X dense or sparse, complete)."""
+    m, n = X.shape
+    Xs = sp.csr_matrix(X)
+    XsT = Xs.T.tocsr()
+    return LinearOperator(
+        (m, n),
+        matvec=lambda v: 2 * (Xs @ v) - np.sum(v),
+        rmatvec=lambda u: 2 * (XsT @ u) - np.sum(u),
+        dtype=np.float64,
+    )
+
+
+def _sign_rank_lower_bound(X, deadline=None):
+    """Forster's ``d*`` for ``S = 2X - 1``, computed as cheaply as possible.
+
+    Small matrices get all singular values (LAPACK). Large ones get the leading
+    ``K = 8, 32, 128, ...`` singular values by ARPACK on the operator ``2X - 1``
+    (sparse products) until ``d* <= K`` is found or the deadline passes; if it is
+    not found, ``d* > K`` and ``K + 1`` is returned, still a valid lower bound.
+
+    Returns
+    -------
+    d_star : int
+    exact : bool
+        False when only the weaker ``K + 1`` could be shown.
+    """
+    m, n = X.shape
+    if m * n <= _DENSE_SPECTRAL_ENTRIES:
+        Xd = X.toarray() if sp.issparse(X) else X
+        sq = scipy.linalg.svdvals(2.0 * Xd - 1.0) ** 2
+        return _forster_d_star(sq, m * n), True
+    deadline = Deadline.coerce(deadline)
+    op = _sign_operator(X)
+    K, best = 8, 1
+    rng = np.random.RandomState(0)
+    while K < min(m, n) - 1:
+        if deadline.expired():
+            return best, False
+        v0 = rng.uniform(-1, 1, size=min(m, n))
+        s = svds(op, k=K, v0=v0, return_singular_vectors=False, solver="arpack")
+        d = _forster_d_star(np.sort(s)[::-1] ** 2, m * n)
+        if d is not None:
+            return d, True
+        best = K + 1
+        K *= 4
+    Xd = X.toarray() if sp.issparse(X) else X
+    sq = scipy.linalg.svdvals(2.0 * Xd - 1.0) ** 2
+    return _forster_d_star(sq, m * n), True
+
+
+def _spectral_bound(X, tau, deadline=None):
+    """The spectral lower bound on validated complete ``X`` (see below)."""
+    if rank_zero_possible(X, tau):
+        return 0, {"message": "rounding rank 0"}
+    d_star, exact = _sign_rank_lower_bound(X, deadline)
+    info = {"stopped_early": not exact}
+    if not exact:
+        info["message"] = f"time limit: d* > {d_star - 1} shown with leading values"
+    return max(d_star - 1, 1), info
 
 
 def spectral_lower_bound(X, *, tau=0.5):
@@ -69,6 +137,13 @@ def spectral_lower_bound(X, *, tau=0.5):
     bound : int
         A lower bound on ``rrank_tau(X)``.
 
+    Notes
+    -----
+    Matrices of more than 4 million entries use only the leading singular values
+    (ARPACK on ``2X - 1`` with sparse products, ``K = 8, 32, 128, ...`` values until
+    ``d*`` is among them): a prefix of the singular values decides ``d*`` exactly
+    whenever ``d* <= K``.
+
     Raises
     ------
     ValueError
@@ -92,16 +167,8 @@ def spectral_lower_bound(X, *, tau=0.5):
     7
     """
     tau = check_tau(tau)
-    X = check_binary_matrix(X, accept_sparse=False, method="spectral")
-    if _rank_zero_possible(X, tau):
-        return 0
-    m, n = X.shape
-    sq = scipy.linalg.svdvals(2.0 * X - 1.0) ** 2
-    d = np.arange(1, sq.shape[0] + 1)
-    # guard the comparison against round-off in the singular values
-    f = d * np.cumsum(sq) * (1 + 1e-9)
-    d_star = int(np.flatnonzero(f >= m * n)[0] + 1)
-    return max(d_star - 1, 1)
+    X = check_binary_matrix(X, accept_sparse=True, method="spectral")
+    return _spectral_bound(X, tau)[0]
 
 
 def trivial_upper_bound(X, *, tau=0.5):
@@ -152,9 +219,18 @@ class RoundingRankBounds:
     tau : float
         The rounding threshold.
     report : list of dict
-        One row per method: ``method``, ``kind`` ("lower" or "upper"), ``bound`` (int or
-        None), ``seconds``, ``certified`` (upper bounds), ``stopped_early`` and
-        ``message``.
+        One row per method, in the order they ran: ``method``, ``kind`` ("lower" or
+        "upper"), ``bound`` (int or None), ``seconds`` (the method's own),
+        ``certified`` (upper bounds), ``stopped_early``, ``message``, ``status``
+        (``"ok"``, ``"stopped"`` (deadline), ``"skipped"`` (bounds already met or
+        no budget left) or ``"failed"`` (the method raised; the message says
+        what)), ``budget`` (seconds granted, None if unlimited), ``curve`` (a list
+        of ``[seconds, bound]`` pairs, seconds since the start of the call, one per
+        improvement: the anytime curve) and, for rank searches, ``errors_by_k``.
+    seconds : float
+        Wall-clock seconds of the whole call.
+    time_limit : float or None
+        The budget of the call.
     """
 
     lower: int
@@ -168,6 +244,8 @@ class RoundingRankBounds:
     report: list = field(default_factory=list)
     proven_upper: int | None = None
     proven_upper_method: str | None = None
+    seconds: float = 0.0
+    time_limit: float | None = None
 
     def to_dict(self):
         """JSON-friendly summary (without the factors)."""
@@ -180,87 +258,251 @@ class RoundingRankBounds:
             "proven_upper": self.proven_upper,
             "proven_upper_method": self.proven_upper_method,
             "tau": self.tau,
+            "seconds": self.seconds,
+            "time_limit": self.time_limit,
             "report": self.report,
         }
 
 
-# upper-bound method -> module holding its ``<method>_rank_upper_bound`` function
-_UPPER_MODULES = {
-    "rsvd": "sklearn_rrank._rsvd",
-    "projlp": "sklearn_rrank._projlp",
-    "lpca": "sklearn_rrank._lpca",
-    "permutation": "sklearn_rrank._permutation",
-    "nuclear": "sklearn_rrank._nuclear",
-}
+def _check_methods(methods, allowed):
+    if methods is None:
+        raise ValueError(f"methods must name at least one of {allowed}; got None.")
+    if isinstance(methods, str):
+        methods = [m.strip() for m in methods.split(",") if m.strip()]
+    methods = tuple(methods)
+    if not methods:
+        raise ValueError(f"methods must name at least one of {allowed}.")
+    for m in methods:
+        if not isinstance(m, str) or m not in allowed:
+            raise ValueError(f"Unknown method {m!r}; choose from {allowed}.")
+    return tuple(dict.fromkeys(methods))
 
 
-def _upper_bound_by(method, X, *, tau, time_limit, random_state, n_jobs, verbose):
-    """Run one upper-bound method; returns a RankSearchResult."""
-    from sklearn_rrank._base import RankSearchResult
+def _portfolio(
+    X,
+    methods,
+    *,
+    tau,
+    deadline,
+    lower=0,
+    n_jobs=None,
+    random_state=None,
+    verbose=0,
+    progress=None,
+    method_params=None,
+):
+    """Run ``methods`` cheap-first under one deadline, sharing bounds (trusts X).
 
-    if method == "trivial":
-        L, R = trivial_upper_bound(X, tau=tau)
-        ok = certify_rounding(X, L, R, tau=tau)
-        return RankSearchResult(rank=L.shape[1], L=L, R=R, certified=ok)
-    if method not in _UPPER_MODULES:
-        raise ValueError(f"Unknown upper-bound method {method!r}.")
-    search = getattr(
-        importlib.import_module(_UPPER_MODULES[method]), f"{method}_rank_upper_bound"
-    )
-    kwargs = {
-        "tau": tau,
-        "time_limit": time_limit,
-        "random_state": random_state,
-        "n_jobs": n_jobs,
-        "verbose": verbose,
+    Returns ``(lower, lower_method, best, proven, report)`` where ``best`` is
+    ``(rank, method, L, R)`` of the best certificate or None.
+    """
+    from sklearn_rrank._methods import METHODS, check_method_params, method_seed
+
+    specs = sorted((METHODS[m] for m in methods), key=lambda s: s.cost)
+    method_params = dict(method_params or {})
+    for name in method_params:
+        if name not in methods:
+            raise ValueError(
+                f"method_params names {name!r}, which is not among methods {methods}."
+            )
+    params = {
+        s.name: check_method_params(s, method_params.get(s.name), "search")
+        for s in specs
     }
-    accepted = inspect.signature(search).parameters
-    return search(X, **{k: v for k, v in kwargs.items() if k in accepted})
+    origin = deadline.start
+    lower_method = "trivial"
+    best = None  # (rank, method, L, R)
+    proven = None  # (rank, method)
+    if rank_zero_possible(X, tau):
+        m, n = X.shape
+        best = (0, "trivial", np.zeros((m, 0)), np.zeros((n, 0)))
+    else:
+        lower = max(lower, 1)
+    report = []
+    for i, spec in enumerate(specs):
+        row = {
+            "method": spec.name,
+            "kind": "lower" if spec.lower is not None else "upper",
+            "bound": None,
+            "seconds": 0.0,
+            "certified": None,
+            "stopped_early": False,
+            "message": "",
+            "status": "ok",
+            "budget": None,
+            "curve": [],
+        }
+        report.append(row)
+        if best is not None and best[0] <= lower:
+            row.update(status="skipped", message="bounds already meet")
+            continue
+        if deadline.expired():
+            row.update(
+                status="skipped", message="time budget used up", stopped_early=True
+            )
+            continue
+        weights = sum(t.weight for t in specs[i:])
+        share = spec.weight / weights if spec.weight and weights else 1.0
+        sub = deadline.child(fraction=share)
+        row["budget"] = sub.remaining()
+        t0 = time.monotonic()
+        try:
+            if spec.lower is not None:
+                bound, info = spec.lower(X, tau=tau, deadline=sub)
+                row.update(bound=int(bound), **_row_info(info))
+                row["curve"] = [[round(time.monotonic() - origin, 4), int(bound)]]
+                if bound > lower:
+                    lower, lower_method = int(bound), spec.name
+            else:
+                res = run_rank_search(
+                    spec.search,
+                    X,
+                    method=spec.name,
+                    tau=tau,
+                    deadline=sub,
+                    lower=lower,
+                    cap=None if best is None else best[0],
+                    cap_factors=None if best is None else (best[2], best[3]),
+                    origin=origin,
+                    progress=progress,
+                    random_state=method_seed(random_state, spec.name),
+                    n_jobs=n_jobs,
+                    verbose=verbose,
+                    params=params[spec.name],
+                )
+                info = res.info
+                row["curve"] = info.get("curve", [])
+                row["errors_by_k"] = {
+                    int(k): int(v) for k, v in info.get("errors_by_k", {}).items()
+                }
+                row.update(
+                    stopped_early=bool(res.stopped_early),
+                    message=str(info.get("message", "")),
+                )
+                if res.rank is not None:
+                    row.update(bound=int(res.rank), certified=True)
+                    best = (int(res.rank), spec.name, res.L, res.R)
+                if info.get("lower") is not None and info["lower"] > lower:
+                    lower, lower_method = int(info["lower"]), spec.name
+                    if spec.name == "rank_one" and res.rank is None:
+                        row.update(kind="lower", bound=int(info["lower"]))
+                if info.get("proven_rank") is not None and res.rank is None:
+                    row.update(
+                        bound=int(info["proven_rank"]),
+                        certified=False,
+                        proof=info.get("proof"),
+                    )
+                    if proven is None or info["proven_rank"] < proven[0]:
+                        proven = (int(info["proven_rank"]), spec.name)
+        except (MemoryError, Exception) as exc:  # noqa: BLE001 - reported, not hidden
+            row.update(status="failed", message=f"failed: {type(exc).__name__}: {exc}")
+        row["seconds"] = time.monotonic() - t0
+        if row["status"] == "ok" and row["stopped_early"]:
+            row["status"] = "stopped"
+        if progress is not None and spec.lower is not None:
+            progress(
+                {
+                    "method": spec.name,
+                    "stage": "end",
+                    "k": None,
+                    "bound": row["bound"],
+                    "error": None,
+                    "elapsed": time.monotonic() - origin,
+                    "message": row["message"],
+                }
+            )
+    return lower, lower_method, best, proven, report
 
 
+def _row_info(info):
+    return {
+        "stopped_early": bool(info.get("stopped_early", False)),
+        "message": str(info.get("message", "")),
+    }
+
+
+@validate_params(
+    {
+        "X": ["array-like", "sparse matrix"],
+        "methods": ["array-like", str, None],
+        "tau": [Interval(numbers.Real, None, None, closed="neither")],
+        "time_limit": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "n_jobs": [Interval(numbers.Integral, None, None, closed="neither"), None],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+        "progress": [callable, None],
+        "method_params": [dict, None],
+    },
+    prefer_skip_nested_validation=True,
+)
 def rounding_rank_bounds(
     X,
     *,
-    methods=DEFAULT_METHODS,
+    methods="default",
     tau=0.5,
     time_limit=None,
     n_jobs=None,
     random_state=None,
     verbose=0,
     progress=None,
+    method_params=None,
 ):
     """Lower and certified upper bounds on the rounding rank of a binary matrix.
 
-    Every requested method runs and contributes a row to ``report``; the best lower
-    bound and the best *certified* upper bound are combined. An upper bound always
-    exists: the trivial factorization of rank ``min(m, n)`` (plus one for
-    ``tau <= 0``) is the fallback.
+    The requested methods run as a **portfolio** under one wall-clock budget:
+    cheap methods first (rank-one test, spectral bound, R-SVD, VC dimension, then
+    L-PCA, ProjLP, Nuclear, Permutation, Asso); every upper-bound search is told the
+    best certified bound so far and only tries smaller ranks (ProjLP's descent starts
+    from that certificate); the portfolio stops as soon as the upper bound meets the
+    lower bound. Each report row records when each improvement happened (the
+    anytime curve). An upper bound always exists: the trivial factorization of rank
+    ``min(m, n)`` (plus one for ``tau <= 0``) is the fallback.
+
+    **How the budget is shared.** ``time_limit`` is the budget of the whole call.
+    When a method starts it gets the share ``w / W`` of the time still left, where
+    ``w`` is its weight and ``W`` the weights of the methods not yet run (VC 1,
+    R-SVD 6, L-PCA 3, ProjLP 3, Nuclear 1, Permutation 1, Asso 1; the rank-one
+    test and the spectral bound take well under a second and run with the whole
+    remaining budget). Time a method does not use flows to the later ones. A method
+    stopped by its share reports ``stopped_early`` and contributes what it certified.
+    The call returns within the budget plus the last uninterruptible step (one
+    sweep, one LP, or an SVD that was estimated to fit).
 
     Parameters
     ----------
     X : array-like or sparse matrix of shape (n_samples, n_features)
         Binary data (no missing entries).
-    methods : sequence of str, default=("spectral", "vc", "rank_one", "rsvd", \
-"projlp", "lpca")
-        Lower-bound methods ``"spectral"`` (:func:`spectral_lower_bound`), ``"vc"``
+    methods : "default", str or sequence of str, default="default"
+        Method names, or a comma-separated string. ``"default"``: ``("rank_one",
+        "spectral", "rsvd", "vc", "lpca", "projlp")``. Lower bounds: ``"spectral"``
+        (:func:`spectral_lower_bound`), ``"vc"``
         (:func:`~sklearn_rrank.vc_lower_bound`), ``"rank_one"`` (the exact test of
-        Proposition "rrank1_eq_block_nested": either a certified rank-1 factorization
-        or the lower bound 2); upper-bound methods ``"rsvd"``, ``"projlp"``,
-        ``"lpca"``, ``"permutation"``, ``"nuclear"`` and ``"trivial"``.
+        Proposition "rrank1_eq_block_nested": either a certified rank-1
+        factorization or the lower bound 2). Upper bounds:
+        ``"rsvd"``, ``"lpca"``, ``"projlp"``, ``"nuclear"``, ``"permutation"``
+        (a bound proven by the sign-change lemma is reported as ``proven_upper``
+        when its float64 factors do not certify), ``"asso"`` and ``"trivial"``.
     tau : float, default=0.5
         Rounding threshold.
     time_limit : float or None, default=None
-        Seconds allowed to each method that supports a limit; a method stopped by it
-        reports ``stopped_early`` and contributes only what it certified.
+        Wall-clock budget of the whole call in seconds (None: every method runs to
+        its end).
     n_jobs : int or None, default=None
-        Parallel jobs for the LP-based methods.
+        Parallel jobs of the LP- and L-PCA-based methods; results do not depend on
+        it. R-SVD and the spectral bound do not use it (LAPACK's own threads).
     random_state : int, RandomState instance or None, default=None
-        Makes the randomized methods reproducible.
+        Makes the randomized methods reproducible; each method's seed is derived
+        from it and the method's name only.
     verbose : int, default=0
         Verbosity passed to the methods.
     progress : callable or None, default=None
-        Called as ``progress(method, row)`` after each method (used by the command
-        line to print progress).
+        Called with an event dict (``method``, ``stage`` in {"start", "step",
+        "improved", "end"}, ``k``, ``bound``, ``error``, ``elapsed`` seconds,
+        ``message``) during the searches; the command line draws its progress line
+        from these.
+    method_params : dict or None, default=None
+        ``{method: {parameter: value}}`` for the rank searches (e.g.
+        ``{"projlp": {"projection": "sparse"}}``); unknown names raise.
 
     Returns
     -------
@@ -269,7 +511,8 @@ def rounding_rank_bounds(
     Raises
     ------
     ValueError
-        If ``X`` is not binary or holds missing entries, or a method name is unknown.
+        If ``X`` is not binary or holds missing entries, a method name or method
+        parameter is unknown, or ``time_limit`` is not positive.
 
     References
     ----------
@@ -283,129 +526,52 @@ def rounding_rank_bounds(
     >>> b.lower, b.upper, b.upper_method
     (2, 5, 'rsvd')
     """
+    from sklearn_rrank._methods import BOUND_METHODS, DEFAULT_METHODS
+
+    deadline = Deadline(time_limit)
     tau = check_tau(tau)
-    if isinstance(methods, str):
-        methods = tuple(m.strip() for m in methods.split(","))
-    methods = tuple(methods)
-    for m in methods:
-        if m not in LOWER_METHODS + UPPER_METHODS:
-            raise ValueError(
-                f"Unknown method {m!r}; choose from {LOWER_METHODS + UPPER_METHODS}."
-            )
-    X = check_binary_matrix(X, accept_sparse=False, method="rounding_rank_bounds")
-    # one seed per method that does not depend on which other methods run
-    base = int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
-    seeds = {
-        m: (base + zlib.crc32(m.encode())) % np.iinfo(np.int32).max for m in methods
-    }
-    report = []
-    lower, lower_method = 0, "trivial"
-    if not _rank_zero_possible(X, tau):
-        lower, lower_method = 1, "trivial"
-    best = None  # (rank, method, L, R)
-    proven = None  # (rank, method) proven without certified factors
+    check_n_jobs(n_jobs)
+    if isinstance(methods, str) and methods == "default":
+        methods = DEFAULT_METHODS
+    methods = _check_methods(methods, BOUND_METHODS)
+    X = check_binary_matrix(X, accept_sparse=True, method="rounding_rank_bounds")
+    if sp.issparse(X) and not set(methods) <= {"rsvd", "spectral"}:
+        X = X.toarray()  # only R-SVD and the spectral bound work on sparse input
+    return _bounds_result(
+        X,
+        methods,
+        tau=tau,
+        deadline=deadline,
+        n_jobs=n_jobs,
+        random_state=random_state,
+        verbose=verbose,
+        progress=progress,
+        method_params=method_params,
+        time_limit=time_limit,
+    )
 
-    def _offer_upper(rank, method, L, R):
-        nonlocal best
-        if best is None or rank < best[0]:
-            best = (rank, method, L, R)
 
-    if _rank_zero_possible(X, tau):
-        m, n = X.shape
-        _offer_upper(0, "trivial", np.zeros((m, 0)), np.zeros((n, 0)))
-
-    for method in methods:
-        t0 = time.perf_counter()
-        row = {
-            "method": method,
-            "kind": "lower" if method in ("spectral", "vc") else "upper",
-            "bound": None,
-            "seconds": 0.0,
-            "certified": None,
-            "stopped_early": False,
-            "message": "",
-        }
-        if method == "spectral":
-            row["bound"] = spectral_lower_bound(X, tau=tau)
-        elif method == "vc":
-            from sklearn_rrank._vc import vc_lower_bound
-
-            bound, info = vc_lower_bound(
-                X, tau=tau, time_limit=time_limit, return_shattered=True
-            )
-            row["bound"] = int(bound)
-            row["stopped_early"] = not info.get("complete", True)
-        elif method == "rank_one":
-            from sklearn_rrank._nested import is_rounding_rank_one
-
-            if _rank_zero_possible(X, tau):
-                row.update(kind="upper", bound=0, certified=True)
-                row["message"] = "rounding rank is exactly 0"
-            else:
-                one, l, r = is_rounding_rank_one(X, tau=tau, return_factors=True)
-                if one:
-                    L, R = np.reshape(l, (-1, 1)), np.reshape(r, (-1, 1))
-                    ok = certify_rounding(X, L, R, tau=tau)
-                    row.update(kind="upper", bound=1, certified=ok)
-                    if ok:
-                        _offer_upper(1, method, L, R)
-                        row["message"] = "rounding rank is exactly 1"
-                else:
-                    row.update(kind="lower", bound=2)
-                    row["message"] = "not of rounding rank <= 1"
-        else:
-            res = _upper_bound_by(
-                method,
-                X,
-                tau=tau,
-                time_limit=time_limit,
-                random_state=seeds[method],
-                n_jobs=n_jobs,
-                verbose=verbose,
-            )
-            row["stopped_early"] = bool(res.stopped_early)
-            row["message"] = str(res.info.get("message", ""))
-            if res.rank is not None and res.certified and res.L is not None:
-                # never trust a solver's own claim: certify again here
-                ok = certify_rounding(X, res.L, res.R, tau=tau)
-                row.update(bound=int(res.L.shape[1]), certified=ok)
-                if ok:
-                    _offer_upper(int(res.L.shape[1]), method, res.L, res.R)
-            elif res.rank is not None:
-                row.update(bound=int(res.rank), certified=False)
-                proof = res.info.get("proof")
-                if proof:
-                    row["proof"] = proof
-                    row["message"] = f"proven by the {proof}; no certified factors"
-                    if proven is None or res.rank < proven[0]:
-                        proven = (int(res.rank), method)
-        row["seconds"] = time.perf_counter() - t0
-        if row["kind"] == "lower" and row["bound"] is not None:
-            if row["bound"] > lower or (
-                row["bound"] == lower and lower_method == "trivial"
-            ):
-                lower, lower_method = int(row["bound"]), method
-        report.append(row)
-        if progress is not None:
-            progress(method, row)
-
+def _bounds_result(X, methods, *, tau, deadline, time_limit=None, **kwargs):
+    lower, lower_method, best, proven, report = _portfolio(
+        X, methods, tau=tau, deadline=deadline, **kwargs
+    )
     if best is None:
-        L, R = trivial_upper_bound(X, tau=tau)
-        if certify_rounding(X, L, R, tau=tau):
-            best = (L.shape[1], "trivial", L, R)
-            report.append(
-                {
-                    "method": "trivial",
-                    "kind": "upper",
-                    "bound": L.shape[1],
-                    "seconds": 0.0,
-                    "certified": True,
-                    "stopped_early": False,
-                    "message": "fallback: X itself as a factor",
-                }
-            )
-        else:  # pragma: no cover - the trivial certificate is exact by construction
-            raise RuntimeError("the trivial factorization could not be certified")
+        L, R = trivial_upper_bound(X.toarray() if sp.issparse(X) else X, tau=tau)
+        best = (L.shape[1], "trivial", L, R)
+        report.append(
+            {
+                "method": "trivial",
+                "kind": "upper",
+                "bound": L.shape[1],
+                "seconds": 0.0,
+                "certified": True,
+                "stopped_early": False,
+                "message": "fallback: X itself as a factor",
+                "status": "ok",
+                "budget": None,
+                "curve": [[round(deadline.elapsed(), 4), L.shape[1]]],
+            }
+        )
     upper, upper_method, L, R = best
     if proven is None or proven[0] >= upper:
         proven = (upper, upper_method)
@@ -426,4 +592,6 @@ def rounding_rank_bounds(
         report=report,
         proven_upper=proven[0],
         proven_upper_method=proven[1],
+        seconds=deadline.elapsed(),
+        time_limit=time_limit,
     )

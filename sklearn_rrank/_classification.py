@@ -17,8 +17,10 @@ from dataclasses import dataclass, field
 import numpy as np
 from sklearn.utils import check_array
 
+from sklearn_rrank._bounds import _sign_rank_lower_bound
 from sklearn_rrank._lp import DEFAULT_EPS, STATUS_NAMES, _check_eps, _solve_public
-from sklearn_rrank._validation import check_binary_matrix, check_tau
+from sklearn_rrank._ranksearch import Deadline
+from sklearn_rrank._validation import check_binary_matrix, check_n_jobs, check_tau
 
 # largest number of distinct rows for which the sign-change ordering is tried
 _MAX_ORDER_ROWS = 5000
@@ -197,15 +199,6 @@ def linear_separability(
     )
 
 
-def _forster_sign_rank_bound(S):
-    """Least ``d`` with ``d * sum_{i<=d} sigma_i(S)^2 >= m n`` (Forster et al.)."""
-    m, n = S.shape
-    sq = np.linalg.svd(S, compute_uv=False) ** 2
-    d = np.arange(1, sq.size + 1)
-    f = d * np.cumsum(sq) * (1 + 1e-9)  # guard against round-off
-    return int(np.flatnonzero(f >= m * n)[0] + 1)
-
-
 def _one_feature_suffices(Yu):
     """Exact test of ``fd(Y) <= 1`` for distinct rows ``Yu`` (0/1 floats).
 
@@ -232,6 +225,7 @@ def feature_dimension_bounds(
     n_jobs=None,
     verbose=0,
     tau=0.5,
+    methods=("lpca", "projlp"),
 ):
     """Bounds on the fewest features that classify every label of ``Y`` perfectly.
 
@@ -300,7 +294,9 @@ def feature_dimension_bounds(
     Y : array-like of shape (n_samples, n_labels)
         Binary label matrix (no missing entries).
     time_limit : float or None, default=None
-        Time limit in seconds of the upper-bound search.
+        Wall-clock budget in seconds of the whole call: the VC search gets at most
+        a fifth of what is left when it starts, the L-PCA and ProjLP rank searches
+        share the rest as in :func:`~sklearn_rrank.rounding_rank_bounds`.
     random_state : int, RandomState instance or None, default=None
         Seed of the upper-bound search.
     n_jobs : int or None, default=None
@@ -310,6 +306,11 @@ def feature_dimension_bounds(
     tau : float, default=0.5
         Threshold of the rounding-rank search used for the upper bound (any ``tau``
         gives a valid bound).
+    methods : sequence of str, default=("lpca", "projlp")
+        Rank searches of :func:`~sklearn_rrank.rounding_rank_bounds` whose certified
+        bounds give the upper bound (any method with a rank search: ``"rsvd"``,
+        ``"lpca"``, ``"projlp"``, ``"nuclear"``, ``"permutation"``, ``"asso"``,
+        ``"rank_one"``, ``"trivial"``).
 
     Returns
     -------
@@ -337,8 +338,16 @@ def feature_dimension_bounds(
     >>> feature_dimension_bounds(np.eye(5), random_state=0)
     (2, 2)
     """
+    from sklearn_rrank._bounds import _check_methods
+    from sklearn_rrank._methods import METHODS
+
+    deadline = Deadline(time_limit)
+    methods = _check_methods(
+        methods, tuple(n for n, s in METHODS.items() if s.search is not None)
+    )
     Y = _check_labels(Y, allow_missing=False)
     tau = check_tau(tau)
+    check_n_jobs(n_jobs)
     if isinstance(verbose, bool) or not isinstance(verbose, numbers.Integral):
         raise ValueError(f"verbose must be an integer, got {verbose!r}.")
     constant = np.all(Y == Y[:1], axis=0)
@@ -348,8 +357,9 @@ def feature_dimension_bounds(
     Yu = np.unique(Yn, axis=0)
     m_u, n_u = Yu.shape
     upper = min(n_u, m_u - 1)
-    S = np.hstack([2.0 * Yu - 1.0, np.ones((m_u, 1))])
-    lower = max(1, _forster_sign_rank_bound(S) - 1)
+    # S' = [2Y - 1, 1] is the sign matrix of [Y, 1]
+    d_star, _ = _sign_rank_lower_bound(np.hstack([Yu, np.ones((m_u, 1))]), deadline)
+    lower = max(1, d_star - 1)
     if lower == 1 and m_u * m_u * n_u <= _MAX_CHAIN_WORK:
         if _one_feature_suffices(Yu):
             return 1, 1
@@ -359,25 +369,27 @@ def feature_dimension_bounds(
 
         _, max_changes = sign_change_ordering(Yu, random_state=random_state)
         upper = min(upper, int(max_changes))
-    if upper > lower:
+    if upper > lower and not deadline.expired():
         # affine half-spaces in R^d have VC dimension d + 1, so fd >= VC - 1
         from sklearn_rrank._vc import vc_lower_bound
 
-        lower = max(lower, vc_lower_bound(Yu, time_limit=time_limit) - 1)
-    from sklearn_rrank._bounds import _upper_bound_by
+        vc = vc_lower_bound(Yu, time_limit=deadline.child(fraction=0.2).remaining())
+        lower = max(lower, vc - 1)
+    if upper > lower:
+        # certified rounding-rank upper bounds (fd <= rrank), the portfolio of
+        # rounding_rank_bounds on the remaining budget; it stops at fd's lower bound
+        from sklearn_rrank._bounds import _portfolio
 
-    for method in ("projlp", "lpca"):  # certified rounding-rank upper bounds
-        if upper <= lower:
-            break
-        res = _upper_bound_by(
-            method,
+        _, _, best, _, _ = _portfolio(
             Yu,
+            methods,
             tau=tau,
-            time_limit=time_limit,
-            random_state=random_state,
+            deadline=deadline,
+            lower=lower,
             n_jobs=n_jobs,
+            random_state=random_state,
             verbose=verbose,
         )
-        if res.certified and res.rank is not None:
-            upper = min(upper, int(res.rank))
+        if best is not None:
+            upper = min(upper, int(best[0]))
     return int(lower), int(upper)

@@ -1,12 +1,10 @@
 """RoundingRankFactorization: the minimum-error rounding rank-k problem as an estimator.
 
-The estimator validates its input and dispatches to the solver modules
-(``_rsvd.py``, ``_projlp.py``, ``_lpca.py``, ``_asso.py``), which take arrays and return
-:class:`~sklearn_rrank._base.FactorizationResult` objects.
+The estimator validates its input once and calls the ``fit``/``transform`` of its
+method's record in the registry (:mod:`sklearn_rrank._methods`); the solver modules
+take arrays and return :class:`~sklearn_rrank._base.FactorizationResult` objects.
 """
 
-import importlib
-import inspect
 import numbers
 import time
 import warnings
@@ -23,39 +21,15 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from sklearn_rrank._methods import FIT_METHODS, METHODS, check_method_params
 from sklearn_rrank._rounding import (
     _count_errors_factors,
-    certify_rounding,
+    _count_uncertified,
     round_matrix,
 )
-from sklearn_rrank._validation import check_binary_values
+from sklearn_rrank._validation import check_binary_values, check_n_jobs, reject_strings
 
 __all__ = ["RoundingRankFactorization"]
-
-
-# method -> (module, fit function, transform function, accepts NaN, nonnegative ok)
-_METHODS = {
-    "rsvd": ("sklearn_rrank._rsvd", "rsvd_fit", None, False, False),
-    "projlp": ("sklearn_rrank._projlp", "projlp_fit", "projlp_transform", True, True),
-    "lpca": ("sklearn_rrank._lpca", "lpca_fit", "lpca_transform", True, False),
-    "asso": ("sklearn_rrank._asso", "asso_fit", "asso_transform", False, False),
-}
-
-
-def _solver(method, which):
-    module, fit_name, transform_name = _METHODS[method][:3]
-    name = fit_name if which == "fit" else transform_name
-    if name is None:
-        return None
-    return getattr(importlib.import_module(module), name)
-
-
-def _call_supported(fn, *args, **kwargs):
-    """Call ``fn`` with the keyword arguments its signature accepts."""
-    params = inspect.signature(fn).parameters
-    if any(p.kind == p.VAR_KEYWORD for p in params.values()):
-        return fn(*args, **kwargs)
-    return fn(*args, **{k: v for k, v in kwargs.items() if k in params})
 
 
 def _binarize(X, threshold):
@@ -106,17 +80,24 @@ class RoundingRankFactorization(
         Keep ``L`` and ``R`` non-negative (the non-negative rounding rank); supported
         by ``"projlp"``.
     max_iter : int or None, default=None
-        Iteration limit of iterative methods (None = the method's default).
+        Iteration limit of the iterative methods ``"lpca"`` and ``"projlp"`` (None =
+        the method's default). Setting it for ``"rsvd"`` or ``"asso"`` (one-shot
+        methods) raises ``ValueError``.
     tol : float or None, default=None
-        Relative tolerance of iterative methods (None = the method's default).
+        Relative tolerance of ``"lpca"`` and ``"projlp"`` (None = the method's
+        default); setting it for ``"rsvd"`` or ``"asso"`` raises ``ValueError``.
     method_params : dict or None, default=None
-        Extra keyword arguments for the method's solver (e.g. ``{"projection":
-        "dense"}`` for ProjLP, ``{"solver": "mm"}`` for L-PCA, ``{"threshold": 0.7}``
-        for Asso); see the solver functions.
+        Extra parameters of the method's solver: ``"lpca"``: ``fit_bias``,
+        ``solver``, ``alpha``, ``init``; ``"projlp"``: ``projection``, ``eps``;
+        ``"asso"``: ``threshold``, ``bonus_covered``, ``penalty_overcovered``,
+        ``strict``, ``orientation``; ``"rsvd"``: none. Unknown names raise
+        ``ValueError`` listing the valid ones.
     random_state : int, RandomState instance or None, default=None
-        Makes randomized methods reproducible.
+        Makes randomized methods reproducible (not used by ``"asso"``, which is
+        deterministic).
     n_jobs : int or None, default=None
-        Parallel jobs for the LP-based methods; results do not depend on it.
+        Parallel jobs of ``"lpca"``, ``"projlp"`` and ``"asso"``; results do not
+        depend on it. ``"rsvd"`` does not use it (LAPACK's own threads).
     verbose : int, default=0
         Verbosity.
 
@@ -163,7 +144,7 @@ class RoundingRankFactorization(
 
     _parameter_constraints: dict = {
         "n_components": [Interval(numbers.Integral, 1, None, closed="left")],
-        "method": [StrOptions(set(_METHODS))],
+        "method": [StrOptions(set(FIT_METHODS))],
         "tau": [Interval(numbers.Real, None, None, closed="neither")],
         "binarize": [None, Interval(numbers.Real, None, None, closed="neither")],
         "nonnegative": ["boolean"],
@@ -204,9 +185,10 @@ class RoundingRankFactorization(
 
     # -- helpers -----------------------------------------------------------------
     def _allows_missing(self):
-        return _METHODS[self.method][3]
+        return METHODS[self.method].missing
 
     def _validate_X(self, X, reset):
+        reject_strings(X)
         X = validate_data(
             self,
             X,
@@ -224,22 +206,30 @@ class RoundingRankFactorization(
         return X
 
     def _solver_kwargs(self):
-        kwargs = {
+        """Keyword arguments of the registry's fit/transform, checked once."""
+        spec = METHODS[self.method]
+        if not spec.uses_max_iter:
+            for name in ("max_iter", "tol"):
+                if getattr(self, name) is not None:
+                    raise ValueError(
+                        f"{name}={getattr(self, name)!r} is not used by "
+                        f"method={self.method!r} (a one-shot method); leave it None."
+                    )
+        check_n_jobs(self.n_jobs)
+        return {
             "tau": float(self.tau),
-            "nonnegative": self.nonnegative,
+            "nonnegative": bool(self.nonnegative),
+            "max_iter": self.max_iter,
+            "tol": self.tol,
             "random_state": self.random_state,
             "n_jobs": self.n_jobs,
             "verbose": self.verbose,
+            **check_method_params(spec, self.method_params, "fit"),
         }
-        if self.max_iter is not None:
-            kwargs["max_iter"] = self.max_iter
-        if self.tol is not None:
-            kwargs["tol"] = self.tol
-        kwargs.update(self.method_params or {})
-        if self.method == "lpca":
-            # the transform must use the bias model of the fit
-            kwargs["fit_bias_column"] = kwargs.get("fit_bias", True)
-        return kwargs
+
+    def _transform_kwargs(self, kwargs):
+        keep = {"tau", "nonnegative", "n_jobs"} | set(self.method_params or {})
+        return {k: v for k, v in kwargs.items() if k in keep}
 
     # -- fitting -----------------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=True)
@@ -287,6 +277,10 @@ class RoundingRankFactorization(
         return self._fit(X)
 
     def _fit(self, X):
+        if isinstance(self.n_components, bool):
+            raise TypeError(
+                f"n_components must be an integer >= 1, got {self.n_components!r}."
+            )
         X = self._validate_X(X, reset=True)
         m, n = X.shape
         k = self.n_components
@@ -295,33 +289,29 @@ class RoundingRankFactorization(
                 f"n_components={k} must be at most min(n_samples, n_features) = "
                 f"{min(m, n)} (n_samples = {m}, n_features = {n})."
             )
-        if self.nonnegative and not _METHODS[self.method][4]:
+        spec = METHODS[self.method]
+        if self.nonnegative and not spec.nonnegative:
             raise ValueError(
                 f"nonnegative=True is not supported by method={self.method!r}; use "
                 "'projlp'."
             )
         t0 = time.perf_counter()
-        fit = _solver(self.method, "fit")
         kwargs = self._solver_kwargs()
-        if self.method == "lpca":
-            # an exact training reconstruction is the best a minimum-error fit can do
-            kwargs.setdefault("stop_when_exact", True)
-        result = _call_supported(fit, X, k, **kwargs)
+        result = spec.fit(X, k, **kwargs)
         Xd = X.toarray() if sp.issparse(X) else X
         L_fit = result.L
-        transform = _solver(self.method, "transform")
-        one_shot = self.method == "projlp" and kwargs.get("max_iter") == 0
-        if self.method in ("projlp", "lpca") and not one_shot:
+        one_shot = self.method == "projlp" and self.max_iter == 0
+        if spec.transform is not None and self.method != "asso" and not one_shot:
             # Use the rows that transform() gives for the training data when they are
             # no worse, so that fit_transform(X) equals fit(X).transform(X): the
             # per-row problems (LPs, logistic regressions) may have other optima
             # than the jointly fitted L.
             R = np.asarray(result.R, dtype=np.float64)
-            L_t = _call_supported(transform, Xd, R, **kwargs)
+            L_t = spec.transform(Xd, R, **self._transform_kwargs(kwargs))
             tau = float(self.tau)
 
             def n_uncertified(L_):
-                return certify_rounding(Xd, L_, R, tau=tau, return_count=True)[1]
+                return _count_uncertified(Xd, np.asarray(L_, dtype=np.float64), R, tau)
 
             if n_uncertified(L_t) <= n_uncertified(L_fit):
                 L_fit = L_t
@@ -334,10 +324,11 @@ class RoundingRankFactorization(
             seconds=time.perf_counter() - t0,
         )
         if not result.converged:
+            hint = "raise max_iter" if spec.uses_max_iter else "check the input"
             warnings.warn(
                 f"method={self.method!r} did not converge or an LP did not end "
-                f"optimal ({result.info.get('message', 'see solver_info_')}); the "
-                "factorization may be worse than the method can do.",
+                f"optimal ({result.info.get('message', 'no details')}); the "
+                f"factorization may be worse than the method can do ({hint}).",
                 ConvergenceWarning,
                 stacklevel=3,
             )
@@ -371,7 +362,7 @@ class RoundingRankFactorization(
         )
         self.certified_ = bool(
             self.reconstruction_err_ == 0
-            and certify_rounding(X, L, R, tau=float(self.tau))
+            and _count_uncertified(X, L, R, float(self.tau)) == 0
         )
         return L
 
@@ -395,12 +386,13 @@ class RoundingRankFactorization(
         check_is_fitted(self)
         X = self._validate_X(X, reset=False)
         R = self.components_.T
-        transform = _solver(self.method, "transform")
-        if transform is None:
+        spec = METHODS[self.method]
+        if spec.transform is None:
             Xd = X.toarray() if sp.issparse(X) else np.nan_to_num(X)
             return np.asarray(Xd @ R)
         Xd = X.toarray() if sp.issparse(X) else X
-        return np.asarray(_call_supported(transform, Xd, R, **self._solver_kwargs()))
+        kwargs = self._transform_kwargs(self._solver_kwargs())
+        return np.asarray(spec.transform(Xd, R, **kwargs))
 
     def inverse_transform(self, X):
         """Rounded reconstruction ``round_tau(L @ components_)``.
@@ -455,6 +447,6 @@ class RoundingRankFactorization(
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
-        tags.input_tags.allow_nan = self.method in _METHODS and self._allows_missing()
+        tags.input_tags.allow_nan = self.method in METHODS and self._allows_missing()
         tags.transformer_tags.preserves_dtype = ["float64"]
         return tags

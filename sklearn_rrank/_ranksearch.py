@@ -8,8 +8,9 @@ L-PCA, Nuclear, Permutation, and the generic search over any ``fit``) runs insid
   down as an object, never re-interpreted as "seconds left" by each layer;
 * the **zero-rank shortcut**: if ``round_tau(0) = X`` the rank is 0 and no method runs;
 * **certification, once**: a family proposes factors with :meth:`Incumbent.offer`,
-  which checks them with the certificate kernel of :func:`~sklearn_rrank.certify_rounding`
-  and keeps the best; families never certify on their own;
+  which checks them with the certificate kernel of
+  :func:`~sklearn_rrank.certify_rounding` and keeps the best; families never certify
+  on their own;
 * the **anytime record**: every improvement is stamped with the time since the start
   of the public call (``curve``), errors per rank tried (``errors_by_k``);
 * the **portfolio contract**: a search is given the best bound known so far (``cap``,
@@ -357,9 +358,8 @@ def run_rank_search(
             **(params or {}),
         )
         info = dict(info or {})
-    stopped = bool(info.pop("stopped_early", False)) or (
-        deadline.expired() and not inc.done
-    )
+    timed_out = deadline.expired() and not inc.done
+    stopped = bool(info.pop("stopped_early", False)) or timed_out
     if "message" not in info or not info["message"]:
         if inc.rank is not None:
             info["message"] = f"certified rank {inc.rank}"
@@ -367,7 +367,7 @@ def run_rank_search(
             info["message"] = f"no certificate below the known bound {cap}"
         else:
             info["message"] = "no certificate found"
-    if stopped and "time limit" not in info["message"]:
+    if timed_out and "time limit" not in info["message"]:
         info["message"] += " (time limit reached)"
     info["curve"] = inc.curve
     info.setdefault("errors_by_k", inc.errors_by_k)

@@ -17,18 +17,22 @@ from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from sklearn_rrank._bounds import spectral_lower_bound
-from sklearn_rrank._factorization import _METHODS, RoundingRankFactorization
-from sklearn_rrank._rounding import certify_rounding
-from sklearn_rrank._validation import check_binary_values
+from sklearn_rrank._factorization import RoundingRankFactorization, _binarize
+from sklearn_rrank._methods import METHODS, check_method_params, method_seed
+from sklearn_rrank._ranksearch import Deadline, run_rank_search
+from sklearn_rrank._validation import check_binary_values, check_n_jobs, reject_strings
 
 __all__ = ["RoundingRankCV"]
 
-# methods of RoundingRankFactorization with their own warm-started rank search
-_RANK_SEARCH = {"lpca": "lpca", "projlp": "projlp", "rsvd": "rsvd"}
 
+def _fit_holdout(estimator, X, mask, k, end):
+    """Fit ``estimator`` with n_components=k on X with ``mask`` entries missing.
 
-def _fit_holdout(estimator, X, mask, k):
-    """Fit ``estimator`` with n_components=k on X with ``mask`` entries missing."""
+    ``end`` is the deadline's end (``time.monotonic()``) or None; a job that starts
+    after it is skipped and returns NaN.
+    """
+    if end is not None and time.monotonic() >= end:
+        return np.nan, np.nan
     X_train = X.copy()
     X_train[mask] = np.nan
     est = clone(estimator).set_params(n_components=k)
@@ -58,17 +62,26 @@ class RoundingRankCV(MetaEstimatorMixin, TransformerMixin, BaseEstimator):
         attributes ``components_`` and ``certified_`` after fit (such as
         :class:`~sklearn_rrank.RoundingRankFactorization`). None means
         ``RoundingRankFactorization(method="lpca")``.
-    n_components : "auto" or iterable of int, default="auto"
+    n_components : "auto", int or iterable of int, default="auto"
         Candidate ranks. ``"auto"``: for ``mode="exact"`` every k from the best cheap
         lower bound (spectral bound, rank 0 test) up to ``min(n_samples,
         n_features)``; for ``mode="holdout"`` 1 to ``min(n_samples, n_features, 20)``.
+        An int ``K`` means ``1, ..., K``. Candidates above ``min(n_samples,
+        n_features)`` are dropped.
     mode : {"exact", "holdout"}, default="exact"
         ``"exact"``: the smallest k whose fit is exact on every entry and certified by
         :func:`~sklearn_rrank.certify_rounding` (an upper bound on the rounding rank).
         ``"holdout"``: the k with the least mean error on held-out entries.
     search : {"linear", "galloping"}, default="linear"
-        Order of the exact search: upward one by one, or 1, 2, 4, ... until a
-        certified k, then downward one by one while fits stay certified.
+        Order of the exact search. ``"linear"`` with ``n_components="auto"`` and a
+        :class:`~sklearn_rrank.RoundingRankFactorization` runs the method's own rank
+        search from the registry — the same one
+        :func:`~sklearn_rrank.rounding_rank_bounds` runs for that method, so both
+        report the same k for the same seed and budget (its ``method_params`` must
+        be parameters of the rank search; others raise). Otherwise (also for
+        ``nonnegative=True``) ``"linear"`` fits k upward one by one and
+        ``"galloping"`` fits 1, 2, 4, ... until a certified k, then downward one by
+        one while fits stay certified.
     cv : int, default=3
         Number of random hold-out masks (``mode="holdout"``).
     holdout_fraction : float, default=0.1
@@ -81,6 +94,11 @@ class RoundingRankCV(MetaEstimatorMixin, TransformerMixin, BaseEstimator):
         not depend on it.
     random_state : int, RandomState instance or None, default=None
         Seeds the hold-out masks.
+    time_limit : float or None, default=None
+        Wall-clock budget in seconds of the whole ``fit`` (None: no limit). In
+        ``mode="exact"`` the search keeps its best certified k when the budget ends;
+        in ``mode="holdout"`` fits not started by then are skipped (their k are
+        left out of ``cv_results_``). The refit is not counted.
     verbose : int, default=0
         Verbosity.
 
@@ -99,6 +117,8 @@ class RoundingRankCV(MetaEstimatorMixin, TransformerMixin, BaseEstimator):
         ``std_fit_time``, ``rank_test_error``.
     certified_ : bool
         ``mode="exact"``: whether a certified k was found among the candidates.
+    stopped_early_ : bool
+        True iff ``time_limit`` ended the search before it was complete.
     n_features_in_ : int
         Number of features seen during fit.
 
@@ -125,7 +145,11 @@ class RoundingRankCV(MetaEstimatorMixin, TransformerMixin, BaseEstimator):
 
     _parameter_constraints: dict = {
         "estimator": [None, HasMethods(["fit", "transform"])],
-        "n_components": [StrOptions({"auto"}), "array-like"],
+        "n_components": [
+            StrOptions({"auto"}),
+            Interval(numbers.Integral, 1, None, closed="left"),
+            "array-like",
+        ],
         "mode": [StrOptions({"exact", "holdout"})],
         "search": [StrOptions({"linear", "galloping"})],
         "cv": [Interval(numbers.Integral, 1, None, closed="left")],
@@ -133,6 +157,7 @@ class RoundingRankCV(MetaEstimatorMixin, TransformerMixin, BaseEstimator):
         "refit": ["boolean"],
         "n_jobs": [None, numbers.Integral],
         "random_state": ["random_state"],
+        "time_limit": [None, Interval(numbers.Real, 0, None, closed="neither")],
         "verbose": ["verbose"],
     }
 
@@ -148,6 +173,7 @@ class RoundingRankCV(MetaEstimatorMixin, TransformerMixin, BaseEstimator):
         refit=True,
         n_jobs=None,
         random_state=None,
+        time_limit=None,
         verbose=0,
     ):
         self.estimator = estimator
@@ -159,6 +185,7 @@ class RoundingRankCV(MetaEstimatorMixin, TransformerMixin, BaseEstimator):
         self.refit = refit
         self.n_jobs = n_jobs
         self.random_state = random_state
+        self.time_limit = time_limit
         self.verbose = verbose
 
     def _estimator(self):
@@ -175,10 +202,24 @@ class RoundingRankCV(MetaEstimatorMixin, TransformerMixin, BaseEstimator):
             if not np.isnan(X).any():
                 start = max(1, spectral_lower_bound(X, tau=tau))
             return list(range(start, min(m, n) + 1))
-        ks = sorted({int(k) for k in self.n_components})
-        if not ks or ks[0] < 1:
+        if isinstance(self.n_components, numbers.Integral):
+            return list(range(1, min(int(self.n_components), m, n) + 1))
+        values = list(self.n_components)
+        bad = [
+            k
+            for k in values
+            if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1
+        ]
+        if not values or bad:
             raise ValueError(
-                f"n_components must hold positive integers, got {self.n_components!r}."
+                f"n_components must hold positive integers, got {self.n_components!r}"
+                + (f" (offending: {bad!r})." if bad else ".")
+            )
+        ks = sorted({int(k) for k in values if k <= min(m, n)})
+        if not ks:
+            raise ValueError(
+                f"every candidate in n_components={self.n_components!r} exceeds "
+                f"min(n_samples, n_features) = {min(m, n)}."
             )
         return ks
 
@@ -196,34 +237,93 @@ class RoundingRankCV(MetaEstimatorMixin, TransformerMixin, BaseEstimator):
         self : object
         """
         self._validate_params()
+        check_n_jobs(self.n_jobs)
+        deadline = Deadline(self.time_limit)
         estimator = self._estimator()
         tau = float(estimator.get_params().get("tau", 0.5))
+        reject_strings(X)
         X = validate_data(
             self, X, accept_sparse="csr", dtype=np.float64, ensure_all_finite=False
         )
         if sp.issparse(X):
             X = X.toarray()
         binarize = estimator.get_params().get("binarize")
-        if binarize is not None:
-            nan = np.isnan(X)
-            X = (X > binarize).astype(np.float64)
-            X[nan] = np.nan
+        if binarize is not None and not np.isinf(X).any():
+            X = _binarize(X, binarize)
         check_binary_values(X, allow_missing=True)
-        candidates = self._candidates(X, tau)
+        self.stopped_early_ = False
         if self.mode == "exact":
-            self._fit_exact(X, estimator, candidates, tau)
+            self._fit_exact(X, estimator, tau, deadline)
         else:
-            self._fit_holdout(X, estimator, candidates)
+            self._fit_holdout(X, estimator, self._candidates(X, tau), deadline)
         return self
 
     # -- exact mode ----------------------------------------------------------------
-    def _fit_exact(self, X, estimator, candidates, tau):
+    def _fit_exact(self, X, estimator, tau, deadline):
         if np.isnan(X).any():
             raise ValueError(
                 "mode='exact' needs a complete matrix; X holds missing entries (NaN)."
             )
-        if self._delegate_rank_search(X, estimator, tau):
-            return
+        if (
+            type(estimator) is RoundingRankFactorization
+            and self.search == "linear"
+            and isinstance(self.n_components, str)
+            and not estimator.nonnegative
+        ):
+            self._fit_registry_search(X, estimator, tau, deadline)
+        else:
+            self._fit_generic(X, estimator, self._candidates(X, tau), deadline)
+
+    def _fit_registry_search(self, X, estimator, tau, deadline):
+        """The method's registry rank search, as ``rounding_rank_bounds`` runs it."""
+        spec = METHODS[estimator.method]
+        params = check_method_params(spec, estimator.method_params, "search")
+        n_jobs = estimator.n_jobs if self.n_jobs is None else self.n_jobs
+        t0 = time.perf_counter()
+        res = run_rank_search(
+            spec.search,
+            X,
+            method=spec.name,
+            tau=tau,
+            deadline=deadline,
+            lower=0 if not (X == 1).any() and tau > 0 else 1,
+            random_state=method_seed(estimator.random_state, spec.name),
+            n_jobs=n_jobs,
+            verbose=max(self.verbose - 1, 0),
+            params=params,
+        )
+        seconds = time.perf_counter() - t0
+        self.stopped_early_ = bool(res.stopped_early)
+        self.errors_ = {int(k): int(v) for k, v in res.info["errors_by_k"].items()}
+        self.certified_ = res.rank is not None
+        if not self.certified_:
+            raise ValueError(
+                f"the rank search of method={estimator.method!r} certified no rank: "
+                f"{res.info.get('message', 'no message')}"
+            )
+        k = int(res.rank)
+        self.n_components_ = k
+        self.errors_[k] = 0
+        best = clone(estimator).set_params(n_components=max(k, 1))
+        if estimator.method == "lpca" and "fit_bias" in res.info:
+            # the certificate's bias model, so that transform matches it
+            mp = dict(best.method_params or {}, fit_bias=res.info["fit_bias"])
+            best.set_params(method_params=mp)
+        validate_data(best, X, ensure_all_finite=False)  # records n_features_in_
+        best._set_factors(X, res.L, res.R, n_iter=1, info=res.info, seconds=seconds)
+        self.best_estimator_ = best
+        self.search_info_ = res.info
+        ks = sorted(self.errors_)
+        errs = np.array([self.errors_[k] for k in ks], dtype=float)
+        self.cv_results_ = {
+            "param_n_components": np.array(ks),
+            "mean_test_error": errs,
+            "std_test_error": np.zeros(len(ks)),
+            "rank_test_error": _rank(errs),
+        }
+
+    def _fit_generic(self, X, estimator, candidates, deadline):
+        """Fit the estimator at candidate ranks (linear or galloping order)."""
         tried, fitted, fit_times = {}, {}, {}
 
         def attempt(k):
@@ -237,15 +337,21 @@ class RoundingRankCV(MetaEstimatorMixin, TransformerMixin, BaseEstimator):
                 fitted[k] = est
             return ok
 
+        def out_of_time():
+            self.stopped_early_ = self.stopped_early_ or deadline.expired()
+            return deadline.expired() and bool(tried)
+
         best = None
         if self.search == "linear":
             for k in candidates:
+                if out_of_time():
+                    break
                 if attempt(k):
                     best = k
                     break
         else:  # galloping: indices 0, 1, 3, 7, ... then back down one by one
             idx, last_fail = 0, -1
-            while True:
+            while not out_of_time():
                 if attempt(candidates[idx]):
                     best = candidates[idx]
                     break
@@ -254,7 +360,12 @@ class RoundingRankCV(MetaEstimatorMixin, TransformerMixin, BaseEstimator):
                     break
                 idx = min(len(candidates) - 1, 2 * idx + 1)
             j = idx - 1
-            while best is not None and j > last_fail and attempt(candidates[j]):
+            while (
+                best is not None
+                and j > last_fail
+                and not out_of_time()
+                and attempt(candidates[j])
+            ):
                 best = candidates[j]
                 j -= 1
         self.errors_ = dict(sorted(tried.items()))
@@ -275,81 +386,10 @@ class RoundingRankCV(MetaEstimatorMixin, TransformerMixin, BaseEstimator):
             "rank_test_error": _rank(errs),
         }
 
-    def _delegate_rank_search(self, X, estimator, tau):
-        """Use the method's own warm-started rank search when it has one.
-
-        For a :class:`RoundingRankFactorization` with ``search="linear"``,
-        ``n_components="auto"``, ``nonnegative=False`` and no ``method_params``,
-        the search is the same one that :func:`~sklearn_rrank.rounding_rank_bounds`
-        runs for that method (warm starts, refinement), so both report the same
-        certified k.
-        """
-        if not (
-            type(estimator) is RoundingRankFactorization
-            and self.search == "linear"
-            and isinstance(self.n_components, str)
-            and estimator.method in _RANK_SEARCH
-            and not estimator.nonnegative
-            and not estimator.method_params
-        ):
-            return False
-        from sklearn_rrank._bounds import _upper_bound_by
-
-        params = estimator.get_params()
-        t0 = time.perf_counter()
-        res = _upper_bound_by(
-            _RANK_SEARCH[estimator.method],
-            X,
-            tau=tau,
-            time_limit=None,
-            random_state=params["random_state"],
-            n_jobs=params["n_jobs"] if self.n_jobs is None else self.n_jobs,
-            verbose=max(self.verbose - 1, 0),
-        )
-        seconds = time.perf_counter() - t0
-        curve = res.info.get("errors_by_k")
-        if isinstance(curve, dict):
-            self.errors_ = {int(k): int(v) for k, v in curve.items()}
-        elif curve is not None:
-            self.errors_ = {k: int(v) for k, v in enumerate(curve) if int(v) >= 0}
-        else:
-            self.errors_ = {}
-        self.certified_ = bool(
-            res.rank is not None
-            and res.certified
-            and certify_rounding(X, res.L, res.R, tau=tau)
-        )
-        if not self.certified_:
-            raise ValueError(
-                f"the rank search of method={estimator.method!r} certified no rank: "
-                f"{res.info.get('message', 'no message')}"
-            )
-        k = int(res.L.shape[1])
-        self.n_components_ = k
-        if self.errors_ and k not in self.errors_:
-            self.errors_[k] = 0
-        best = clone(estimator).set_params(n_components=max(k, 1))
-        if estimator.method == "lpca" and "fit_bias" in res.info:
-            # the certificate's bias model, so that transform matches it
-            mp = dict(best.method_params or {}, fit_bias=res.info["fit_bias"])
-            best.set_params(method_params=mp)
-        validate_data(best, X, ensure_all_finite=False)  # records n_features_in_
-        best._set_factors(X, res.L, res.R, n_iter=1, info=res.info, seconds=seconds)
-        self.best_estimator_ = best
-        ks = sorted(self.errors_)
-        errs = np.array([self.errors_[k] for k in ks], dtype=float)
-        self.cv_results_ = {
-            "param_n_components": np.array(ks),
-            "mean_test_error": errs,
-            "std_test_error": np.zeros(len(ks)),
-            "rank_test_error": _rank(errs),
-        }
-        return True
-
     # -- holdout mode --------------------------------------------------------------
-    def _fit_holdout(self, X, estimator, candidates):
+    def _fit_holdout(self, X, estimator, candidates, deadline):
         method = estimator.get_params().get("method")
-        if method in _METHODS and not _METHODS[method][3]:
+        if method in METHODS and not METHODS[method].missing:
             raise ValueError(
                 f"mode='holdout' needs an estimator that accepts missing entries; "
                 f"method={method!r} does not (use 'lpca' or 'projlp')."
@@ -364,10 +404,20 @@ class RoundingRankCV(MetaEstimatorMixin, TransformerMixin, BaseEstimator):
             masks.append(mask.reshape(X.shape))
         jobs = [(k, r) for k in candidates for r in range(self.cv)]
         out = Parallel(n_jobs=self.n_jobs, verbose=max(self.verbose - 1, 0))(
-            delayed(_fit_holdout)(estimator, X, masks[r], k) for k, r in jobs
+            delayed(_fit_holdout)(estimator, X, masks[r], k, deadline.end)
+            for k, r in jobs
         )
         err = np.array([o[0] for o in out]).reshape(len(candidates), self.cv)
         times = np.array([o[1] for o in out]).reshape(len(candidates), self.cv)
+        done = ~np.isnan(err).any(axis=1)
+        self.stopped_early_ = not done.all()
+        if not done.any():
+            raise ValueError(
+                f"time_limit={self.time_limit} s ended the search before any "
+                "candidate rank was fitted on every hold-out mask; raise time_limit."
+            )
+        candidates = [k for k, d in zip(candidates, done, strict=True) if d]
+        err, times = err[done], times[done]
         mean = err.mean(axis=1)
         self.cv_results_ = {
             "param_n_components": np.array(candidates),
@@ -402,7 +452,30 @@ class RoundingRankCV(MetaEstimatorMixin, TransformerMixin, BaseEstimator):
         L : ndarray of shape (n_samples, `n_components_`)
         """
         check_is_fitted(self, "best_estimator_")
+        validate_data(
+            self,
+            X,
+            reset=False,
+            accept_sparse="csr",
+            dtype=None,
+            ensure_all_finite=False,
+        )
         return self.best_estimator_.transform(X)
+
+    def get_feature_names_out(self, input_features=None):
+        """Output feature names of ``best_estimator_``.
+
+        Parameters
+        ----------
+        input_features : array-like of str or None, default=None
+            Checked against the names seen in ``fit``.
+
+        Returns
+        -------
+        feature_names_out : ndarray of str objects
+        """
+        check_is_fitted(self, "best_estimator_")
+        return self.best_estimator_.get_feature_names_out(input_features)
 
     def inverse_transform(self, X):
         """Rounded reconstruction with ``best_estimator_``."""
@@ -413,6 +486,13 @@ class RoundingRankCV(MetaEstimatorMixin, TransformerMixin, BaseEstimator):
         """Score of ``best_estimator_`` (negative relative error)."""
         check_is_fitted(self, "best_estimator_")
         return self.best_estimator_.score(X)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.input_tags.allow_nan = self.mode == "holdout"
+        tags.transformer_tags.preserves_dtype = ["float64"]
+        return tags
 
 
 def _rank(values):

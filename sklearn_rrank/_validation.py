@@ -13,7 +13,13 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import check_array
 
-__all__ = ["check_binary_matrix", "check_binary_values", "check_tau"]
+__all__ = [
+    "check_binary_matrix",
+    "check_binary_values",
+    "check_n_jobs",
+    "check_tau",
+    "reject_strings",
+]
 
 
 def _first_position(mask):
@@ -202,3 +208,60 @@ def check_tau(tau):
     if not np.isfinite(tau):
         raise ValueError(f"tau must be finite, got {tau}.")
     return tau
+
+
+def check_n_jobs(n_jobs):
+    """Validate ``n_jobs``: None or a non-zero integer (joblib's convention).
+
+    Raises
+    ------
+    TypeError
+        If ``n_jobs`` is not None or an integer (e.g. ``1.5``, ``"2"``, ``True``).
+    ValueError
+        If ``n_jobs`` is 0.
+    """
+    if n_jobs is None:
+        return None
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral):
+        raise TypeError(
+            f"n_jobs must be None or a non-zero integer (-1 = all cores), got "
+            f"{n_jobs!r}."
+        )
+    if n_jobs == 0:
+        raise ValueError("n_jobs must be None or a non-zero integer, got 0.")
+    return int(n_jobs)
+
+
+def reject_strings(X, input_name="X"):
+    """Raise ``TypeError`` if ``X`` holds strings (e.g. ``'0'``/``'1'``).
+
+    Every door rejects text entries the same way: binary data is numbers 0/1 (or
+    booleans). Checked on arrays, nested lists and DataFrames without copying
+    numeric data.
+    """
+    if sp.issparse(X):
+        return
+    dtypes = getattr(X, "dtypes", None)
+    if dtypes is not None:  # a DataFrame: only object/string columns need a look
+        cols = [c for c, dt in zip(X.columns, dtypes, strict=True) if dt.kind in "OSU"]
+        values = [X[c].to_numpy() for c in cols]
+    else:
+        arr = X if isinstance(X, np.ndarray) else None
+        if arr is None:
+            try:
+                arr = np.asarray(X, dtype=object)
+            except (TypeError, ValueError):
+                return  # ragged input: check_array reports it
+        if arr.dtype.kind in "SU":
+            raise TypeError(
+                f"{input_name} holds text (dtype {arr.dtype}); binary data must be "
+                "numbers 0/1 or booleans, e.g. X.astype(int)."
+            )
+        values = [arr] if arr.dtype == object else []
+    for v in values:
+        flat = np.asarray(v, dtype=object).ravel()
+        if any(isinstance(x, (str, bytes)) for x in flat):
+            raise TypeError(
+                f"{input_name} holds text entries; binary data must be numbers 0/1 "
+                "or booleans, e.g. X.astype(int)."
+            )

@@ -5,7 +5,7 @@ import importlib.util
 import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from sklearn_rrank import RoundingRankFactorization
+from sklearn_rrank import RoundingRankCV, RoundingRankFactorization
 
 
 def _available(module):
@@ -21,18 +21,26 @@ ESTIMATORS += [
         2, method="lpca", binarize=0.0, random_state=0, max_iter=20
     ),
     RoundingRankFactorization(2, method="asso", binarize=0.0),
+    RoundingRankCV(
+        RoundingRankFactorization(method="rsvd", binarize=0.0), n_components=[1, 2]
+    ),
+    RoundingRankCV(
+        RoundingRankFactorization(method="lpca", binarize=0.0, random_state=0),
+        n_components=[1, 2],
+        mode="holdout",
+        cv=2,
+        random_state=0,
+    ),
 ]
 
 EXPECTED_FAILED_CHECKS = {}
 
 
-def _ids(est):
-    return f"{type(est).__name__}({est.method})"
-
-
 @parametrize_with_checks(
     ESTIMATORS,
-    expected_failed_checks=lambda est: EXPECTED_FAILED_CHECKS.get(est.method, {}),
+    expected_failed_checks=lambda est: EXPECTED_FAILED_CHECKS.get(
+        getattr(est, "method", None), {}
+    ),
 )
 def test_sklearn_compatible_estimator(estimator, check):
     check(estimator)

@@ -1,0 +1,443 @@
+"""The method registry: one frozen record per method family.
+
+Every door of the package — :class:`~sklearn_rrank.RoundingRankFactorization`,
+:func:`~sklearn_rrank.rounding_rank_bounds`, :class:`~sklearn_rrank.RoundingRankCV`,
+:func:`~sklearn_rrank.feature_dimension_bounds` and the ``rrank`` command line — reads
+:data:`METHODS`. A record says what a family can do (a lower bound, a rank search, a
+minimum-error fit, a transform), whether it accepts missing entries and non-negative
+factors, which method parameters it accepts (unknown ones raise), and its place and
+budget weight in the portfolio of :func:`~sklearn_rrank.rounding_rank_bounds`.
+
+The callables follow fixed contracts, so no door filters keyword arguments:
+
+* ``lower(X, *, tau, deadline) -> (bound, info)`` on validated data;
+* ``search(X, incumbent, deadline, *, tau, random_state, n_jobs, verbose, **params)``
+  (the family part of :func:`~sklearn_rrank._ranksearch.run_rank_search`);
+* ``fit(X, k, *, tau, nonnegative, max_iter, tol, random_state, n_jobs, verbose,
+  **params) -> FactorizationResult``;
+* ``transform(X, R, *, tau, nonnegative, n_jobs, **params) -> L``.
+"""
+
+import zlib
+from dataclasses import dataclass
+from types import MappingProxyType
+
+import numpy as np
+from sklearn.utils import check_random_state
+
+from sklearn_rrank import _asso, _lpca, _nuclear, _permutation, _projlp, _rsvd
+from sklearn_rrank._ranksearch import ascend
+from sklearn_rrank._rounding import _count_errors_factors
+
+__all__ = ["METHODS", "MethodSpec", "check_method_params", "method_seed"]
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    """What one method family offers to the doors of the package.
+
+    Attributes
+    ----------
+    name : str
+        The method's name at every door.
+    summary : str
+        One line for ``--help`` and error messages.
+    lower : callable or None
+        Lower bound on the rounding rank.
+    search : callable or None
+        Family part of the rank search (certified upper bounds).
+    fit, transform : callable or None
+        Minimum-error rounding rank-k fit and the left factor of new rows.
+    missing : bool
+        Accepts missing entries (NaN) in ``fit`` and ``search``.
+    nonnegative : bool
+        Supports non-negative factors (the non-negative rounding rank).
+    fit_params, search_params : frozenset of str
+        Method parameters (``method_params``) that ``fit``/``transform`` and
+        ``search`` accept.
+    uses_max_iter, uses_random_state, uses_n_jobs : bool
+        Whether ``fit`` uses the estimator's ``max_iter``/``tol``, ``random_state``
+        and ``n_jobs`` (a value given for an unused one raises).
+    cost : int
+        Portfolio order: cheap methods run first.
+    weight : float
+        Share of the remaining wall-clock budget in the portfolio (0: runs with
+        the whole remaining budget, for methods that take well under a second).
+    default : bool
+        Part of the default ``methods`` of ``rounding_rank_bounds``.
+    """
+
+    name: str
+    summary: str
+    lower: object = None
+    search: object = None
+    fit: object = None
+    transform: object = None
+    missing: bool = False
+    nonnegative: bool = False
+    fit_params: frozenset = frozenset()
+    search_params: frozenset = frozenset()
+    uses_max_iter: bool = False
+    uses_random_state: bool = False
+    uses_n_jobs: bool = False
+    cost: int = 0
+    weight: float = 1.0
+    default: bool = False
+
+
+def method_seed(random_state, method):
+    """Seed of ``method`` drawn from ``random_state``, independent of other methods.
+
+    ``rounding_rank_bounds`` and ``RoundingRankCV`` derive every method's seed this
+    way, so both report the same bound for the same method and ``random_state``.
+    """
+    base = int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
+    return (base + zlib.crc32(method.encode())) % np.iinfo(np.int32).max
+
+
+def check_method_params(spec, params, which):
+    """Raise ``ValueError`` for method parameters ``spec`` does not accept.
+
+    Parameters
+    ----------
+    spec : MethodSpec
+    params : dict or None
+    which : {"fit", "search"}
+    """
+    params = dict(params or {})
+    valid = spec.fit_params if which == "fit" else spec.search_params
+    unknown = sorted(set(params) - valid)
+    if unknown:
+        door = "fit" if which == "fit" else "rank search"
+        raise ValueError(
+            f"method {spec.name!r} does not accept the method parameter(s) "
+            f"{unknown} in its {door}; valid names: {sorted(valid) or 'none'}."
+        )
+    return params
+
+
+# -- lower bounds ---------------------------------------------------------------------
+def _spectral_lower(X, *, tau, deadline):
+    from sklearn_rrank._bounds import _spectral_bound
+
+    return _spectral_bound(X, tau, deadline)
+
+
+def _vc_lower(X, *, tau, deadline):
+    from sklearn_rrank._vc import vc_lower_bound
+
+    bound, info = vc_lower_bound(
+        X, tau=tau, time_limit=deadline.remaining(), return_shattered=True
+    )
+    complete = bool(info.get("complete", True))
+    return int(bound), {
+        "stopped_early": not complete,
+        "message": "" if complete else "time limit: largest shattered set so far",
+    }
+
+
+def _rank_one_search(X, incumbent, deadline, *, tau, **_):
+    """The exact test of Proposition "rrank1_eq_block_nested" (rank 1 or >= 2)."""
+    from sklearn_rrank._nested import is_rounding_rank_one
+
+    one, l, r = is_rounding_rank_one(X, tau=tau, return_factors=True)
+    if one:
+        incumbent.offer(np.reshape(l, (-1, 1)), np.reshape(r, (-1, 1)))
+        return {"message": "rounding rank is exactly 1", "lower": 1}
+    return {"message": "not of rounding rank <= 1", "lower": 2}
+
+
+def _trivial_search(X, incumbent, deadline, *, tau, **_):
+    from sklearn_rrank._bounds import trivial_upper_bound
+
+    L, R = trivial_upper_bound(X, tau=tau)
+    incumbent.offer(L, R)
+    return {"message": "X itself as a factor"}
+
+
+# -- fits and transforms: explicit adapters to the solver modules ----------------------
+# every fit takes the full contract (tau, nonnegative, max_iter, tol, random_state,
+# n_jobs, verbose) and the method's own parameters; the estimator has already raised
+# for a value the method cannot use
+
+
+def _rsvd_fit(X, k, *, tau, random_state, **_):
+    return _rsvd.rsvd_fit(X, k, tau=tau, random_state=random_state)
+
+
+def _lpca_fit(
+    X, k, *, tau, nonnegative, max_iter, tol, random_state, n_jobs, verbose, **params
+):
+    kw = {"max_iter": max_iter, "tol": tol}
+    kw = {key: v for key, v in kw.items() if v is not None}
+    return _lpca.lpca_fit(
+        X,
+        k,
+        tau=tau,
+        random_state=random_state,
+        n_jobs=n_jobs,
+        verbose=verbose,
+        stop_when_exact=True,
+        **kw,
+        **params,
+    )
+
+
+def _lpca_transform(X, R, *, tau, n_jobs, fit_bias=True, alpha=None, **_):
+    kw = {} if alpha is None else {"alpha": alpha}
+    # the bias model of the fit: a bias column iff fit_bias is True
+    return _lpca.lpca_transform(
+        X, R, tau=tau, fit_bias_column=fit_bias is True, n_jobs=n_jobs, **kw
+    )
+
+
+def _projlp_fit(
+    X, k, *, tau, nonnegative, max_iter, tol, random_state, n_jobs, verbose, **params
+):
+    kw = {"max_iter": max_iter, "tol": tol}
+    kw = {key: v for key, v in kw.items() if v is not None}
+    return _projlp.projlp_fit(
+        X,
+        k,
+        tau=tau,
+        nonnegative=nonnegative,
+        random_state=random_state,
+        n_jobs=n_jobs,
+        verbose=verbose,
+        **kw,
+        **params,
+    )
+
+
+def _projlp_transform(X, R, *, tau, nonnegative, n_jobs, eps=None, **_):
+    kw = {} if eps is None else {"eps": eps}
+    return _projlp.projlp_transform(
+        X, R, tau=tau, nonnegative=nonnegative, n_jobs=n_jobs, **kw
+    )
+
+
+def _asso_fit(
+    X, k, *, tau, nonnegative, max_iter, tol, random_state, n_jobs, verbose, **params
+):
+    return _asso.asso_fit(X, k, tau=tau, n_jobs=n_jobs, verbose=verbose, **params)
+
+
+def _asso_transform(X, R, *, tau, bonus_covered=1.0, penalty_overcovered=1.0, **_):
+    return _asso.asso_transform(
+        X,
+        R,
+        tau=tau,
+        bonus_covered=bonus_covered,
+        penalty_overcovered=penalty_overcovered,
+    )
+
+
+def _fit_search(fit):
+    """Rank search of a family that only has a fit: k = lower, lower + 1, ..."""
+
+    def search(X, incumbent, deadline, *, tau, random_state, n_jobs, verbose, **params):
+        nonnegative = params.pop("nonnegative", False)
+
+        def try_rank(k, warm):
+            res = fit(
+                X,
+                k,
+                tau=tau,
+                nonnegative=nonnegative,
+                max_iter=None,
+                tol=None,
+                random_state=random_state,
+                n_jobs=n_jobs,
+                verbose=max(verbose - 1, 0),
+                **params,
+            )
+            return res.L, res.R, _count_errors_factors(X, res.L, res.R, tau), None
+
+        reason = ascend(incumbent, deadline, try_rank, stop=min(X.shape))
+        return {"message": f"ascent ended: {reason}", "stopped_early": reason == "stop"}
+
+    return search
+
+
+def _legacy_search(public):
+    """Interim: run a family's public rank search and offer its certificate."""
+
+    def search(X, incumbent, deadline, *, tau, random_state, n_jobs, verbose, **params):
+        res = public(
+            X,
+            tau=tau,
+            time_limit=deadline.remaining(),
+            random_state=random_state,
+            n_jobs=n_jobs,
+            verbose=verbose,
+            **params,
+        )
+        if res.L is not None:
+            incumbent.offer(res.L, res.R)
+        info = dict(res.info)
+        info["stopped_early"] = res.stopped_early
+        return info
+
+    return search
+
+
+def _asso_search(X, incumbent, deadline, *, tau, **kwargs):
+    if not 0 < tau <= 1:
+        return {"message": "Asso needs 0 < tau <= 1 (Boolean factors)"}
+    return _fit_search(_asso_fit)(X, incumbent, deadline, tau=tau, **kwargs)
+
+
+METHODS = MappingProxyType(
+    {
+        spec.name: spec
+        for spec in (
+            MethodSpec(
+                "trivial",
+                "X itself as a factor: rank min(m, n) (+1 for tau <= 0)",
+                search=_trivial_search,
+                missing=False,
+                cost=0,
+                weight=0,
+            ),
+            MethodSpec(
+                "rank_one",
+                "exact rank-one test (Proposition rrank1_eq_block_nested)",
+                search=_rank_one_search,
+                cost=0,
+                weight=0,
+                default=True,
+            ),
+            MethodSpec(
+                "spectral",
+                "spectral lower bound (Forster et al.; Proposition LowerBound)",
+                lower=_spectral_lower,
+                cost=1,
+                weight=0,
+                default=True,
+            ),
+            MethodSpec(
+                "vc",
+                "VC-dimension lower bound (largest shattered set)",
+                lower=_vc_lower,
+                cost=3,
+                weight=1,
+                default=True,
+            ),
+            MethodSpec(
+                "rsvd",
+                "rounded truncated SVD (R-SVD)",
+                search=_rsvd._rsvd_search,
+                fit=_rsvd_fit,
+                search_params=frozenset({"max_rank"}),
+                uses_random_state=True,
+                cost=2,
+                weight=6,
+                default=True,
+            ),
+            MethodSpec(
+                "lpca",
+                "logistic PCA, rounded (L-PCA; Schein et al. 2003)",
+                search=getattr(_lpca, "_lpca_search", None)
+                or _legacy_search(_lpca.lpca_rank_upper_bound),
+                fit=_lpca_fit,
+                transform=_lpca_transform,
+                missing=True,
+                fit_params=frozenset({"fit_bias", "solver", "alpha", "init"}),
+                search_params=frozenset(
+                    {"start", "max_rank", "refine", "polish", "fit_bias"}
+                ),
+                uses_max_iter=True,
+                uses_random_state=True,
+                uses_n_jobs=True,
+                cost=4,
+                weight=3,
+                default=True,
+            ),
+            MethodSpec(
+                "projlp",
+                "Achlioptas projection + L1-slack LPs (ProjLP)",
+                search=getattr(_projlp, "_projlp_search", None)
+                or _legacy_search(_projlp.projlp_rank_upper_bound),
+                fit=_projlp_fit,
+                transform=_projlp_transform,
+                missing=True,
+                nonnegative=True,
+                fit_params=frozenset({"projection", "eps"}),
+                search_params=frozenset(
+                    {
+                        "nested",
+                        "max_rank",
+                        "projection",
+                        "eps",
+                        "refine",
+                        "refine_iter",
+                        "n_retries",
+                        "nonnegative",
+                    }
+                ),
+                uses_max_iter=True,
+                uses_random_state=True,
+                uses_n_jobs=True,
+                cost=5,
+                weight=3,
+                default=True,
+            ),
+            MethodSpec(
+                "nuclear",
+                "nuclear-norm minimisation (ADMM) + truncation (Nuclear)",
+                search=_nuclear._nuclear_search,
+                missing=True,
+                search_params=frozenset({"delta", "max_iter", "tol", "rule"}),
+                cost=6,
+                weight=1,
+            ),
+            MethodSpec(
+                "permutation",
+                "sign-change ordering + polynomial factors (Permutation)",
+                search=_permutation._permutation_search,
+                search_params=frozenset({"orientation", "strategy"}),
+                cost=7,
+                weight=1,
+            ),
+            MethodSpec(
+                "asso",
+                "Boolean matrix factorization (Asso; Miettinen et al. 2008)",
+                search=_asso_search,
+                fit=_asso_fit,
+                transform=_asso_transform,
+                fit_params=frozenset(
+                    {
+                        "threshold",
+                        "bonus_covered",
+                        "penalty_overcovered",
+                        "strict",
+                        "orientation",
+                    }
+                ),
+                search_params=frozenset(
+                    {
+                        "threshold",
+                        "bonus_covered",
+                        "penalty_overcovered",
+                        "strict",
+                        "orientation",
+                    }
+                ),
+                uses_n_jobs=True,
+                cost=8,
+                weight=1,
+            ),
+        )
+    }
+)
+
+#: methods with a minimum-error fit (the estimator's ``method``)
+FIT_METHODS = tuple(name for name, s in METHODS.items() if s.fit is not None)
+#: methods of ``rounding_rank_bounds`` (a lower bound or a rank search)
+BOUND_METHODS = tuple(
+    name for name, s in METHODS.items() if s.lower is not None or s.search is not None
+)
+#: the default ``methods`` of ``rounding_rank_bounds``, in portfolio order
+DEFAULT_METHODS = tuple(
+    sorted((n for n, s in METHODS.items() if s.default), key=lambda n: METHODS[n].cost)
+)

@@ -1,0 +1,242 @@
+"""The method registry, one rank search under one budget, and parameter validation."""
+
+import dataclasses
+import time
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from sklearn_rrank import (
+    RoundingRankCV,
+    RoundingRankFactorization,
+    certify_rounding,
+    feature_dimension_bounds,
+    rounding_rank_bounds,
+)
+from sklearn_rrank._methods import BOUND_METHODS, FIT_METHODS, METHODS
+from sklearn_rrank._ranksearch import Deadline, Incumbent
+from sklearn_rrank.datasets import make_rounding_rank_matrix
+
+PLANTED = make_rounding_rank_matrix(24, 18, 3, random_state=0)
+# a Boolean product of rank 3 (Asso, a Boolean factorization, can certify it)
+_rng = np.random.default_rng(0)
+BOOLEAN = ((_rng.random((24, 3)) < 0.4) @ (_rng.random((3, 18)) < 0.4) > 0).astype(int)
+
+
+# -- the registry is the one door list ---------------------------------------------
+@pytest.mark.parametrize("method", FIT_METHODS)
+def test_every_fit_method_reachable_from_estimator_and_cv(method):
+    est = RoundingRankFactorization(3, method=method, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.fit(BOOLEAN)
+        cv = RoundingRankCV(
+            RoundingRankFactorization(method=method, random_state=0),
+            time_limit=30,
+        ).fit(BOOLEAN)
+    assert est.components_.shape == (3, BOOLEAN.shape[1])
+    assert cv.certified_ and cv.n_components_ >= 1
+    be = cv.best_estimator_
+    assert be.certified_ and be.n_components_ == max(cv.n_components_, 1)
+    assert be.transform(BOOLEAN).shape == (BOOLEAN.shape[0], be.n_components_)
+
+
+@pytest.mark.parametrize("method", BOUND_METHODS)
+def test_every_bound_method_reachable_from_rounding_rank_bounds(method):
+    b = rounding_rank_bounds(BOOLEAN, methods=(method,), random_state=0)
+    row = next(r for r in b.report if r["method"] == method)
+    assert row["status"] in ("ok", "skipped"), row
+    assert b.lower <= b.upper
+    assert certify_rounding(BOOLEAN, b.L, b.R)
+
+
+@pytest.mark.parametrize(
+    "method", [n for n, s in METHODS.items() if s.search is not None]
+)
+def test_every_search_method_reachable_from_feature_dimension_bounds(method):
+    lower, upper = feature_dimension_bounds(PLANTED, methods=(method,), random_state=0)
+    assert 0 <= lower <= upper
+
+
+def test_unknown_method_params_raise_with_valid_names():
+    with pytest.raises(ValueError, match="solvr.*valid names.*solver"):
+        RoundingRankFactorization(2, method="lpca", method_params={"solvr": "mm"}).fit(
+            PLANTED
+        )
+    with pytest.raises(ValueError, match="projection"):
+        rounding_rank_bounds(
+            PLANTED, methods=("rsvd",), method_params={"rsvd": {"projection": "x"}}
+        )
+    with pytest.raises(ValueError, match="not among methods"):
+        rounding_rank_bounds(
+            PLANTED, methods=("rsvd",), method_params={"lpca": {"start": 2}}
+        )
+    # a fit-only parameter is not silently dropped by the exact rank search
+    est = RoundingRankFactorization(method="lpca", method_params={"solver": "mm"})
+    with pytest.raises(ValueError, match="rank search"):
+        RoundingRankCV(est).fit(PLANTED)
+
+
+@pytest.mark.parametrize("name", ["max_iter", "tol"])
+def test_unused_iteration_parameters_raise(name):
+    with pytest.raises(ValueError, match=f"{name}.*not used"):
+        RoundingRankFactorization(2, method="rsvd", **{name: 3}).fit(PLANTED)
+
+
+# -- parameter validation, one behaviour at every door ------------------------------
+@pytest.mark.parametrize("method", FIT_METHODS)
+def test_boolean_n_components_rejected_by_every_method(method):
+    with pytest.raises((TypeError, ValueError), match="n_components"):
+        RoundingRankFactorization(True, method=method).fit(np.eye(3))
+
+
+def test_text_entries_rejected_everywhere():
+    X = np.array([["0", "1"], ["1", "0"]])
+    for door in (
+        lambda: RoundingRankFactorization(1, method="rsvd").fit(X),
+        lambda: RoundingRankCV().fit(X),
+        lambda: rounding_rank_bounds(X),
+        lambda: certify_rounding(X, np.ones((2, 1)), np.ones((2, 1))),
+    ):
+        with pytest.raises(TypeError):
+            door()
+
+
+@pytest.mark.parametrize("n_jobs", [0, 1.5, "2", True])
+def test_bad_n_jobs_rejected_everywhere(n_jobs):
+    for door in (
+        lambda: RoundingRankFactorization(2, method="rsvd", n_jobs=n_jobs).fit(PLANTED),
+        lambda: rounding_rank_bounds(PLANTED, methods=("rsvd",), n_jobs=n_jobs),
+        lambda: RoundingRankCV(n_jobs=n_jobs).fit(PLANTED),
+        lambda: feature_dimension_bounds(PLANTED, n_jobs=n_jobs),
+    ):
+        with pytest.raises((TypeError, ValueError), match="n_jobs"):
+            door()
+
+
+@pytest.mark.parametrize("methods", [None, (), ("nope",), [1]])
+def test_bad_methods(methods):
+    with pytest.raises(ValueError, match="method"):
+        rounding_rank_bounds(PLANTED, methods=methods)
+
+
+def test_cv_rejects_non_integer_candidates():
+    with pytest.raises(ValueError, match="positive integers"):
+        RoundingRankCV(n_components=[1.5]).fit(PLANTED)
+
+
+# -- RoundingRankCV and feature names -------------------------------------------------
+def test_cv_checks_feature_names_and_has_names_out():
+    pd = pytest.importorskip("pandas")
+    from sklearn.pipeline import make_pipeline
+
+    df = pd.DataFrame(PLANTED, columns=[f"f{i}" for i in range(PLANTED.shape[1])])
+    cv = RoundingRankCV(RoundingRankFactorization(method="rsvd")).fit(df)
+    renamed = df.rename(columns={"f0": "g0"})
+    with pytest.raises(ValueError, match="feature names"):
+        cv.transform(renamed)
+    with pytest.raises(ValueError, match="feature names"):
+        cv.transform(df[df.columns[::-1]])
+    names = cv.get_feature_names_out()
+    assert len(names) == cv.n_components_
+    pipe = make_pipeline(RoundingRankCV(RoundingRankFactorization(method="rsvd")))
+    pipe.fit(df)
+    assert list(pipe.get_feature_names_out()) == list(names)
+    out = cv.set_output(transform="pandas").transform(df)
+    assert list(out.columns) == list(names)
+
+
+# -- one rank search, one budget -----------------------------------------------------
+def test_cv_exact_and_rounding_rank_bounds_agree():
+    for method in ("rsvd", "lpca", "projlp"):
+        b = rounding_rank_bounds(PLANTED, methods=(method,), random_state=3)
+        cv = RoundingRankCV(
+            RoundingRankFactorization(method=method, random_state=3)
+        ).fit(PLANTED)
+        assert cv.n_components_ == b.upper, method
+
+
+def test_portfolio_starts_below_the_best_bound_and_stops_when_met():
+    b = rounding_rank_bounds(
+        PLANTED, methods=("rank_one", "vc", "rsvd", "lpca", "projlp"), random_state=0
+    )
+    rows = {r["method"]: r for r in b.report}
+    # every later search only certifies below what came before
+    if rows["lpca"]["bound"] is not None:
+        assert rows["lpca"]["bound"] < rows["rsvd"]["bound"]
+    if b.exact:
+        after = [r for r in b.report if r["status"] == "skipped"]
+        assert all(r["message"] == "bounds already meet" for r in after)
+    for r in b.report:
+        for (t0, b0), (t1, b1) in zip(r["curve"], r["curve"][1:], strict=False):
+            assert t0 <= t1 and (r["kind"] == "lower" or b1 < b0)
+
+
+def test_budget_is_kept_and_certificates_stand():
+    X = make_rounding_rank_matrix(150, 120, 12, noise=0.02, random_state=1)
+    t0 = time.monotonic()
+    b = rounding_rank_bounds(X, time_limit=3.0, random_state=0)
+    took = time.monotonic() - t0
+    assert took < 3.0 + 2.0, took
+    assert b.lower <= b.upper and certify_rounding(X, b.L, b.R)
+    assert any(r["stopped_early"] or r["status"] == "skipped" for r in b.report)
+
+
+def test_failing_method_does_not_take_the_call_down(monkeypatch):
+    from sklearn_rrank import _methods
+
+    def boom(*args, **kwargs):
+        raise RuntimeError("solver exploded")
+
+    table = dict(_methods.METHODS)
+    table["nuclear"] = dataclasses.replace(table["nuclear"], search=boom)
+    monkeypatch.setattr(_methods, "METHODS", table)
+    b = rounding_rank_bounds(PLANTED, methods=("rsvd", "nuclear"))
+    row = next(r for r in b.report if r["method"] == "nuclear")
+    assert row["status"] == "failed" and "solver exploded" in row["message"]
+    assert b.upper_method == "rsvd"
+
+
+def test_deadline_child_never_outlives_parent():
+    parent = Deadline(0.2)
+    child = parent.child(seconds=10)
+    assert child.end <= parent.end
+    half = parent.child(fraction=0.5)
+    assert half.remaining() <= parent.remaining()
+    assert Deadline(None).remaining() is None and not Deadline(None).expired()
+
+
+def test_incumbent_certifies_and_keeps_only_improvements():
+    X = np.eye(3)
+    inc = Incumbent(X, 0.5, "test", cap=3)
+    assert not inc.offer(np.eye(3), np.eye(3))  # not below the cap
+    assert not inc.offer(np.ones((3, 2)), np.ones((3, 2)))  # wrong rounding
+    L = np.array([[1.0, 0], [0, 1], [1, 1]])
+    assert inc.rank is None
+    events = []
+    inc.progress = events.append
+    R = np.array([[1.0, -1], [-1, 1], [0, 0]])
+    # rank 2 cannot round to I_3 this way: rejected, nothing recorded
+    assert not inc.offer(L, R)
+    assert events == [] and inc.curve == []
+
+
+# -- the issue-11 fuzz: small matrices, every method, every tau ----------------------
+@given(
+    arrays(
+        np.int8,
+        st.tuples(st.integers(1, 5), st.integers(1, 5)),
+        elements=st.integers(0, 1),
+    ),
+    st.sampled_from([0.0, 0.25, 0.5, 1.0]),
+)
+def test_fuzz_every_method_small_matrices(X, tau):
+    b = rounding_rank_bounds(X, methods=BOUND_METHODS, tau=tau, random_state=0)
+    assert b.lower <= b.upper
+    assert certify_rounding(X, b.L, b.R, tau=tau)
+    for r in b.report:
+        assert r["status"] != "failed", r
