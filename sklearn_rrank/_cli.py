@@ -15,6 +15,9 @@ import numpy as np
 
 __all__ = ["main"]
 
+# above this many entries the real rank (a full SVD) is not computed
+_REAL_RANK_ENTRIES = 4_000_000
+
 
 class CLIError(Exception):
     """An error reported as one line on stderr with exit code 2."""
@@ -35,17 +38,58 @@ def _load_data(spec):
     )
 
 
-def _progress(args):
-    def report(method, row):
-        if args.verbose or not args.json:
-            bound = "-" if row["bound"] is None else row["bound"]
-            print(
-                f"  ... {method}: {row['kind']} bound {bound} ({row['seconds']:.2f} s)",
-                file=sys.stderr,
-                flush=True,
-            )
+class _ProgressLine:
+    """Progress events of the rank searches as lines on stderr.
 
-    return report
+    On a terminal the line is redrawn in place (at most ten times a second);
+    otherwise a plain line is printed at most every ``interval`` seconds, plus one
+    line for every improvement and every method that ends.
+    """
+
+    def __init__(self, stream=None, interval=5.0):
+        self.stream = sys.stderr if stream is None else stream
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.interval = 0.1 if self.tty else interval
+        self._last = -float("inf")
+        self._width = 0
+
+    def __call__(self, event):
+        now = time.monotonic()
+        stage = event["stage"]
+        if stage == "step" and now - self._last < self.interval:
+            return
+        self._last = now
+        parts = [f"{event['elapsed']:7.1f} s", event["method"]]
+        if event.get("k") is not None:
+            parts.append(f"k={event['k']}")
+        if event.get("error") is not None:
+            parts.append(f"{event['error']} wrong")
+        if event.get("bound") is not None:
+            parts.append(f"bound {event['bound']}")
+        if stage in ("improved", "end"):
+            parts.append(stage)
+        if event.get("message"):
+            parts.append(event["message"])
+        text = "  ".join(parts)
+        if self.tty:
+            pad = " " * max(0, self._width - len(text))
+            end = "\n" if stage == "end" else ""
+            self.stream.write(f"\r{text}{pad}{end}")
+            self._width = 0 if end else len(text)
+        else:
+            self.stream.write(text + "\n")
+        self.stream.flush()
+
+
+def _progress(args):
+    if args.quiet or args.json and not args.verbose:
+        return None
+    return _ProgressLine()
+
+
+def _npz_path(path):
+    """The file ``numpy.savez_compressed`` writes for ``path`` (it adds ``.npz``)."""
+    return path if str(path).endswith(".npz") else f"{path}.npz"
 
 
 def _describe(X):
@@ -57,13 +101,20 @@ def _describe(X):
 def _cmd_bounds(args):
     from sklearn_rrank import rounding_rank_bounds
 
+    t0 = time.perf_counter()
     X, name = _load_data(args.data)
     m, n, density = _describe(X)
-    t0 = time.perf_counter()
-    real_rank = int(np.linalg.matrix_rank(X.astype(np.float64)))
-    t_rank = time.perf_counter() - t0
-    if not args.json:
-        print(f"computing bounds for {name} ({m} x {n}) ...", file=sys.stderr)
+    if m * n <= _REAL_RANK_ENTRIES:
+        real_rank = int(np.linalg.matrix_rank(X.astype(np.float64)))
+    else:  # a full SVD of a large matrix would delay the first progress line
+        real_rank = None
+    if not args.quiet and not args.json:
+        budget = (
+            "no time limit"
+            if args.time_limit is None
+            else (f"budget {args.time_limit:g} s")
+        )
+        print(f"computing bounds for {name} ({m} x {n}; {budget}) ...", file=sys.stderr)
     res = rounding_rank_bounds(
         X,
         methods=args.methods,
@@ -82,28 +133,28 @@ def _cmd_bounds(args):
         n_features=n,
         density=density,
         real_rank=real_rank,
-        real_rank_seconds=t_rank,
         seconds=total,
     )
     if args.output:
-        np.savez_compressed(args.output, L=res.L, R=res.R, tau=np.float64(res.tau))
-        out["output"] = args.output
+        path = _npz_path(args.output)
+        np.savez_compressed(path, L=res.L, R=res.R, tau=np.float64(res.tau))
+        out["output"] = path
     if args.json:
         print(json.dumps(out, indent=2, default=_json_default))
         return 0
-    print(
-        f"data        {name}: {m} x {n}, density {density:.4f}, real rank {real_rank}"
-    )
+    rank = "not computed (large)" if real_rank is None else real_rank
+    print(f"data        {name}: {m} x {n}, density {density:.4f}, real rank {rank}")
     print(f"tau         {res.tau}")
-    print(f"{'method':<12} {'kind':<6} {'bound':>6} {'certified':>9} {'seconds':>9}")
+    print(
+        f"{'method':<12} {'kind':<6} {'bound':>6} {'certified':>9} {'seconds':>9}"
+        "  status"
+    )
     for row in res.report:
         bound = "-" if row["bound"] is None else str(row["bound"])
         cert = "" if row["certified"] is None else ("yes" if row["certified"] else "NO")
-        note = ""
-        if row["stopped_early"]:
-            note = "  (stopped early)"
-        elif row["message"]:
-            note = f"  ({row['message']})"
+        note = f"  {row['status']}"
+        if row["message"]:
+            note += f" ({row['message']})"
         print(
             f"{row['method']:<12} {row['kind']:<6} {bound:>6} {cert:>9} "
             f"{row['seconds']:>9.2f}{note}"
@@ -120,7 +171,7 @@ def _cmd_bounds(args):
             f"{res.proven_upper_method}"
         )
     if args.output:
-        print(f"certificate saved to {args.output}")
+        print(f"certificate saved to {out['output']}")
     return 0
 
 
@@ -146,6 +197,7 @@ def _cmd_factorize(args):
         method=args.method,
         tau=args.tau,
         nonnegative=args.nonnegative,
+        max_iter=args.max_iter,
         random_state=args.random_state,
         n_jobs=args.n_jobs,
         verbose=max(args.verbose - 1, 0),
@@ -164,13 +216,12 @@ def _cmd_factorize(args):
         "relative_error": float(est.relative_error_),
         "certified": bool(est.certified_),
         "seconds": seconds,
-        "warnings": [str(w.message) for w in caught],
+        "warnings": [_cli_warning(w.message, args) for w in caught],
     }
     if args.output:
-        np.savez_compressed(
-            args.output, L=L, R=est.components_.T, tau=np.float64(args.tau)
-        )
-        out["output"] = args.output
+        path = _npz_path(args.output)
+        np.savez_compressed(path, L=L, R=est.components_.T, tau=np.float64(args.tau))
+        out["output"] = path
     if args.json:
         print(json.dumps(out, indent=2, default=_json_default))
         return 0
@@ -184,7 +235,22 @@ def _cmd_factorize(args):
     print(f"relative error     {est.relative_error_:.3f}")
     print(f"exact (certified)  {'yes' if est.certified_ else 'no'}")
     print(f"seconds            {seconds:.2f}")
+    if args.output:
+        print(f"factors saved to   {out['output']}")
     return 0
+
+
+def _cli_warning(message, args):
+    """A solver warning in command-line terms (options, not Python attributes)."""
+    from sklearn.exceptions import ConvergenceWarning
+
+    text = str(message)
+    if isinstance(message, ConvergenceWarning):
+        text = text.split(" (raise max_iter)")[0].split(" (check the input)")[0]
+        if args.method in ("lpca", "projlp"):
+            current = "the default" if args.max_iter is None else args.max_iter
+            text += f"; try a larger --max-iter (now {current})"
+    return text
 
 
 def _cmd_nested(args):
@@ -210,6 +276,7 @@ def _cmd_nested(args):
         "seconds": seconds,
     }
     if args.output:
+        args.output = _npz_path(args.output)
         np.savez_compressed(
             args.output,
             nested=N,
@@ -229,6 +296,8 @@ def _cmd_nested(args):
     print(f"relative error  {out['relative_error']:.3f}")
     print(f"NODF            {out['nodf_before']:.2f} -> {out['nodf_after']:.2f}")
     print(f"seconds         {seconds:.2f}")
+    if args.output:
+        print(f"saved to        {out['output']}")
     return 0
 
 
@@ -271,12 +340,15 @@ def _positive_int(text):
 
 
 def _build_parser():
+    from sklearn_rrank._methods import DEFAULT_METHODS, FIT_METHODS, METHODS
     from sklearn_rrank._version import __version__
 
+    fmt = argparse.ArgumentDefaultsHelpFormatter
     parser = argparse.ArgumentParser(
         prog="rrank",
         description="Rounding rank of binary matrices (Neumann, Gemulla, Miettinen, "
         "ICDM 2016).",
+        formatter_class=fmt,
     )
     parser.add_argument("--version", action="version", version=__version__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -286,41 +358,70 @@ def _build_parser():
             "data", help="bundled data set name (see 'rrank datasets') or file"
         )
         p.add_argument("--tau", type=float, default=0.5, help="rounding threshold")
-        p.add_argument("--n-jobs", type=int, default=None, help="parallel jobs")
+        p.add_argument(
+            "--n-jobs", type=int, default=None, help="parallel jobs (None: one)"
+        )
         p.add_argument("--random-state", type=int, default=0, help="seed")
-        p.add_argument("--json", action="store_true", help="print JSON")
-        p.add_argument("--output", default=None, help="save results to this .npz")
-        p.add_argument("-v", "--verbose", action="count", default=0)
+        p.add_argument("--json", action="store_true", help="print JSON on stdout")
+        p.add_argument("--output", default=None, help="save results to this .npz file")
+        p.add_argument(
+            "-q", "--quiet", action="store_true", help="no progress on stderr"
+        )
+        p.add_argument("-v", "--verbose", action="count", default=0, help="more output")
 
-    p = sub.add_parser("bounds", help="lower and certified upper bounds")
+    bound_methods = [n for n, s in METHODS.items() if s.lower or s.search]
+    p = sub.add_parser(
+        "bounds", help="lower and certified upper bounds", formatter_class=fmt
+    )
     common(p)
     p.add_argument(
         "--methods",
-        default="spectral,vc,rank_one,rsvd,projlp,lpca",
-        help="comma-separated methods (spectral, vc, rank_one, rsvd, projlp, lpca, "
-        "permutation, nuclear, trivial)",
+        default=",".join(DEFAULT_METHODS),
+        help="comma-separated methods, run cheap first: "
+        + "; ".join(f"{n}: {METHODS[n].summary}" for n in bound_methods),
     )
-    p.add_argument("--time-limit", type=float, default=None, help="seconds per method")
+    p.add_argument(
+        "--time-limit",
+        type=float,
+        default=None,
+        help="wall-clock budget in seconds of the whole command (None: no limit)",
+    )
     p.set_defaults(func=_cmd_bounds)
 
-    p = sub.add_parser("factorize", help="minimum-error rounding rank-k factorization")
-    common(p)
-    p.add_argument("-k", "--n-components", type=_positive_int, required=True)
-    p.add_argument(
-        "--method", default="lpca", choices=["lpca", "projlp", "rsvd", "asso"]
+    p = sub.add_parser(
+        "factorize",
+        help="minimum-error rounding rank-k factorization",
+        formatter_class=fmt,
     )
-    p.add_argument("--nonnegative", action="store_true")
+    common(p)
+    p.add_argument(
+        "-k", "--n-components", type=_positive_int, required=True, help="the rank k"
+    )
+    p.add_argument("--method", default="lpca", choices=list(FIT_METHODS))
+    p.add_argument(
+        "--max-iter",
+        type=_positive_int,
+        default=None,
+        help="iterations of lpca/projlp (None: the method's default)",
+    )
+    p.add_argument(
+        "--nonnegative", action="store_true", help="non-negative factors (projlp)"
+    )
     p.set_defaults(func=_cmd_factorize)
 
-    p = sub.add_parser("nested", help="nearest nested matrix (BMNA)")
+    p = sub.add_parser(
+        "nested", help="nearest nested matrix (BMNA)", formatter_class=fmt
+    )
     common(p)
     p.add_argument(
         "--method", default="mt+nnrr1", choices=["mt+nnrr1", "mt", "nnrr1", "rsvd"]
     )
     p.set_defaults(func=_cmd_nested)
 
-    p = sub.add_parser("datasets", help="list the bundled data sets")
-    p.add_argument("--json", action="store_true")
+    p = sub.add_parser(
+        "datasets", help="list the bundled data sets", formatter_class=fmt
+    )
+    p.add_argument("--json", action="store_true", help="print JSON on stdout")
     p.set_defaults(func=_cmd_datasets)
     return parser
 
@@ -342,6 +443,15 @@ def main(argv=None):
     except KeyboardInterrupt:  # pragma: no cover
         print("rrank: interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:  # noqa: BLE001 - one line, unless RRANK_DEBUG is set
+        if os.environ.get("RRANK_DEBUG"):
+            raise
+        print(
+            f"rrank: internal error: {type(exc).__name__}: {exc} (set RRANK_DEBUG=1 "
+            "for the traceback; please report it)",
+            file=sys.stderr,
+        )
+        return 1
 
 
 if __name__ == "__main__":  # pragma: no cover
