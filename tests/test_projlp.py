@@ -155,3 +155,54 @@ def test_rank_search_parameter_validation(planted):
         projlp_rank_upper_bound(planted, n_retries=-1)
     with pytest.raises(ValueError, match="refine_iter"):
         projlp_rank_upper_bound(planted, refine_iter=-1)
+
+
+# -- regressions of issue 11 ----------------------------------------------------------
+@pytest.mark.parametrize(
+    "X, tau",
+    [
+        ([[0, 1, 0, 1], [1, 1, 0, 1], [0, 1, 0, 1], [1, 1, 0, 1]], 0.5),
+        ([[1, 0, 1], [1, 1, 1], [0, 0, 0]], 0.25),
+    ],
+)
+@pytest.mark.parametrize("seed", range(8))
+def test_small_rank_one_matrices_do_not_crash(X, tau, seed):
+    from sklearn_rrank import certify_rounding
+
+    X = np.array(X)
+    res = projlp_rank_upper_bound(X, tau=tau, random_state=seed)
+    # no crash; a random projection can cancel on a row, so a bound is not promised
+    if res.certified:
+        assert certify_rounding(X, res.L, res.R, tau=tau)
+
+
+@pytest.mark.parametrize("shape, k", [((4, 5), 1), ((6, 6), 2)])
+def test_all_ones_comes_out_exact(shape, k):
+    from sklearn_rrank import RoundingRankFactorization
+
+    for seed in range(20):
+        est = RoundingRankFactorization(k, method="projlp", random_state=seed)
+        assert est.fit(np.ones(shape)).reconstruction_err_ == 0, seed
+
+
+@pytest.mark.parametrize("k", [2, 5, 10])
+def test_default_fits_converge_on_paleo(paleo, k):
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    from sklearn_rrank import RoundingRankFactorization
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        RoundingRankFactorization(k, method="projlp", random_state=0).fit(paleo)
+
+
+def test_max_iter_hit_while_improving_still_warns(paleo):
+    from sklearn.exceptions import ConvergenceWarning
+
+    from sklearn_rrank import RoundingRankFactorization
+
+    est = RoundingRankFactorization(10, method="projlp", random_state=0, max_iter=1)
+    with pytest.warns(ConvergenceWarning, match="max_iter"):
+        est.fit(paleo)
