@@ -82,9 +82,11 @@ def test_blocked_scan_finds_the_first_exact_truncation(rng, monkeypatch, tau):
     assert blocked.certified and certify_rounding(X, blocked.L, blocked.R, tau=tau)
     # the first exact k of the curve, unless an earlier exact block end exists
     curve = exhaustive.info["errors_by_k"]
-    first_block_end = min(k for k in range(7, 46, 7) if curve[k] == 0) if any(
-        curve[k] == 0 for k in range(7, 46, 7)
-    ) else 45
+    first_block_end = (
+        min(k for k in range(7, 46, 7) if curve[k] == 0)
+        if any(curve[k] == 0 for k in range(7, 46, 7))
+        else 45
+    )
     assert exhaustive.rank <= blocked.rank <= first_block_end
 
 
@@ -98,9 +100,11 @@ def test_all_zero_matrix():
     assert rsvd_rank_upper_bound(np.ones((3, 3)), tau=0.0).rank == 0
     # ... and the SVD of the zero matrix has no exact truncation at tau < 0
     res = rsvd_rank_upper_bound(X, tau=-0.5)
-    assert res.rank is None and not res.certified and "no truncation" in res.info[
-        "message"
-    ]
+    assert (
+        res.rank is None
+        and not res.certified
+        and "no truncation" in res.info["message"]
+    )
 
 
 def test_time_limit_skips_an_svd_that_cannot_finish(monkeypatch, rng):
