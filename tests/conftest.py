@@ -1,19 +1,9 @@
-from pathlib import Path
-
 import numpy as np
 import pytest
 from hypothesis import settings
 
 settings.register_profile("default", deadline=None, max_examples=30)
 settings.load_profile("default")
-
-SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-
-
-@pytest.fixture(scope="session")
-def shared_data():
-    """The project's shared data folder (``../shared/data`` beside the repository)."""
-    return SHARED_DATA
 
 
 @pytest.fixture(params=[0, 1, 2])

@@ -120,6 +120,22 @@ _INFO = {
 }
 
 
+# SHA-256 of each bundled file and the number of ones of its matrix: the packaged
+# copies are checked against these (tests/test_datasets.py), never against files
+# outside the package
+_CHECKSUMS = {
+    "paleo": (
+        "3e44e9790729ef465051fefa74b0a42fd17a503a5190b94371cc6ea59de47961",
+        1978,
+    ),
+    "apj": ("4ad20e803877a420d1cb0f9788e843a30d3b80da878fb1eac3754300c9e5732d", 6841),
+    "abstracts": (
+        "4669d3482d2273163d819fadb4b16f18300eb1d9500f45d2932dac4b6dcf9198",
+        564462,
+    ),
+}
+
+
 def _descr(name):
     info, paper = _INFO[name], _PAPER[name]
     m, n = paper["shape"]
@@ -223,12 +239,55 @@ def load_abstracts(*, sparse=False):
     return _load("abstracts", sparse)
 
 
+# float64 copies of the data that dense computations hold at once (for the check)
+_DENSE_COPIES = 4
+
+
+def _available_memory():
+    """Bytes of memory available now (``MemAvailable``), or None if unknown."""
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def _check_dense_size(shape, path):
+    """Raise ``ValueError`` if dense work on a matrix of ``shape`` would not fit.
+
+    The methods work on float64 and hold a few dense copies at once (the data, a
+    product, a mask), so a matrix whose four float64 copies (32 bytes an entry) do
+    not fit in the memory available is refused before any dense array is
+    allocated; ``sparse=True`` keeps it sparse.
+    """
+    m, n = shape
+    need = _DENSE_COPIES * 8 * int(m) * int(n)
+    avail = _available_memory()
+    if avail is not None and need > avail:
+        raise ValueError(
+            f"{path}: dense work on a {m} x {n} matrix needs about "
+            f"{need / 2**30:.1f} GiB ({_DENSE_COPIES} float64 copies) but only "
+            f"{avail / 2**30:.1f} GiB of memory are available; "
+            "load it with sparse=True (or check the file: a huge column id in a .fimi "
+            "file makes a huge matrix)."
+        )
+
+
 def _read_fimi(path):
     rows, cols = [], []
     n_rows = 0
+    last_nonblank = 0
     with open(path) as fh:
         for lineno, line in enumerate(fh, start=1):
             items = line.split()
+            if items:
+                last_nonblank = lineno
             for item in items:
                 try:
                     j = int(item)
@@ -242,6 +301,8 @@ def _read_fimi(path):
                 rows.append(n_rows)
                 cols.append(j)
             n_rows += 1
+    # blank lines inside the file are empty rows; trailing blank lines are not rows
+    n_rows = last_nonblank
     n_cols = max(cols) + 1 if cols else 0
     X = sp.csr_matrix(
         (np.ones(len(rows)), (rows, cols)), shape=(n_rows, n_cols), dtype=np.float64
@@ -280,7 +341,8 @@ def load_binary_matrix(path, *, sparse=False):
     array, or a ``scipy.sparse.save_npz`` file), ``.npy``, ``.mtx`` (Matrix Market),
     ``.csv``/``.tsv``/``.txt`` (dense 0/1, comma-, tab- or space-separated; lines
     starting with ``#`` are skipped), ``.fimi`` (one row per line, listing the 0-based
-    column ids of its ones).
+    column ids of its ones; a blank line inside the file is an all-zero row,
+    blank lines at its end are ignored).
 
     Parameters
     ----------
@@ -298,7 +360,9 @@ def load_binary_matrix(path, *, sparse=False):
     FileNotFoundError
         If the file does not exist.
     ValueError
-        If the ending is unknown, the file is malformed, or the matrix is not binary.
+        If the ending is unknown, the file is malformed, the matrix is not binary,
+        ``path`` is a directory, or (``sparse=False``) a dense float64 copy of the
+        matrix would not fit in the memory available.
 
     Examples
     --------
@@ -311,6 +375,8 @@ def load_binary_matrix(path, *, sparse=False):
            [0, 1, 0]], dtype=uint8)
     """
     path = os.fspath(path)
+    if os.path.isdir(path):
+        raise ValueError(f"{path} is a directory; give a data file.")
     if not os.path.isfile(path):
         raise FileNotFoundError(f"No such data file: {path}")
     ext = os.path.splitext(path)[1].lower()
@@ -349,9 +415,11 @@ def load_binary_matrix(path, *, sparse=False):
         if str(exc).startswith(path):
             raise
         raise ValueError(f"{path}: could not be read ({exc}).") from exc
+    if sp.issparse(X) and not sparse:
+        _check_dense_size(X.shape, path)
     X = check_binary_matrix(X, accept_sparse=True, input_name=os.path.basename(path))
     if sparse:
         return sp.csr_matrix(X)
     if sp.issparse(X):
-        X = X.toarray()
+        return X.astype(np.uint8).toarray()
     return X.astype(np.uint8)
