@@ -708,6 +708,16 @@ def _package(U, V, mu, tau):
 # ---------------------------------------------------------------------------------
 
 
+def _stalled(counts, stall, n_observed):
+    """Whether the unsafe counts have stalled (see :func:`_newton_fit`)."""
+    if stall is None or len(counts) <= stall[0]:
+        return False
+    window = counts[-stall[0] - 1 :]
+    drop = window[0] - min(window[1:])
+    absolute = stall[2] * n_observed if len(stall) > 2 else 0.0
+    return drop < max(stall[1] * window[0], absolute) or drop <= 0
+
+
 def _newton_fit(
     data,
     U,
@@ -749,7 +759,7 @@ def _newton_fit(
     for it in range(1, max_iter + 1):
         # half step 1: rows of U with V and mu fixed
         if U.shape[1]:
-            delta = _stop_delta(U, V, mu, tau) if stop_when_exact else None
+            delta = _stop_delta(U, V, mu, tau)
             U_new, _, col_loss, n_unsafe = _newton_block(
                 parallel, U, V, mu, data, False, alpha, delta, row_loss
             )
@@ -760,7 +770,7 @@ def _newton_fit(
         else:
             col_loss, _, _ = _evaluate(parallel, U, V, mu, data, tau, transpose=True)
         # half step 2: columns of [V, mu] with U fixed
-        delta = _stop_delta(U, V, mu, tau) if stop_when_exact else None
+        delta = _stop_delta(U, V, mu, tau)
         P, F, offset = _with_bias(U, V, mu)
         P_new, _, row_loss, n_unsafe = _newton_block(
             parallel, P, F, offset, data, True, alpha, delta, col_loss
@@ -770,13 +780,11 @@ def _newton_fit(
             status = "exact"
             break
         unsafe_history.append(n_unsafe)
-        if stall is not None and stop_when_exact and len(unsafe_history) > stall[0]:
-            window = unsafe_history[-stall[0] - 1 :]
-            if min(window[1:]) > (1.0 - stall[1]) * window[0]:
-                history.append(_objective(col_loss, U, V, mu, alpha))
-                status = "stalled"
-                n_iter = it
-                break
+        if _stalled(unsafe_history, stall, data.n_observed):
+            history.append(_objective(col_loss, U, V, mu, alpha))
+            status = "stalled"
+            n_iter = it
+            break
         V, mu = _split_bias(P_new, mu)
         if _is_global(mu):
             # half step 3: the global offset with U and V fixed
@@ -1074,6 +1082,29 @@ def _fit_core(
     return U, V, mu, n_iter, info
 
 
+def _fit_message(info, max_iter, tol):
+    """One line on how a fit stopped; for a non-converged fit, what to change."""
+    status = info["status"]
+    if status == "exact":
+        return "converged: every entry rounded correctly with a margin"
+    if status == "tol":
+        return f"converged: relative objective decrease below tol={tol:g}"
+    if status == "stalled":
+        return "converged: the wrong entries stopped dropping (stall of the rounding)"
+    loss = info["loss"]
+    rel = (loss[-2] - loss[-1]) / max(abs(loss[-1]), 1e-300) if len(loss) > 1 else 0
+    if status == "time_limit":
+        return (
+            f"stopped by the time limit with a relative objective decrease of "
+            f"{rel:.1e} per sweep; raise time_limit"
+        )
+    return (
+        f"stopped after max_iter={max_iter} sweeps with a relative objective "
+        f"decrease of {rel:.1e} per sweep (tol={tol:g}) and the wrong entries still "
+        f"dropping; raise max_iter, or raise tol to accept this fit"
+    )
+
+
 @validate_params(
     {
         "X": ["array-like", "sparse matrix"],
@@ -1101,7 +1132,7 @@ def lpca_fit(
     fit_bias=True,
     solver="newton",
     alpha=DEFAULT_ALPHA,
-    max_iter=300,
+    max_iter=1000,
     tol=1e-6,
     init=None,
     random_state=None,
@@ -1165,12 +1196,17 @@ def lpca_fit(
     alpha : float, default=1e-3
         L2 penalty on every parameter. It keeps the optimum finite on separable
         data and the Newton systems well conditioned.
-    max_iter : int, default=300
+    max_iter : int, default=1000
         Maximal number of sweeps (one update of ``U`` and one of ``[V, mu]``;
         L-BFGS iterations for ``"lbfgs"``).
     tol : float, default=1e-6
         Stop when the objective decreases by less than ``tol`` times its value in a
-        sweep (for ``"lbfgs"``: scipy's ``ftol``).
+        sweep (for ``"lbfgs"``: scipy's ``ftol``). The fit has also converged
+        (status ``"stalled"``) when the rounding stalls: the observed entries that
+        are wrong (or within the stop margin) have not dropped by 1% of their
+        number, nor by ``1e-5`` of the observed entries, in 50 sweeps (near
+        separable data let the logits grow for many sweeps without changing the
+        rounding).
     init : tuple (L, R) or None, default=None
         Warm start in the returned format (e.g. the factors of an earlier fit).
         With ``fit_bias=True`` the last column of ``L`` must be a nonzero constant.
@@ -1201,11 +1237,13 @@ def lpca_fit(
     result : FactorizationResult
         ``L`` of shape (n_samples, n_components) and ``R`` of shape
         (n_features, n_components), float64; ``n_iter`` sweeps; ``converged`` is
-        True when the tolerance or exactness stopped the fit. ``info`` holds
+        True when the tolerance, the stall of the rounding or exactness stopped the
+        fit. ``info`` holds ``"message"`` (how the fit stopped; when it did not
+        converge, which parameter to change),
         ``"loss"`` (objective after each sweep, starting with the initial value),
         ``"n_errors"`` (observed entries where ``round_tau(L @ R.T)`` differs from
-        ``X``), ``"status"`` (``"tol"``, ``"exact"``, ``"max_iter"`` or
-        ``"time_limit"``), ``"solver"``, ``"alpha"``, ``"fit_bias"``, ``"n_latent"``
+        ``X``), ``"status"`` (``"tol"``, ``"stalled"``, ``"exact"``, ``"max_iter"``
+        or ``"time_limit"``), ``"solver"``, ``"alpha"``, ``"fit_bias"``, ``"n_latent"``
         (latent factors: ``n_components - 1`` with the column bias, else
         ``n_components``), ``"offset"`` (the global offset ``b``, only for
         ``fit_bias="global"``), ``"n_errors_logit"`` (wrong signs of the logits;
@@ -1277,6 +1315,7 @@ def lpca_fit(
         verbose=verbose,
         stop_when_exact=stop_when_exact,
         deadline=deadline,
+        stall=_FIT_STALL if solver == "newton" else None,
     )
     L, R = _package(U, V, mu, tau)
     info.update(
@@ -1288,6 +1327,7 @@ def lpca_fit(
     )
     if kind == "global":
         info["offset"] = float(mu)
+    info["message"] = _fit_message(info, max_iter, tol)
     if verbose:
         print(
             f"[lpca] k={k}: {n_iter} sweeps, status {info['status']}, "
@@ -1297,7 +1337,7 @@ def lpca_fit(
         L=L,
         R=R,
         n_iter=n_iter,
-        converged=info["status"] in ("tol", "exact"),
+        converged=info["status"] in ("tol", "exact", "stalled"),
         info=info,
     )
 
@@ -1693,6 +1733,11 @@ _SEARCH_MAX_ITER = 300
 _SEARCH_TOL = 1e-5
 # stop a k when the unsafe count has not dropped by 2% in 30 sweeps
 _SEARCH_STALL = (30, 0.02)
+# lpca_fit with stop_when_exact (the estimator): the fit has converged ("stalled")
+# when the entries wrong or within the stop margin have not dropped by 1% of their
+# number, nor by 1e-5 of the observed entries, in 50 sweeps: the rounding no longer
+# changes (much) although the logits still move
+_FIT_STALL = (50, 0.01, 1e-5)
 # rescue (boosting, then LPs) when at most this many entries fail the certificate,
 # or this fraction of the ones of X
 _RESCUE_MAX_FAILED = 30

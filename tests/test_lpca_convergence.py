@@ -1,0 +1,39 @@
+"""Default L-PCA fits converge on the bundled data sets (issue 11)."""
+
+import warnings
+
+import pytest
+from sklearn.exceptions import ConvergenceWarning
+
+from sklearn_rrank import RoundingRankFactorization
+from sklearn_rrank._lpca import lpca_fit
+from sklearn_rrank.datasets import load_paleo
+
+
+@pytest.fixture(scope="module")
+def paleo():
+    return load_paleo().data
+
+
+@pytest.mark.parametrize("k", [2, 5, 10])
+def test_default_fit_on_paleo_converges_without_warning(paleo, k):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        est = RoundingRankFactorization(k, method="lpca", random_state=0).fit(paleo)
+    assert est.n_components == k
+
+
+def test_stall_of_the_rounding_is_convergence(paleo):
+    res = lpca_fit(paleo, 5, stop_when_exact=True, random_state=0)
+    assert res.converged
+    assert res.info["status"] in ("tol", "stalled", "exact")
+    assert res.info["message"].startswith("converged")
+
+
+def test_real_non_convergence_still_warns_and_says_what_to_change(paleo):
+    est = RoundingRankFactorization(5, method="lpca", max_iter=2, random_state=0)
+    with pytest.warns(ConvergenceWarning, match="max_iter"):
+        est.fit(paleo)
+    res = lpca_fit(paleo, 5, max_iter=2, random_state=0)
+    assert not res.converged and res.info["status"] == "max_iter"
+    assert "max_iter" in res.info["message"] and "tol" in res.info["message"]
