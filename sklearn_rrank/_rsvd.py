@@ -239,30 +239,35 @@ def _scan_blocked(X, incumbent, deadline, U, s, Vt, tau, block):
     ones = Xd == 1
     A = np.zeros((m, n))
     US = U * s
-    prev_wrong = np.flatnonzero((A >= tau).ravel() != ones.ravel())
+    wrong = np.empty((m, n), dtype=bool)
     for start in range(0, K, block):
         if deadline.expired():
             return "time limit"
         stop = min(K, start + block)
         A += US[:, start:stop] @ Vt[start:stop]
-        wrong = np.flatnonzero((A >= tau).ravel() != ones.ravel())
-        incumbent.record(stop, wrong.size, message=f"R-SVD scan k={stop}")
-        if wrong.size == 0:
-            # follow the previously wrong entries through the block
-            rows, cols = np.unravel_index(prev_wrong, (m, n))
-            vals = A.ravel()[prev_wrong] - np.einsum(
-                "ij,ji->i", US[rows, start:stop], Vt[start:stop, cols]
-            )
-            target = ones.ravel()[prev_wrong]
-            for k in range(start, stop):
-                vals += US[rows, k] * Vt[k, cols]
-                if np.all((vals >= tau) == target) and _offer_truncation(
-                    incumbent, U, s, Vt, k + 1
-                ):
-                    return "certified"
-            if _offer_truncation(incumbent, U, s, Vt, stop):
+        np.greater_equal(A, tau, out=wrong)
+        np.not_equal(wrong, ones, out=wrong)
+        n_wrong = int(np.count_nonzero(wrong))
+        incumbent.record(stop, n_wrong, message=f"R-SVD scan k={stop}")
+        if n_wrong:
+            continue
+        # follow the entries wrong at the previous block end through the block
+        A_prev = A - US[:, start:stop] @ Vt[start:stop]
+        prev_wrong = np.flatnonzero((A_prev >= tau).ravel() != ones.ravel())
+        del A_prev
+        rows, cols = np.unravel_index(prev_wrong, (m, n))
+        vals = A.ravel()[prev_wrong] - np.einsum(
+            "ij,ji->i", US[rows, start:stop], Vt[start:stop, cols]
+        )
+        target = ones.ravel()[prev_wrong]
+        for k in range(start, stop):
+            vals += US[rows, k] * Vt[k, cols]
+            if np.all((vals >= tau) == target) and _offer_truncation(
+                incumbent, U, s, Vt, k + 1
+            ):
                 return "certified"
-        prev_wrong = wrong
+        if _offer_truncation(incumbent, U, s, Vt, stop):
+            return "certified"
     return "no exact truncation"
 
 

@@ -1,0 +1,260 @@
+"""How the methods scale with the size of the matrix (issue 13).
+
+Planted matrices from :func:`sklearn_rrank.datasets.make_rounding_rank_matrix`:
+``m = 2000, 4000, 8000, 16000, 32000`` rows, ``n = m / 2`` columns, planted rank 20,
+uniform factors with mean 0 and the threshold ``tau`` set so that about 1% of the
+entries are ones (calibrated once on a 2000 x 1000 sample; every method then runs at
+that ``tau``). For each size, each measurement runs in its own child process (so its
+peak resident memory is its own, from ``resource.getrusage``) with ``n_jobs=2``:
+
+* ``rsvd_bound``: ``rounding_rank_bounds(X, methods=("rsvd",))`` (certified bound);
+* ``rsvd_fit``: ``RoundingRankFactorization(20, method="rsvd")``;
+* ``lpca_fit``: ``RoundingRankFactorization(20, method="lpca", max_iter=20)``
+  (fixed sweeps, so the time is per-sweep work);
+* ``projlp_fit``: ``RoundingRankFactorization(20, method="projlp", max_iter=2)``;
+* ``rank_bound``: the portfolio ``rounding_rank_bounds`` (rank_one, spectral, rsvd,
+  lpca) with a budget of ``--budget`` seconds.
+
+The growth exponent of each measurement is the slope of log(seconds) against
+log(entries) (least squares over the sizes that finished). A last part runs ProjLP's
+LPs under ``joblib.parallel_config(backend="dask")`` on a ``distributed.LocalCluster``
+with one and with two single-threaded workers (m = 4000) and checks that both give
+the factors of the serial run.
+
+Usage::
+
+    python benchmarks/scaling.py                   # 2k .. 16k (default)
+    python benchmarks/scaling.py --sizes 2000 4000 8000 16000 32000
+    python benchmarks/scaling.py --quick           # 2k and 4k only
+
+Writes ``benchmarks/results/scaling.json`` and ``scaling.png``.
+"""
+
+import argparse
+import json
+import multiprocessing as mp
+import os
+import platform
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results"
+RANK = 20
+DENSITY = 0.01
+
+
+def _calibrate_tau(seed=0):
+    from sklearn_rrank.datasets import make_rounding_rank_matrix
+
+    _, L, R, _ = make_rounding_rank_matrix(
+        2000, 1000, RANK, mean=0.0, random_state=seed, return_factors=True
+    )
+    return float(np.quantile(L @ R.T, 1 - DENSITY))
+
+
+def _make(m, tau, path, seed=0):
+    import scipy.sparse as sp
+
+    from sklearn_rrank.datasets import make_rounding_rank_matrix
+
+    X = make_rounding_rank_matrix(m, m // 2, RANK, mean=0.0, tau=tau, random_state=seed)
+    sp.save_npz(path, sp.csr_matrix(X))
+    return float(X.mean())
+
+
+def _measure(kind, path, tau, budget, queue):
+    import warnings
+
+    import scipy.sparse as sp
+
+    from sklearn_rrank import RoundingRankFactorization, rounding_rank_bounds
+
+    warnings.simplefilter("ignore")
+    Xs = sp.load_npz(path)
+    X = Xs.toarray().astype(np.uint8) if kind != "rsvd_bound" else Xs
+    t0 = time.perf_counter()
+    out = {}
+    if kind == "rsvd_bound":
+        b = rounding_rank_bounds(X, methods=("rsvd",), tau=tau, time_limit=budget)
+        out.update(bound=b.upper, method=b.upper_method)
+    elif kind == "rank_bound":
+        b = rounding_rank_bounds(
+            X,
+            methods=("rank_one", "spectral", "rsvd", "lpca"),
+            tau=tau,
+            time_limit=budget,
+            n_jobs=2,
+            random_state=0,
+        )
+        out.update(lower=b.lower, upper=b.upper, method=b.upper_method)
+    else:
+        method = kind.split("_")[0]
+        extra = {"lpca": {"max_iter": 20}, "projlp": {"max_iter": 2}}.get(method, {})
+        est = RoundingRankFactorization(
+            RANK,
+            method=method,
+            tau=tau,
+            random_state=0,
+            n_jobs=None if method == "rsvd" else 2,
+            **extra,
+        ).fit(X)
+        out.update(relative_error=float(est.relative_error_), n_iter=int(est.n_iter_))
+    out["seconds"] = time.perf_counter() - t0
+    out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    queue.put(out)
+
+
+def _run_child(kind, path, tau, budget, timeout):
+    ctx = mp.get_context("spawn")
+    queue = ctx.Queue()
+    p = ctx.Process(target=_measure, args=(kind, path, tau, budget, queue))
+    t0 = time.perf_counter()
+    p.start()
+    p.join(timeout)
+    if p.is_alive():
+        p.kill()
+        p.join()
+        return {"status": "timeout", "seconds": time.perf_counter() - t0}
+    if p.exitcode != 0 or queue.empty():
+        return {"status": f"failed (exit {p.exitcode})"}
+    out = queue.get()
+    out["status"] = "ok"
+    return out
+
+
+def _dask_part(path, tau):
+    import warnings
+
+    import joblib
+    import scipy.sparse as sp
+    from distributed import Client, LocalCluster
+
+    from sklearn_rrank import RoundingRankFactorization
+
+    warnings.simplefilter("ignore")
+    X = sp.load_npz(path).toarray().astype(np.uint8)
+
+    def fit():
+        est = RoundingRankFactorization(
+            RANK, method="projlp", tau=tau, random_state=0, n_jobs=2, max_iter=1
+        )
+        t0 = time.perf_counter()
+        est.fit(X)
+        return est.components_, time.perf_counter() - t0
+
+    ref, t_serial = fit()
+    out = {"serial_seconds": t_serial}
+    for workers in (1, 2):
+        with (
+            LocalCluster(
+                n_workers=workers,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=None,
+            ) as cluster,
+            Client(cluster),
+            joblib.parallel_config(backend="dask"),
+        ):
+            comp, secs = fit()
+        out[f"dask_{workers}_workers_seconds"] = secs
+        out[f"dask_{workers}_workers_identical"] = bool(np.array_equal(comp, ref))
+    return out
+
+
+def _exponent(sizes, seconds):
+    ok = [(s, t) for s, t in zip(sizes, seconds, strict=True) if t]
+    if len(ok) < 2:
+        return None
+    x = np.log([s for s, _ in ok])
+    y = np.log([t for _, t in ok])
+    return float(np.polyfit(x, y, 1)[0])
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--sizes", type=int, nargs="+", default=[2000, 4000, 8000, 16000]
+    )
+    parser.add_argument("--quick", action="store_true", help="2k and 4k only")
+    parser.add_argument("--budget", type=float, default=120.0, help="rank bound s")
+    parser.add_argument("--timeout", type=float, default=900.0, help="per child s")
+    parser.add_argument("--no-dask", action="store_true")
+    args = parser.parse_args(argv)
+    sizes = [2000, 4000] if args.quick else args.sizes
+    kinds = ["rsvd_bound", "rsvd_fit", "lpca_fit", "projlp_fit", "rank_bound"]
+    tau = _calibrate_tau()
+    print(f"tau = {tau:.4f} (about {DENSITY:.0%} ones)", flush=True)
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for m in sizes:
+            path = os.path.join(tmp, f"X{m}.npz")
+            density = _make(m, tau, path)
+            for kind in kinds:
+                out = _run_child(kind, path, tau, args.budget, args.timeout)
+                row = {"m": m, "n": m // 2, "entries": m * (m // 2), "density": density}
+                row.update(kind=kind, **out)
+                rows.append(row)
+                print(json.dumps(row), flush=True)
+        dask = None
+        if not args.no_dask:
+            path = os.path.join(tmp, "X4000.npz")
+            if not os.path.exists(path):
+                _make(4000, tau, path)
+            dask = _dask_part(path, tau)
+            print("dask:", json.dumps(dask), flush=True)
+    exponents = {}
+    for kind in kinds:
+        rs = [r for r in rows if r["kind"] == kind]
+        exponents[kind] = _exponent(
+            [r["entries"] for r in rs],
+            [r["seconds"] if r.get("status") == "ok" else None for r in rs],
+        )
+    result = {
+        "tau": tau,
+        "rank": RANK,
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores",
+        "python": sys.version.split()[0],
+        "rows": rows,
+        "growth_exponent_in_entries": exponents,
+        "dask": dask,
+    }
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "scaling.json").write_text(json.dumps(result, indent=2))
+    print("growth exponents (seconds ~ entries^p):", json.dumps(exponents))
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, ax = plt.subplots(figsize=(6, 4))
+        for kind in kinds:
+            rs = [r for r in rows if r["kind"] == kind and r.get("status") == "ok"]
+            if rs:
+                p = exponents[kind]
+                label = kind if p is None else f"{kind} (p = {p:.2f})"
+                ax.loglog(
+                    [r["entries"] for r in rs],
+                    [r["seconds"] for r in rs],
+                    "o-",
+                    label=label,
+                )
+        ax.set_xlabel("entries m x n")
+        ax.set_ylabel("seconds")
+        ax.set_title(f"Scaling on planted rank-{RANK} matrices (~1% ones)")
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        fig.savefig(RESULTS / "scaling.png", dpi=120)
+    except ImportError:
+        print("matplotlib not installed: no plot")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
