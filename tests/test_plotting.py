@@ -1,0 +1,279 @@
+"""The matplotlib Displays of sklearn_rrank.plotting, on the Agg backend."""
+
+import subprocess
+import sys
+import warnings
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+matplotlib = pytest.importorskip("matplotlib")
+matplotlib.use("Agg", force=True)
+import matplotlib.pyplot as plt  # noqa: E402
+from sklearn.exceptions import ConvergenceWarning, NotFittedError  # noqa: E402
+
+from sklearn_rrank import (  # noqa: E402
+    NestedApprox,
+    RoundingRankCV,
+    RoundingRankFactorization,
+    is_nested,
+    nodf,
+    rounding_rank_bounds,
+)
+from sklearn_rrank.datasets import (  # noqa: E402
+    make_nested_matrix,
+    make_rounding_rank_matrix,
+)
+from sklearn_rrank.plotting import (  # noqa: E402
+    FactorizationDisplay,
+    NestednessDisplay,
+    RankSearchDisplay,
+)
+
+
+@pytest.fixture(autouse=True)
+def close_figures():
+    yield
+    plt.close("all")
+
+
+@pytest.fixture(scope="module")
+def X():
+    return make_rounding_rank_matrix(30, 20, 3, random_state=0)
+
+
+@pytest.fixture(scope="module")
+def bounds(X):
+    return rounding_rank_bounds(X, methods=("spectral", "vc", "rsvd"), random_state=0)
+
+
+def fake_bounds(report, lower=2, upper=5, seconds=3.0):
+    return SimpleNamespace(lower=lower, upper=upper, seconds=seconds, report=report)
+
+
+# -- import and matplotlib -------------------------------------------------------------
+def test_import_does_not_import_matplotlib():
+    code = (
+        "import sys, sklearn_rrank, sklearn_rrank.plotting; "
+        "assert 'matplotlib' not in sys.modules, 'matplotlib imported'"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_all_sorted():
+    import sklearn_rrank.plotting as plotting
+
+    assert plotting.__all__ == sorted(plotting.__all__)
+    assert set(plotting.__all__) == {
+        "FactorizationDisplay",
+        "NestednessDisplay",
+        "RankSearchDisplay",
+    }
+
+
+@pytest.mark.parametrize(
+    "draw",
+    [
+        lambda: RankSearchDisplay(errors={"e": ([1, 2], [3, 0])}).plot(),
+        lambda: NestednessDisplay(np.eye(2), np.eye(2)).plot(),
+        lambda: FactorizationDisplay(np.eye(2), np.eye(2)).plot(),
+    ],
+    ids=["rank_search", "nestedness", "factorization"],
+)
+def test_missing_matplotlib_names_the_extra(monkeypatch, draw):
+    for name in list(sys.modules):
+        if name == "matplotlib" or name.startswith("matplotlib."):
+            monkeypatch.setitem(sys.modules, name, None)
+    with pytest.raises(ImportError, match=r'pip install "sklearn_rrank\[plot\]"'):
+        draw()
+
+
+# -- RankSearchDisplay -----------------------------------------------------------------
+def test_rank_search_from_bounds(bounds):
+    disp = RankSearchDisplay.from_bounds(bounds)
+    assert len(disp.axes_) == 2  # rsvd reports errors_by_k
+    assert disp.ax_ is disp.axes_[0] and disp.figure_ is disp.ax_.figure
+    assert set(disp.lines_) == {"spectral", "vc", "rsvd"}
+    for row in bounds.report:
+        line = disp.lines_[row["method"]]
+        curve = np.asarray(row["curve"], dtype=float).reshape(-1, 2)
+        x, y = line.get_xdata(), line.get_ydata()
+        # the curve's points, then held up to the end of the call
+        np.testing.assert_allclose(x[: len(curve)], curve[:, 0])
+        np.testing.assert_allclose(y[: len(curve)], curve[:, 1])
+        assert y[-1] == row["bound"]
+    by_k = next(r["errors_by_k"] for r in bounds.report if r["method"] == "rsvd")
+    line = disp.error_lines_["rsvd"]
+    np.testing.assert_array_equal(line.get_xdata(), sorted(by_k))
+    np.testing.assert_array_equal(line.get_ydata(), [by_k[k] for k in sorted(by_k)])
+    assert len(disp.interval_) == 2
+    anytime, errors = disp.axes_
+    assert anytime.get_xlabel() and anytime.get_ylabel()
+    assert errors.get_xlabel() == "rank k" and errors.get_ylabel()
+    # the shaded intervals span [lower - 1/2, upper + 1/2] on the rank axes
+    for span, ax, dim in zip(disp.interval_, disp.axes_, (1, 0), strict=True):
+        box = span.get_window_extent().transformed(ax.transData.inverted())
+        lo, hi = sorted(box.get_points()[:, dim])
+        assert (lo, hi) == pytest.approx((bounds.lower - 0.5, bounds.upper + 0.5))
+
+
+def test_rank_search_old_report_without_curves():
+    report = [
+        {"method": "spectral", "kind": "lower", "bound": 2, "seconds": 0.1},
+        {"method": "rsvd", "kind": "upper", "bound": 5, "seconds": 0.4, "curve": []},
+        {"method": "lpca", "kind": "upper", "bound": None, "seconds": 1.0},
+    ]
+    disp = RankSearchDisplay.from_bounds(fake_bounds(report))
+    assert len(disp.axes_) == 1 and set(disp.lines_) == {"spectral", "rsvd"}
+    np.testing.assert_allclose(disp.lines_["rsvd"].get_xdata(), [0.4, 3.0])
+    np.testing.assert_allclose(disp.lines_["rsvd"].get_ydata(), [5, 5])
+    assert disp.error_lines_ == {} and disp.line_ is None
+
+
+def test_rank_search_duplicate_methods_and_curve_steps():
+    report = [
+        {"method": "lpca", "kind": "upper", "bound": 4, "curve": [[1, 9], [2, 4]]},
+        {"method": "lpca", "kind": "upper", "bound": 3, "curve": [[2.5, 3]]},
+    ]
+    disp = RankSearchDisplay.from_bounds(fake_bounds(report, upper=3))
+    assert list(disp.lines_) == ["lpca", "lpca (2)"]
+    np.testing.assert_allclose(disp.lines_["lpca"].get_ydata(), [9, 4, 4])
+    assert disp.lines_["lpca"].get_drawstyle() == "steps-post"
+
+
+def test_rank_search_same_result_on_given_axes(bounds):
+    disp = RankSearchDisplay.from_bounds(bounds)
+    fig, axes = plt.subplots(1, 2)
+    disp2 = RankSearchDisplay.from_bounds(bounds, ax=axes)
+    assert disp2.figure_ is fig and list(disp2.axes_) == list(axes)
+    for name, line in disp.lines_.items():
+        np.testing.assert_array_equal(
+            line.get_xydata(), disp2.lines_[name].get_xydata()
+        )
+    assert [a.get_title() for a in disp.axes_] == [a.get_title() for a in axes]
+    # one panel on one Axes
+    _, ax = plt.subplots()
+    disp3 = RankSearchDisplay.from_bounds(bounds, ax=ax, panels=["errors"])
+    assert disp3.ax_ is ax and disp3.lines_ == {} and "rsvd" in disp3.error_lines_
+    with pytest.raises(ValueError, match="2 matplotlib Axes"):
+        disp.plot(ax=ax)
+    with pytest.raises(ValueError, match="panels"):
+        disp.plot(panels=["nope"])
+
+
+def test_rank_search_from_estimator_exact(X):
+    cv = RoundingRankCV(RoundingRankFactorization(method="rsvd")).fit(X)
+    disp = RankSearchDisplay.from_estimator(cv)
+    res = cv.cv_results_
+    np.testing.assert_array_equal(disp.line_.get_xdata(), res["param_n_components"])
+    np.testing.assert_array_equal(disp.line_.get_ydata(), res["mean_test_error"])
+    assert disp.ax_.get_xlabel() == "rank k"
+    assert disp.ax_.get_ylabel() == "wrong entries"
+    labels = disp.ax_.get_legend_handles_labels()[1]
+    assert f"certified k = {cv.n_components_}" in labels
+    _, ax = plt.subplots()
+    disp2 = RankSearchDisplay.from_estimator(cv, ax=ax)
+    assert disp2.ax_ is ax and disp2.figure_ is ax.figure
+    np.testing.assert_array_equal(disp2.line_.get_xydata(), disp.line_.get_xydata())
+
+
+def test_rank_search_from_estimator_holdout(X):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        cv = RoundingRankCV(
+            RoundingRankFactorization(method="lpca", max_iter=30),
+            mode="holdout",
+            n_components=3,
+            cv=2,
+            random_state=0,
+        ).fit(X)
+    disp = RankSearchDisplay.from_estimator(cv)
+    np.testing.assert_allclose(
+        disp.line_.get_ydata(), cv.cv_results_["mean_test_error"]
+    )
+    assert "held-out" in disp.ax_.get_ylabel()
+    assert f"chosen k = {cv.n_components_}" in disp.ax_.get_legend_handles_labels()[1]
+
+
+def test_rank_search_not_fitted():
+    with pytest.raises(NotFittedError):
+        RankSearchDisplay.from_estimator(RoundingRankCV())
+
+
+# -- NestednessDisplay -----------------------------------------------------------------
+@pytest.fixture(scope="module")
+def nested_data():
+    X = make_nested_matrix(25, 18, density=0.4, noise=0.2, random_state=0)
+    return X, NestedApprox().fit(X)
+
+
+def test_nestedness_display(nested_data):
+    X, est = nested_data
+    disp = NestednessDisplay.from_estimator(est, X)
+    X = X.astype(np.int64)
+    N = est.inverse_transform(est.transform(X)).astype(np.int64)
+    data, nested, flips = (im.get_array() for im in disp.images_)
+    # rows and columns by decreasing sums of N, ties by decreasing sums of X
+    rows = np.lexsort((-X.sum(axis=1), -N.sum(axis=1)))
+    cols = np.lexsort((-X.sum(axis=0), -N.sum(axis=0)))
+    np.testing.assert_array_equal(data, X[rows][:, cols])
+    np.testing.assert_array_equal(nested, N[rows][:, cols])
+    assert is_nested(np.asarray(nested, dtype=np.uint8))
+    staircase = np.asarray(nested)
+    assert np.all(np.diff(staircase, axis=1) <= 0)  # ones come first in every row
+    assert np.all(np.diff(staircase, axis=0) <= 0)
+    # the flips panel marks exactly the differing entries
+    white = np.all(np.asarray(flips) == 1.0, axis=-1)
+    assert int((~white).sum()) == int((X != N).sum())
+    assert disp.n_removed_ + disp.n_added_ == int((X != N).sum())
+    assert f"{nodf(X).nodf:.1f}" in disp.axes_[0].get_title()
+    assert f"{nodf(N).nodf:.1f}" in disp.axes_[1].get_title()
+    assert disp.ax_.get_ylabel() and all(a.get_xlabel() for a in disp.axes_)
+
+
+def test_nestedness_same_result_on_given_axes(nested_data):
+    X, est = nested_data
+    disp = NestednessDisplay.from_estimator(est, X)
+    fig, axes = plt.subplots(1, 3)
+    disp2 = NestednessDisplay.from_estimator(est, X, ax=axes)
+    assert disp2.figure_ is fig and disp2.ax_ is axes[0]
+    for a, b in zip(disp.images_, disp2.images_, strict=True):
+        np.testing.assert_array_equal(a.get_array(), b.get_array())
+    with pytest.raises(ValueError, match="3 matplotlib Axes"):
+        disp.plot(ax=axes[0])
+
+
+# -- FactorizationDisplay --------------------------------------------------------------
+def test_factorization_display(X):
+    est = RoundingRankFactorization(2, method="rsvd").fit(X)
+    disp = FactorizationDisplay.from_estimator(est, X)
+    Xhat = est.inverse_transform(est.transform(X))
+    data, rec, wrong = (np.asarray(im.get_array()) for im in disp.images_)
+    np.testing.assert_array_equal(data, X)
+    np.testing.assert_array_equal(rec, Xhat)
+    fn = (X == 1) & (Xhat == 0)
+    fp = (X == 0) & (Xhat == 1)
+    assert fn.any() and fp.any()
+    # two different colours, white elsewhere
+    np.testing.assert_allclose(wrong[fn], np.tile(wrong[fn][0], (fn.sum(), 1)))
+    np.testing.assert_allclose(wrong[fp], np.tile(wrong[fp][0], (fp.sum(), 1)))
+    assert not np.allclose(wrong[fn][0], wrong[fp][0])
+    np.testing.assert_array_equal(wrong[~(fn | fp)], 1.0)
+    assert disp.n_false_negatives_ == fn.sum() and disp.n_false_positives_ == fp.sum()
+    assert disp.n_false_negatives_ + disp.n_false_positives_ == est.reconstruction_err_
+    assert disp.ax_.get_ylabel() == "rows"
+    assert all(a.get_xlabel() == "columns" and a.get_title() for a in disp.axes_)
+    fig, axes = plt.subplots(1, 3)
+    disp2 = FactorizationDisplay.from_estimator(est, X, ax=axes)
+    assert disp2.figure_ is fig and list(disp2.axes_) == list(axes)
+    np.testing.assert_array_equal(disp2.im_.get_array(), X)
+
+
+def test_factorization_missing_entries_not_counted():
+    X = np.array([[1.0, 0.0], [np.nan, 1.0]])
+    Xhat = np.array([[0.0, 1.0], [1.0, 1.0]])
+    disp = FactorizationDisplay(X, Xhat).plot()
+    assert (disp.n_false_negatives_, disp.n_false_positives_) == (1, 1)
+    with pytest.raises(ValueError, match="same shape"):
+        FactorizationDisplay(X, Xhat[:1]).plot()

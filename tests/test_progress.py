@@ -1,0 +1,155 @@
+"""ProgressPrinter: plain lines on files, in-place redraws on terminals."""
+
+import io
+import os
+import time
+
+import pytest
+
+from sklearn_rrank import _progress
+from sklearn_rrank._progress import ProgressPrinter
+
+
+class FakeTTY(io.StringIO):
+    def isatty(self):
+        return True
+
+
+class Clock:
+    """A settable stand-in for ``time.monotonic``."""
+
+    def __init__(self):
+        self.now = 1000.0
+
+    def __call__(self):
+        return self.now
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    c = Clock()
+    monkeypatch.setattr(_progress, "_monotonic", c)
+    return c
+
+
+def ev(stage, k=None, bound=None, error=None, elapsed=0.0, message="", method="rsvd"):
+    return {
+        "method": method,
+        "stage": stage,
+        "k": k,
+        "bound": bound,
+        "error": error,
+        "elapsed": elapsed,
+        "message": message,
+    }
+
+
+def test_plain_stream_throttles_steps_and_prints_improved_and_end(clock):
+    out = io.StringIO()
+    show = ProgressPrinter(out, interval=5)
+    show(ev("start"))  # first event: printed
+    for i in range(100):  # within 5 s: throttled
+        clock.now += 0.01
+        show(ev("step", k=1, error=500 - i, elapsed=i * 0.01))
+    show(ev("improved", k=3, bound=3, error=0, elapsed=1.5))
+    clock.now += 5.0
+    show(ev("step", k=4, error=10, elapsed=6.5))  # interval passed: printed
+    show(ev("end", bound=3, elapsed=7.0, message="certified rank 3"))
+    lines = out.getvalue().splitlines()
+    assert lines == [
+        "rsvd  sweep  0.0s",
+        "rsvd  k=3  bound 3  errors 0  1.5s",
+        "rsvd  k=4  bound 3  errors 10  6.5s",
+        "rsvd  sweep  bound 3  7.0s  done  certified rank 3",
+    ]
+    assert "\r" not in out.getvalue() and "\x1b" not in out.getvalue()
+
+
+def test_error_is_least_at_current_k(clock):
+    out = io.StringIO()
+    show = ProgressPrinter(out, interval=0)
+    show(ev("step", k=2, error=30))
+    show(ev("step", k=2, error=50))  # worse at the same k: the best stays
+    show(ev("step", k=3, error=40))  # a new k starts afresh
+    assert [line.split("  ")[2] for line in out.getvalue().splitlines()] == [
+        "errors 30",
+        "errors 30",
+        "errors 40",
+    ]
+
+
+def test_tty_redraws_in_place_at_most_ten_times_a_second(clock):
+    out = FakeTTY()
+    show = ProgressPrinter(out)
+    for i in range(1000):  # 1000 events over 1 s
+        clock.now += 0.001
+        show(ev("step", k=i // 100 + 1, bound=None, error=i, elapsed=i / 1000))
+    text = out.getvalue()
+    redraws = text.count("\r")
+    assert 9 <= redraws <= 11, redraws
+    assert "\n" not in text  # all in place
+    assert text.startswith("\rrsvd  k=1") and text.endswith("\x1b[K")
+    show(ev("end", bound=7, elapsed=1.0, message="certified rank 7"))
+    assert out.getvalue().endswith(
+        "\rrsvd  sweep  bound 7  1.0s  done  certified rank 7\x1b[K\n"
+    )
+
+
+def test_tty_line_cut_to_terminal_width(clock, monkeypatch):
+    monkeypatch.setattr(
+        _progress.shutil,
+        "get_terminal_size",
+        lambda fallback: os.terminal_size((30, 24)),
+    )
+    out = FakeTTY()
+    ProgressPrinter(out)(ev("step", k=1, message="x" * 200))
+    line = out.getvalue()[1:].replace("\x1b[K", "")
+    assert len(line) < 30 and line.endswith("...")
+
+
+def test_close_ends_a_live_tty_line(clock):
+    out = FakeTTY()
+    with ProgressPrinter(out) as show:
+        show(ev("step", k=1))
+        assert not out.getvalue().endswith("\n")
+    assert out.getvalue().endswith("\n")
+    plain = io.StringIO()
+    with ProgressPrinter(plain) as show:
+        show(ev("step", k=1))
+    assert plain.getvalue().count("\n") == 1  # nothing added on a plain stream
+
+
+def test_quiet_prints_nothing():
+    out = FakeTTY()
+    show = ProgressPrinter(out, quiet=True)
+    for stage in ("start", "step", "improved", "end"):
+        show(ev(stage, k=1, bound=1))
+    show.close()
+    assert out.getvalue() == "" and show.n_written_ == 0
+
+
+def test_default_stream_is_stderr_at_call_time(capsys):
+    show = ProgressPrinter()
+    show(ev("end", bound=2, elapsed=0.25))
+    captured = capsys.readouterr()
+    assert captured.out == "" and "rsvd  sweep  bound 2  0.2s  done" in captured.err
+
+
+def test_broken_stream_goes_quiet():
+    out = io.StringIO()
+    show = ProgressPrinter(out)
+    out.close()
+    show(ev("end", bound=1))  # must not raise
+    assert show.quiet
+
+
+def test_cheap_to_call():
+    out = FakeTTY()
+    show = ProgressPrinter(out)
+    events = [ev("step", k=i % 50, error=i, elapsed=i * 1e-5) for i in range(50_000)]
+    t0 = time.perf_counter()
+    for e in events:
+        show(e)
+    per_call = (time.perf_counter() - t0) / len(events)
+    assert per_call < 20e-6, per_call  # measured about 1 microsecond
+    assert show.n_written_ <= 2 + 10 * (time.perf_counter() - t0) + 1
