@@ -225,50 +225,58 @@ def _scan_exhaustive(X, incumbent, U, s, Vt, tau):
 
 
 def _scan_blocked(X, incumbent, deadline, U, s, Vt, tau, block):
-    """Anytime scan: ``A += U_b S_b V_b^T`` one block of components at a time.
+    """Anytime scan from the top: ``A -= U_b S_b V_b^T`` one block at a time.
 
-    The errors are counted at each block end; at the first block end without errors
-    the wrong entries of the previous block end are followed component by component
-    to find the first ``k`` inside the block where all of them are right, and that
-    ``k`` is offered (certification checks every entry). Memory: one m x n float64
-    matrix besides the triplets.
+    ``A`` starts as the rank-K truncation, which is offered at once (an early
+    certified bound); then blocks of components are subtracted and the errors counted
+    at each block boundary. A boundary without errors is offered (the bound improves
+    as the scan descends). When the boundary below an exact one has errors, the
+    entries wrong there are followed component by component up the block to find
+    the least exact ``k`` inside it, which is offered (certification checks every
+    entry). The scan goes on to the bottom, so an exact ``k`` below an inexact
+    stretch is found too (at block boundaries). Memory: one m x n float64 matrix and
+    one boolean mask besides the triplets.
     """
     m, n = X.shape
     K = s.shape[0]
     Xd = X.toarray() if sp.issparse(X) else X
     ones = Xd == 1
-    A = np.zeros((m, n))
     US = U * s
     wrong = np.empty((m, n), dtype=bool)
-    for start in range(0, K, block):
-        if deadline.expired():
-            return "time limit"
-        stop = min(K, start + block)
-        A += US[:, start:stop] @ Vt[start:stop]
+
+    def count(A):
         np.greater_equal(A, tau, out=wrong)
         np.not_equal(wrong, ones, out=wrong)
-        n_wrong = int(np.count_nonzero(wrong))
-        incumbent.record(stop, n_wrong, message=f"R-SVD scan k={stop}")
-        if n_wrong:
-            continue
-        # follow the entries wrong at the previous block end through the block
-        A_prev = A - US[:, start:stop] @ Vt[start:stop]
-        prev_wrong = np.flatnonzero((A_prev >= tau).ravel() != ones.ravel())
-        del A_prev
-        rows, cols = np.unravel_index(prev_wrong, (m, n))
-        vals = A.ravel()[prev_wrong] - np.einsum(
-            "ij,ji->i", US[rows, start:stop], Vt[start:stop, cols]
-        )
-        target = ones.ravel()[prev_wrong]
-        for k in range(start, stop):
-            vals += US[rows, k] * Vt[k, cols]
-            if np.all((vals >= tau) == target) and _offer_truncation(
-                incumbent, U, s, Vt, k + 1
-            ):
-                return "certified"
-        if _offer_truncation(incumbent, U, s, Vt, stop):
-            return "certified"
-    return "no exact truncation"
+        return int(np.count_nonzero(wrong))
+
+    A = US @ Vt
+    above = count(A)  # errors at the top boundary k = K
+    incumbent.record(K, above, message=f"R-SVD scan k={K}")
+    if above == 0:
+        _offer_truncation(incumbent, U, s, Vt, K)
+    top = K
+    while top > 0:
+        if deadline.expired():
+            return "time limit"
+        bottom = max(0, top - block)
+        A -= US[:, bottom:top] @ Vt[bottom:top]
+        below = count(A)
+        incumbent.record(bottom, below, message=f"R-SVD scan k={bottom}")
+        if below == 0:
+            _offer_truncation(incumbent, U, s, Vt, bottom)
+        elif above == 0:
+            # the least exact k in (bottom, top]: follow the entries wrong at bottom
+            idx = np.flatnonzero(wrong.ravel())
+            rows, cols = np.unravel_index(idx, (m, n))
+            vals = A.ravel()[idx].copy()
+            target = ones.ravel()[idx]
+            for k in range(bottom, top):
+                vals += US[rows, k] * Vt[k, cols]
+                if np.all((vals >= tau) == target):
+                    if _offer_truncation(incumbent, U, s, Vt, k + 1):
+                        break
+        above, top = below, bottom
+    return "scanned"
 
 
 # at most this many operations (m n K) for the exhaustive per-k scan
@@ -348,13 +356,14 @@ def rsvd_rank_upper_bound(
     The paper's greedy loop k = 1, 2, ... (Section 3), computed with one SVD and a
     scan over the truncations. Small inputs (``m n K <= 4e9``) get the exhaustive
     incremental scan of :func:`rsvd_error_curve` (the error of every ``k``); larger
-    ones an anytime blocked scan (64 components per block, errors counted at block
-    ends, the first exact ``k`` inside the first exact block found by following the
-    entries that were wrong). Every candidate is certified with the kernel of
-    :func:`~sklearn_rrank.certify_rounding`; a truncation whose certificate fails is
-    skipped and the scan goes on. With a ``time_limit`` the SVD is skipped when its
-    estimated time exceeds the budget, and the scan stops at the deadline keeping
-    what it certified.
+    ones an anytime blocked scan from the top (the rank-K truncation first, then 64
+    components fewer at a time, errors counted at block boundaries, the least exact
+    ``k`` inside a block found by following the entries that are wrong below it),
+    whose certified bound improves as it descends. Every candidate is certified
+    with the kernel of :func:`~sklearn_rrank.certify_rounding`; a truncation whose
+    certificate fails is skipped and the scan goes on. With a ``time_limit`` the SVD
+    is skipped when its estimated time exceeds the budget, and the scan stops at the
+    deadline keeping what it certified.
 
     Parameters
     ----------
