@@ -31,6 +31,7 @@ Refinement (:func:`lpca_refine`) uses the LP engine of :mod:`sklearn_rrank._lp`.
 """
 
 import time
+from contextlib import nullcontext
 from numbers import Integral, Real
 
 import numpy as np
@@ -41,21 +42,12 @@ from sklearn.utils.extmath import randomized_svd
 from sklearn.utils.parallel import Parallel, delayed
 from threadpoolctl import threadpool_limits
 
-from sklearn_rrank._base import FactorizationResult, RankSearchResult
-from sklearn_rrank._rounding import (
-    DEFAULT_MARGIN,
-    _certified_block,
-    _count_errors_factors,
-    certify_rounding,
-)
+from sklearn_rrank._base import FactorizationResult
+from sklearn_rrank._ranksearch import Deadline
+from sklearn_rrank._rounding import _count_errors_factors
 from sklearn_rrank._validation import check_binary_matrix, check_tau
 
-__all__ = [
-    "lpca_fit",
-    "lpca_rank_upper_bound",
-    "lpca_refine",
-    "lpca_transform",
-]
+__all__ = ["lpca_fit", "lpca_transform"]
 
 #: default L2 penalty on every parameter (latent factors and bias)
 DEFAULT_ALPHA = 1e-3
@@ -704,12 +696,17 @@ def _package(U, V, mu, tau):
 
 
 # ---------------------------------------------------------------------------------
-# the fitting loops
+# the fitting loops: one sweep loop shared by the alternating solvers
 # ---------------------------------------------------------------------------------
 
 
 def _stalled(counts, stall, n_observed):
-    """Whether the unsafe counts have stalled (see :func:`_newton_fit`)."""
+    """Whether the unsafe counts have stalled.
+
+    ``stall = (window, fraction[, rate])``: the count has not dropped, over the last
+    ``window`` sweeps, by ``fraction`` of its value nor by ``rate`` times the number
+    of observed entries.
+    """
     if stall is None or len(counts) <= stall[0]:
         return False
     window = counts[-stall[0] - 1 :]
@@ -718,142 +715,122 @@ def _stalled(counts, stall, n_observed):
     return drop < max(stall[1] * window[0], absolute) or drop <= 0
 
 
-def _newton_fit(
-    data,
-    U,
-    V,
-    mu,
-    *,
-    alpha,
-    max_iter,
-    tol,
-    tau,
-    parallel,
-    stop_when_exact,
-    deadline,
-    verbose,
-    stall=None,
-    unsafe_history=None,
-):
-    """Damped alternating Newton: one Newton step on all rows of U, then on [V, mu].
+class _NewtonSweep:
+    """One damped alternating Newton sweep: all rows of U, then of [V, mu] (+ b).
 
     Data losses are carried along per row and per column, so each half step costs
     one gradient/Hessian pass and one loss pass (plus the halvings of the rows that
     need them). Each half step also reports the entry counts of the state it starts
     from, so the exactness check is free and done twice per sweep.
-
-    With ``stop_when_exact``, ``stall = (window, fraction)`` also stops the fit
-    ("stalled") when the number of unsafe entries (counted after each update of
-    ``U``) has not dropped below ``(1 - fraction)`` times its value ``window``
-    sweeps earlier; the counts are appended to the list ``unsafe_history``.
     """
-    if unsafe_history is None:
-        unsafe_history = []
-    row_loss, n_wrong, n_unsafe = _evaluate(parallel, U, V, mu, data, tau)
-    history = [_objective(row_loss, U, V, mu, alpha)]
-    unsafe_history.append(n_unsafe)
-    if stop_when_exact and n_unsafe == 0:
-        return U, V, mu, history, 0, "exact", n_wrong
-    status = "max_iter"
-    n_iter = 0
-    for it in range(1, max_iter + 1):
-        # half step 1: rows of U with V and mu fixed
+
+    def __init__(self, data, U, V, mu, *, alpha, tau, parallel):
+        self.data, self.alpha, self.tau, self.parallel = data, alpha, tau, parallel
+        self.row_loss, _, n_unsafe = _evaluate(parallel, U, V, mu, data, tau)
+        self.start = (_objective(self.row_loss, U, V, mu, alpha), n_unsafe)
+
+    def __call__(self, U, V, mu, stop_when_exact):
+        data, alpha, tau, parallel = self.data, self.alpha, self.tau, self.parallel
         if U.shape[1]:
             delta = _stop_delta(U, V, mu, tau)
             U_new, _, col_loss, n_unsafe = _newton_block(
-                parallel, U, V, mu, data, False, alpha, delta, row_loss
+                parallel, U, V, mu, data, False, alpha, delta, self.row_loss
             )
             if stop_when_exact and n_unsafe == 0:
-                status = "exact"
-                break
+                return U, V, mu, _objective(self.row_loss, U, V, mu, alpha), 0
             U = U_new
         else:
             col_loss, _, _ = _evaluate(parallel, U, V, mu, data, tau, transpose=True)
-        # half step 2: columns of [V, mu] with U fixed
         delta = _stop_delta(U, V, mu, tau)
         P, F, offset = _with_bias(U, V, mu)
         P_new, _, row_loss, n_unsafe = _newton_block(
             parallel, P, F, offset, data, True, alpha, delta, col_loss
         )
         if stop_when_exact and n_unsafe == 0:
-            history.append(_objective(col_loss, U, V, mu, alpha))
-            status = "exact"
-            break
-        unsafe_history.append(n_unsafe)
-        if _stalled(unsafe_history, stall, data.n_observed):
-            history.append(_objective(col_loss, U, V, mu, alpha))
-            status = "stalled"
-            n_iter = it
-            break
+            return U, V, mu, _objective(col_loss, U, V, mu, alpha), 0
         V, mu = _split_bias(P_new, mu)
         if _is_global(mu):
-            # half step 3: the global offset with U and V fixed
             mu, row_loss = _offset_step(parallel, U, V, mu, data, alpha, tau, row_loss)
-        n_iter = it
-        loss = _objective(row_loss, U, V, mu, alpha)
-        prev = history[-1]
-        history.append(loss)
-        if verbose >= 2:
-            print(f"[lpca] sweep {it}: objective {loss:.8g}")
-        if prev - loss <= tol * max(abs(loss), 1e-300):
-            status = "tol"
-            break
-        if deadline is not None and time.perf_counter() > deadline:
-            status = "time_limit"
-            break
-    if status == "exact":
-        n_wrong = 0
-    else:
-        _, n_wrong, _ = _evaluate(parallel, U, V, mu, data, tau)
-    return U, V, mu, history, n_iter, status, n_wrong
+        self.row_loss = row_loss
+        return U, V, mu, _objective(row_loss, U, V, mu, alpha), n_unsafe
 
 
-def _mm_fit(
-    data,
-    U,
-    V,
-    mu,
-    *,
-    alpha,
-    max_iter,
-    tol,
-    tau,
-    parallel,
-    stop_when_exact,
-    deadline,
-    verbose,
-):
+class _MMSweep:
     """Schein et al.'s alternating bound updates (U, then [V, mu]); monotone."""
-    losses, n_wrong, n_unsafe = _evaluate(parallel, U, V, mu, data, tau)
-    history = [_objective(losses, U, V, mu, alpha)]
-    status = "max_iter"
-    n_iter = 0
-    if stop_when_exact and n_unsafe == 0:
-        return U, V, mu, history, 0, "exact", n_wrong
-    for it in range(1, max_iter + 1):
-        n_iter = it
+
+    def __init__(self, data, U, V, mu, *, alpha, tau, parallel):
+        self.data, self.alpha, self.tau, self.parallel = data, alpha, tau, parallel
+        losses, _, n_unsafe = _evaluate(parallel, U, V, mu, data, tau)
+        self.start = (_objective(losses, U, V, mu, alpha), n_unsafe)
+
+    def __call__(self, U, V, mu, stop_when_exact):
+        data, alpha, tau, parallel = self.data, self.alpha, self.tau, self.parallel
         if U.shape[1]:
             U = _mm_block(parallel, U, V, mu, data, False, alpha)
         P, F, offset = _with_bias(U, V, mu)
         V, mu = _split_bias(_mm_block(parallel, P, F, offset, data, True, alpha), mu)
         if _is_global(mu):
             mu = _offset_mm_step(parallel, U, V, mu, data, alpha, tau)
-        losses, n_wrong, n_unsafe = _evaluate(parallel, U, V, mu, data, tau)
-        loss = _objective(losses, U, V, mu, alpha)
+        losses, _, n_unsafe = _evaluate(parallel, U, V, mu, data, tau)
+        return U, V, mu, _objective(losses, U, V, mu, alpha), n_unsafe
+
+
+def _sweep_loop(
+    sweep,
+    U,
+    V,
+    mu,
+    *,
+    n_observed,
+    max_iter,
+    tol,
+    stall,
+    stop_when_exact,
+    deadline,
+    verbose,
+    tick=None,
+    unsafe_history=None,
+):
+    """Run ``sweep`` until a stopping rule holds; the loop of every sweep solver.
+
+    Rules, checked after each sweep in this order: ``"exact"`` (with
+    ``stop_when_exact``, no observed entry wrong or within the stop margin),
+    ``"tol"`` (relative objective decrease below ``tol``), ``"stalled"`` (see
+    :func:`_stalled`), ``"time_limit"`` (``deadline.expired()``), else
+    ``"max_iter"``. ``tick(sweep_number, n_unsafe)`` is called after every sweep
+    (progress reports). The unsafe counts are appended to ``unsafe_history``.
+    """
+    if unsafe_history is None:
+        unsafe_history = []
+    objective, n_unsafe = sweep.start
+    history = [objective]
+    unsafe_history.append(n_unsafe)
+    if stop_when_exact and n_unsafe == 0:
+        return U, V, mu, history, 0, "exact"
+    status, n_iter = "max_iter", 0
+    for it in range(1, max_iter + 1):
+        U, V, mu, objective, n_unsafe = sweep(U, V, mu, stop_when_exact)
+        n_iter = it
         prev = history[-1]
-        history.append(loss)
-        if verbose >= 2:
-            print(f"[lpca] sweep {it}: objective {loss:.8g}")
+        history.append(objective)
         if stop_when_exact and n_unsafe == 0:
             status = "exact"
             break
-        if prev - loss <= tol * max(abs(loss), 1e-300):
+        unsafe_history.append(n_unsafe)
+        if verbose >= 2:
+            print(f"[lpca] sweep {it}: objective {objective:.8g}, {n_unsafe} unsafe")
+        if tick is not None:
+            tick(it, n_unsafe)
+        if prev - objective <= tol * max(abs(objective), 1e-300):
             status = "tol"
             break
-        if deadline is not None and time.perf_counter() > deadline:
+        if _stalled(unsafe_history, stall, n_observed):
+            status = "stalled"
+            break
+        if deadline is not None and deadline.expired():
             status = "time_limit"
             break
-    return U, V, mu, history, n_iter, status, n_wrong
+    return U, V, mu, history, n_iter, status
 
 
 def _unpack(z, m, n, p, kind):
@@ -918,11 +895,20 @@ def _lbfgs_fit(
     stop_when_exact,
     deadline,
     verbose,
+    stall=None,
+    tick=None,
+    unsafe_history=None,
 ):
-    """Minimise the joint objective over ``(U, V, mu)`` with scipy's L-BFGS-B."""
+    """Minimise the joint objective over ``(U, V, mu)`` with scipy's L-BFGS-B.
+
+    The stopping rules are those of :func:`_sweep_loop`, checked in scipy's
+    callback after every iteration (``tol`` is also scipy's ``ftol``).
+    """
     m, n = data.shape
     p = U.shape[1]
     kind = _kind(mu)
+    if unsafe_history is None:
+        unsafe_history = []
 
     def unpack(z):
         return _unpack(z, m, n, p, kind)
@@ -943,13 +929,18 @@ def _lbfgs_fit(
         history.append(float(intermediate_result.fun))
         if verbose >= 2:
             print(f"[lpca] iter {state['n_iter']}: loss {history[-1]:.6g}")
-        if stop_when_exact:
-            U_, V_, mu_ = unpack(intermediate_result.x)
-            _, _, n_unsafe = _evaluate(None, U_, V_, mu_, data, tau)
-            if n_unsafe == 0:
-                state["status"] = "exact"
-                raise StopIteration
-        if deadline is not None and time.perf_counter() > deadline:
+        U_, V_, mu_ = unpack(intermediate_result.x)
+        _, _, n_unsafe = _evaluate(parallel, U_, V_, mu_, data, tau)
+        unsafe_history.append(n_unsafe)
+        if tick is not None:
+            tick(state["n_iter"], n_unsafe)
+        if stop_when_exact and n_unsafe == 0:
+            state["status"] = "exact"
+            raise StopIteration
+        if _stalled(unsafe_history, stall, data.n_observed):
+            state["status"] = "stalled"
+            raise StopIteration
+        if deadline is not None and deadline.expired():
             state["status"] = "time_limit"
             raise StopIteration
 
@@ -967,51 +958,69 @@ def _lbfgs_fit(
     U, V, mu = (a.copy() if a is not None else None for a in unpack(res.x))
     if kind == "global":
         mu = _project_offset(mu, tau)
-    _, n_err, _ = _evaluate(parallel, U, V, mu, data, tau)
-    return U, V, mu, history, state["n_iter"], state["status"], n_err
+    return U, V, mu, history, state["n_iter"], state["status"]
 
 
-def _fit_arrays(
+def _fit_core(
     data,
     U,
     V,
     mu,
     *,
+    tau,
     solver,
     alpha,
     max_iter,
     tol,
-    tau,
     n_jobs,
+    verbose,
     stop_when_exact,
     deadline,
-    verbose,
-    **newton_options,
+    stall=None,
+    tick=None,
 ):
+    """Run a solver from ``(U, V, mu)``; return the state and a diagnostics dict.
+
+    ``deadline`` is a :class:`~sklearn_rrank._ranksearch.Deadline` or None.
+    """
+    start = time.perf_counter()
+    unsafe_history = []
     parallel = _make_parallel(n_jobs, verbose)
-    kwargs = dict(
-        alpha=alpha,
+    common = dict(
         max_iter=max_iter,
         tol=tol,
-        tau=tau,
+        stall=stall,
         stop_when_exact=stop_when_exact,
         deadline=deadline,
         verbose=verbose,
+        tick=tick,
+        unsafe_history=unsafe_history,
     )
-    if solver == "newton":
-        kwargs.update(newton_options)
-    # BLAS runs single-threaded: the products here are small, and multithreaded BLAS
-    # on small products is slow on a busy machine; parallelism comes from n_jobs
-    with threadpool_limits(limits=1, user_api="blas"):
-        if parallel is not None:
-            with parallel:
-                return _dispatch(data, U, V, mu, solver, parallel, kwargs)
-        return _dispatch(data, U, V, mu, solver, None, kwargs)
-
-
-def _dispatch(data, U, V, mu, solver, parallel, kwargs):
-    fit = {"newton": _newton_fit, "mm": _mm_fit, "lbfgs": _lbfgs_fit}[solver]
-    return fit(data, U, V, mu, parallel=parallel, **kwargs)
+    # BLAS runs single-threaded: the products here are per block of rows, and
+    # multithreaded BLAS on small products is slow on a busy machine; parallelism
+    # comes from n_jobs
+    with threadpool_limits(limits=1, user_api="blas"), parallel or nullcontext():
+        if solver == "lbfgs":
+            U, V, mu, history, n_iter, status = _lbfgs_fit(
+                data, U, V, mu, alpha=alpha, tau=tau, parallel=parallel, **common
+            )
+        else:
+            kind = _NewtonSweep if solver == "newton" else _MMSweep
+            sweep = kind(data, U, V, mu, alpha=alpha, tau=tau, parallel=parallel)
+            U, V, mu, history, n_iter, status = _sweep_loop(
+                sweep, U, V, mu, n_observed=data.n_observed, **common
+            )
+        n_wrong = 0
+        if status != "exact":
+            _, n_wrong, _ = _evaluate(parallel, U, V, mu, data, tau)
+    info = {
+        "unsafe_history": unsafe_history,
+        "loss": [float(v) for v in history],
+        "status": status,
+        "n_errors_logit": int(n_wrong),
+        "seconds": time.perf_counter() - start,
+    }
+    return U, V, mu, n_iter, info
 
 
 # ---------------------------------------------------------------------------------
@@ -1031,55 +1040,6 @@ def _model_kind(fit_bias, tau):
             )
         return "global"
     return "column" if fit_bias else "none"
-
-
-def _fit_core(
-    data,
-    U,
-    V,
-    mu,
-    *,
-    tau,
-    solver,
-    alpha,
-    max_iter,
-    tol,
-    n_jobs,
-    verbose,
-    stop_when_exact,
-    deadline,
-    stall=None,
-):
-    """Run a solver from ``(U, V, mu)``; return the state and a diagnostics dict."""
-    start = time.perf_counter()
-    unsafe_history = []
-    extra = {}
-    if solver == "newton":
-        extra = {"stall": stall, "unsafe_history": unsafe_history}
-    U, V, mu, history, n_iter, status, n_wrong = _fit_arrays(
-        data,
-        U,
-        V,
-        mu,
-        solver=solver,
-        alpha=alpha,
-        max_iter=max_iter,
-        tol=tol,
-        tau=tau,
-        n_jobs=n_jobs,
-        stop_when_exact=stop_when_exact,
-        deadline=deadline,
-        verbose=verbose,
-        **extra,
-    )
-    info = {
-        "unsafe_history": unsafe_history,
-        "loss": [float(v) for v in history],
-        "status": status,
-        "n_errors_logit": int(n_wrong),
-        "seconds": time.perf_counter() - start,
-    }
-    return U, V, mu, n_iter, info
 
 
 def _fit_message(info, max_iter, tol):
@@ -1300,7 +1260,7 @@ def lpca_fit(
         if len(init) != 2:
             raise ValueError("init must be a pair (L, R) or None.")
         U, V, mu = _init_from_factors(init[0], init[1], kind, tau, m, n, k)
-    deadline = None if time_limit is None else time.perf_counter() + time_limit
+    deadline = None if time_limit is None else Deadline(time_limit)
     U, V, mu, n_iter, info = _fit_core(
         data,
         U,
@@ -1315,7 +1275,7 @@ def lpca_fit(
         verbose=verbose,
         stop_when_exact=stop_when_exact,
         deadline=deadline,
-        stall=_FIT_STALL if solver == "newton" else None,
+        stall=_FIT_STALL if solver != "lbfgs" else None,
     )
     L, R = _package(U, V, mu, tau)
     info.update(
@@ -1560,589 +1520,21 @@ def _projected_newton_chunk(rows, P, F, q, w, alpha, pairs, bound, row_loss):
     return newP, new_loss
 
 
-# ---------------------------------------------------------------------------------
-# refinement by L1-slack LPs
-# ---------------------------------------------------------------------------------
-
-
-def _uncertified_counts(X, L, R, tau, axis):
-    """Observed entries per column (axis=0) or row (axis=1) not certified.
-
-    Uses the criterion of :func:`~sklearn_rrank.certify_rounding` with its default
-    margin.
-    """
-    ok = _certified_block(X, L, R, tau, DEFAULT_MARGIN)
-    return (~ok).sum(axis=axis)
-
-
-@validate_params(
-    {
-        "X": ["array-like", "sparse matrix"],
-        "L": ["array-like"],
-        "R": ["array-like"],
-        "tau": [Real],
-        "n_rounds": [Interval(Integral, 1, None, closed="left")],
-        "n_jobs": [Integral, None],
-        "time_limit": [Interval(Real, 0, None, closed="left"), None],
-    },
-    prefer_skip_nested_validation=True,
-)
-def lpca_refine(X, L, R, *, tau=0.5, n_rounds=3, n_jobs=None, time_limit=None):
-    """Refine a rounding factorization by alternating L1-slack LPs.
-
-    Each round first fixes ``L`` and re-solves, for every column ``j`` with an
-    entry that is wrong or not certified, the paper's L1-slack LP for ``R_j``
-    (:func:`sklearn_rrank._lp.solve_columns_l1`), and then fixes ``R`` and does the
-    same for the rows of ``L`` (:func:`sklearn_rrank._lp.solve_rows_l1`). A new
-    column (row) is kept only if it has fewer entries that fail the certificate
-    criterion of :func:`~sklearn_rrank.certify_rounding` than the old one, so the
-    count never increases. Columns and rows without failures are not touched. The
-    bias column of :func:`lpca_fit` is an ordinary column here (the row LPs may
-    change it), so the rank stays ``k``.
-
-    Parameters
-    ----------
-    X : array-like or sparse matrix of shape (n_samples, n_features)
-        Binary data; ``NaN`` marks missing entries.
-    L : array-like of shape (n_samples, k)
-        Left factor (e.g. from :func:`lpca_fit`).
-    R : array-like of shape (n_features, k)
-        Right factor.
-    tau : float, default=0.5
-        Rounding threshold.
-    n_rounds : int, default=3
-        Maximal number of (columns, rows) rounds; stops early when nothing fails or
-        a round changes nothing.
-    n_jobs : int or None, default=None
-        Workers of the LP engine; results do not depend on it.
-    time_limit : float or None, default=None
-        Wall-clock limit in seconds (passed on to the LP engine).
-
-    Returns
-    -------
-    L : ndarray of shape (n_samples, k), dtype float64
-    R : ndarray of shape (n_features, k), dtype float64
-        The refined factors (new arrays; the inputs are not modified).
-    info : dict
-        ``"errors_before"``/``"errors_after"`` (wrong entries of
-        ``round_tau(L @ R.T)``), ``"errors_removed"``, ``"uncertified_before"``/
-        ``"uncertified_after"`` (entries failing the certificate criterion),
-        ``"certified"``, ``"n_rounds"``, ``"n_lps"`` and ``"seconds"``.
-
-    Raises
-    ------
-    ValueError
-        If ``X`` is not binary or the factor shapes do not match.
-
-    References
-    ----------
-    Neumann, Gemulla, Miettinen (ICDM 2016), Section 3: the L1-slack LP of ProjLP,
-    used here as a refinement of L-PCA's factors.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sklearn_rrank._lpca import lpca_refine
-    >>> X = np.array([[1, 0], [0, 1]])
-    >>> L = np.array([[1.0, 0.0], [0.0, 1.0]]); R = np.array([[1.0, 0.0], [0.0, 0.2]])
-    >>> L2, R2, info = lpca_refine(X, L, R)
-    >>> info["errors_before"], info["errors_after"], info["certified"]
-    (1, 0, True)
-    """
-    from sklearn_rrank._lp import solve_columns_l1, solve_rows_l1
-
-    X = check_binary_matrix(X, allow_missing=True, method="lpca")
-    tau = check_tau(tau)
-    L = np.array(L, dtype=np.float64)
-    R = np.array(R, dtype=np.float64)
-    m, n = X.shape
-    if L.ndim != 2 or R.ndim != 2 or L.shape[0] != m or R.shape != (n, L.shape[1]):
-        raise ValueError(
-            f"L and R must have shapes ({m}, k) and ({n}, k) to match X of shape "
-            f"{X.shape}; got {L.shape} and {R.shape}."
-        )
-    if not (np.isfinite(L).all() and np.isfinite(R).all()):
-        raise ValueError("L and R must hold finite numbers.")
-    start = time.perf_counter()
-
-    def remaining():
-        if time_limit is None:
-            return None
-        return max(0.0, time_limit - (time.perf_counter() - start))
-
-    errors_before = _count_errors_factors(X, L, R, tau)
-    bad_cols = _uncertified_counts(X, L, R, tau, axis=0)
-    uncertified_before = int(bad_cols.sum())
-    n_lps = 0
-    rounds = 0
-    for _ in range(n_rounds):
-        if bad_cols.sum() == 0 or remaining() == 0.0:
-            break
-        rounds += 1
-        # columns: L fixed
-        cols = np.flatnonzero(bad_cols)
-        R_new, _, _ = solve_columns_l1(
-            L, X, tau=tau, n_jobs=n_jobs, time_limit=remaining(), columns=cols
-        )
-        n_lps += cols.size
-        trial = R.copy()
-        trial[cols] = R_new
-        new_bad = _uncertified_counts(X[:, cols], L, trial[cols], tau, axis=0)
-        better = new_bad <= bad_cols[cols]
-        R[cols[better]] = R_new[better]
-        bad_rows = _uncertified_counts(X, L, R, tau, axis=1)
-        if bad_rows.sum() == 0 or remaining() == 0.0:
-            bad_cols = _uncertified_counts(X, L, R, tau, axis=0)
-            break
-        # rows: R fixed
-        rows = np.flatnonzero(bad_rows)
-        L_new, _, _ = solve_rows_l1(
-            R, X, tau=tau, n_jobs=n_jobs, time_limit=remaining(), rows=rows
-        )
-        n_lps += rows.size
-        new_bad = _uncertified_counts(X[rows], L_new, R, tau, axis=1)
-        better = new_bad <= bad_rows[rows]
-        L[rows[better]] = L_new[better]
-        total = int(bad_cols.sum())
-        bad_cols = _uncertified_counts(X, L, R, tau, axis=0)
-        if bad_cols.sum() >= total:
-            break
-    errors_after = _count_errors_factors(X, L, R, tau)
-    uncertified_after = int(bad_cols.sum())
-    info = {
-        "errors_before": int(errors_before),
-        "errors_after": int(errors_after),
-        "errors_removed": int(errors_before - errors_after),
-        "uncertified_before": uncertified_before,
-        "uncertified_after": uncertified_after,
-        "certified": uncertified_after == 0,
-        "n_rounds": rounds,
-        "n_lps": int(n_lps),
-        "seconds": time.perf_counter() - start,
-    }
-    return L, R, info
-
-
-# ---------------------------------------------------------------------------------
-# rank search
-# ---------------------------------------------------------------------------------
-
-# per-k settings of the rank search (tuned on paleo and apj, see benchmarks/lpca.py)
-_SEARCH_ALPHA = 1e-4
-_SEARCH_MAX_ITER = 300
-_SEARCH_TOL = 1e-5
-# stop a k when the unsafe count has not dropped by 2% in 30 sweeps
-_SEARCH_STALL = (30, 0.02)
-# lpca_fit with stop_when_exact (the estimator): the fit has converged ("stalled")
-# when the entries wrong or within the stop margin have not dropped by 1% of their
-# number, nor by 1e-5 of the observed entries, in 50 sweeps: the rounding no longer
-# changes (much) although the logits still move
+# lpca_fit: the fit has converged ("stalled") when the entries wrong or within the
+# stop margin have not dropped by 1% of their number, nor by 1e-5 of the observed
+# entries, in 50 sweeps: the rounding no longer changes (much) although the logits
+# still move
 _FIT_STALL = (50, 0.01, 1e-5)
-# rescue (boosting, then LPs) when at most this many entries fail the certificate,
-# or this fraction of the ones of X
-_RESCUE_MAX_FAILED = 30
-_RESCUE_FRACTION = 0.005
-# boosting: rounds, weight factor per round, sweeps per round
-_BOOST_ROUNDS = 4
-_BOOST_FACTOR = 10.0
-_BOOST_SWEEPS = 30
-# polish phase below the first certified k: only if the forward search left at most
-# this fraction of the ones wrong there; sweeps, stall rule and minimal time budget
-_POLISH_FRACTION = 0.1
-_POLISH_MAX_ITER = 4000
-_POLISH_STALL = (500, 0.02)
-_POLISH_MIN_SECONDS = 10.0
 
-
-def _unsafe_mask(U, V, mu, data, tau):
-    """Boolean (m, n) mask of the observed entries that are wrong or unsafe."""
-    delta = _stop_delta(U, V, mu, tau)
-    theta = U @ V.T
-    if mu is not None:
-        theta += mu
-    mask = data.q * theta <= delta
-    if data.w is not None:
-        mask &= data.w > 0
-    return mask
-
-
-def _boost(data, U, V, mu, *, tau, alpha, n_jobs, deadline, verbose):
-    """Reweighted L-PCA: multiply the weights of unsafe entries, refit, repeat.
-
-    Weights start at 1 and every round multiplies the weight of each entry that is
-    wrong or unsafe by ``_BOOST_FACTOR`` (cumulatively), then runs up to
-    ``_BOOST_SWEEPS`` Newton sweeps that stop when the rounding is exact. Useful
-    when only a handful of entries resist; returns the final state and whether it
-    is exact.
-    """
-    weights = np.ones(data.shape)
-    for _ in range(_BOOST_ROUNDS):
-        if deadline is not None and time.perf_counter() >= deadline:
-            break
-        mask = _unsafe_mask(U, V, mu, data, tau)
-        if not mask.any():
-            return U, V, mu, True
-        weights[mask] *= _BOOST_FACTOR
-        U, V, mu, _, finfo = _fit_core(
-            data.reweighted(weights),
-            U,
-            V,
-            mu,
-            tau=tau,
-            solver="newton",
-            alpha=alpha,
-            max_iter=_BOOST_SWEEPS,
-            tol=0.0,
-            n_jobs=n_jobs,
-            verbose=max(verbose - 1, 0),
-            stop_when_exact=True,
-            deadline=deadline,
-        )
-        if finfo["status"] == "exact":
-            return U, V, mu, True
-    return U, V, mu, False
-
-
-@validate_params(
-    {
-        "X": ["array-like", "sparse matrix"],
-        "tau": [Real],
-        "start": [Interval(Integral, 1, None, closed="left")],
-        "max_rank": [Interval(Integral, 1, None, closed="left"), None],
-        "refine": ["boolean"],
-        "polish": ["boolean"],
-        "fit_bias": ["boolean", StrOptions({"global"})],
-        "time_limit": [Interval(Real, 0, None, closed="left"), None],
-        "random_state": ["random_state"],
-        "n_jobs": [Integral, None],
-        "verbose": ["verbose"],
-    },
-    prefer_skip_nested_validation=True,
+# the rank search and the LP refinement live in _lpca_search; re-exported here
+_SEARCH_NAMES = frozenset(
+    {"lpca_rank_upper_bound", "lpca_refine", "_lpca_search", "_uncertified_counts"}
 )
-def lpca_rank_upper_bound(
-    X,
-    *,
-    tau=0.5,
-    start=1,
-    max_rank=None,
-    refine=True,
-    polish=True,
-    fit_bias="global",
-    time_limit=None,
-    random_state=None,
-    n_jobs=None,
-    verbose=0,
-):
-    """Certified upper bound on the rounding rank by an L-PCA rank search.
-
-    For ``k = start, start + 1, ...`` fit L-PCA with ``k`` columns in all (see
-    :func:`lpca_fit` for how the columns are counted), warm-started from the
-    previous ``k`` with one latent column added along the steepest rank-one descent
-    direction (the first ``k`` starts from the truncated SVD). Each fit (damped
-    Newton with ``alpha=1e-4``, smaller than :func:`lpca_fit`'s default) stops as
-    soon as its rounding is exact with a margin, when the objective stalls
-    (relative decrease below 1e-5 in a sweep), when the number of wrong entries has
-    not dropped by 2% in 30 sweeps, or after 300 sweeps. The factors are then
-    checked with :func:`~sklearn_rrank.certify_rounding` (margin 1e-9). If only a
-    few entries fail (at most ``max(30, 0.005 * number of ones)``) and ``refine``
-    is True, a rescue is tried: reweighted L-PCA (the weights of the failing entries
-    are multiplied by 10 per round, up to 4 rounds of 30 sweeps), then
-    :func:`lpca_refine` (alternating L1-slack LPs). The first certified ``k`` is
-    an upper bound: ``rrank_tau(X) <= k``. If ``polish`` is True, ``k - 1`` is then
-    tried once more with more effort, if the forward search left at most 10% of the
-    ones wrong there: a fresh SVD start, up to 4000 sweeps (stopped when the wrong
-    entries drop by less than 2% in 500 sweeps) and the rescue; on success the
-    same is tried at ``k - 2``, and so on. The polish phase gets as much time as
-    the forward search took (at least 10 s).
-
-    Parameters
-    ----------
-    X : array-like or sparse matrix of shape (n_samples, n_features)
-        Binary data; ``NaN`` marks missing entries (not constrained).
-    tau : float, default=0.5
-        Rounding threshold.
-    start : int, default=1
-        First ``k`` tried.
-    max_rank : int or None, default=None
-        Last ``k`` tried; None means ``min(n_samples, n_features) + 1``.
-    refine : bool, default=True
-        Whether to try the rescue (reweighting and LP refinement) when few entries
-        fail.
-    polish : bool, default=True
-        Whether to run the polish phase below the first certified ``k``.
-    fit_bias : bool or "global", default="global"
-        The model of :func:`lpca_fit`. The default, one scalar offset that uses no
-        column, expresses exactly the roundings at ``tau`` of rank-``k`` matrices;
-        ``False`` (no bias) expresses sign patterns of rank-``k`` logits and
-        ``True`` (``k - 1`` factors plus a bias column) fewer still, so the default
-        can certify the smallest ranks (measured in ``benchmarks/lpca.py``: paleo 9,
-        apj 4 with "global"; 10 and 5 with False; 10 and 5 with True). With
-        ``tau = 0`` "global" falls back to False (the offset would have to be 0).
-    time_limit : float or None, default=None
-        Wall-clock limit in seconds for the whole search.
-    random_state : int, RandomState instance or None, default=None
-        Seed of the randomized SVD of the first start.
-    n_jobs : int or None, default=None
-        Number of threads (L-PCA and LP engine); results do not depend on it.
-    verbose : int, default=0
-        One line per ``k`` if ``verbose >= 1``; one line per sweep if ``>= 2``.
-
-    Returns
-    -------
-    result : RankSearchResult
-        ``rank`` (the certified ``k``, or None), certificate ``L``, ``R``,
-        ``certified``, ``stopped_early`` (time limit or ``max_rank`` reached first)
-        and ``info`` with ``"errors_by_k"`` (wrong entries after the fit, before any
-        rescue), ``"failed_by_k"`` (entries failing the certificate),
-        ``"seconds_by_k"``, ``"sweeps_by_k"``, ``"status_by_k"``,
-        ``"rescued_by_refinement"`` (True if the returned certificate needed the
-        rescue), ``"rescue"`` (per ``k`` where it ran: ``"boosted"`` (reweighting
-        made it exact), errors removed by the LPs, ``"certified"``), ``"polish"``
-        (per ``k`` tried in the polish phase: sweeps, status, errors,
-        ``"certified"``, ``"rescued"``, seconds) and ``"seconds"``.
-
-    Raises
-    ------
-    ValueError
-        If ``X`` is not binary or a parameter is out of range.
-
-    Notes
-    -----
-    The search does not prove that smaller ``k`` are impossible; ``rank`` is an
-    upper bound. Timing for the paper's data sets is in ``benchmarks/lpca.py``.
-
-    References
-    ----------
-    Neumann, Gemulla, Miettinen (ICDM 2016), Section 3, "L-PCA": run L-PCA for
-    ``k = 1, 2, ...`` and check whether ``round(L R^T) = B``; Schein, Saul and
-    Ungar (AISTATS 2003).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sklearn_rrank._lpca import lpca_rank_upper_bound
-    >>> X = np.tril(np.ones((6, 6), dtype=int))   # nested: rounding rank 1
-    >>> res = lpca_rank_upper_bound(X, random_state=0)
-    >>> res.rank, res.certified
-    (1, True)
-    """
-    X = check_binary_matrix(X, allow_missing=True, method="lpca")
-    tau = check_tau(tau)
-    m, n = X.shape
-    if max_rank is None:
-        max_rank = min(m, n) + 1
-    begin = time.perf_counter()
-    deadline = None if time_limit is None else begin + time_limit
-    data = _Data(X)
-    n_ones = int(np.count_nonzero(X == 1))
-    rescue_limit = max(_RESCUE_MAX_FAILED, int(_RESCUE_FRACTION * n_ones))
-    if fit_bias == "global" and tau == 0:
-        fit_bias = False
-    kind = _model_kind(fit_bias, tau)
-    rng = check_random_state(random_state)
-    # seeds drawn up front: the first start, and the fresh starts of the polish phase
-    seeds = rng.randint(np.iinfo(np.int32).max, size=2)
-    first_p = start - 1 if kind == "column" else start
-    U, V, mu = _svd_init(data, first_p, kind, seeds[0], tau)
-    info = {
-        "errors_by_k": {},
-        "failed_by_k": {},
-        "seconds_by_k": {},
-        "sweeps_by_k": {},
-        "status_by_k": {},
-        "rescue": {},
-        "rescued_by_refinement": False,
-        "polish": {},
-        "fit_bias": fit_bias,
-    }
-    result = RankSearchResult(rank=None, stopped_early=False, info=info)
-    for k in range(start, max_rank + 1):
-        t0 = time.perf_counter()
-        if deadline is not None and t0 >= deadline:
-            result.stopped_early = True
-            break
-        if k > start:
-            U, V, mu = _add_column(data, U, V, mu)
-        U, V, mu, n_iter, finfo = _fit_core(
-            data,
-            U,
-            V,
-            mu,
-            tau=tau,
-            solver="newton",
-            alpha=_SEARCH_ALPHA,
-            max_iter=_SEARCH_MAX_ITER,
-            tol=_SEARCH_TOL,
-            n_jobs=n_jobs,
-            verbose=verbose,
-            stop_when_exact=True,
-            deadline=deadline,
-            stall=_SEARCH_STALL,
-        )
-        L, R = _package(U, V, mu, tau)
-        ok, n_failed = certify_rounding(X, L, R, tau=tau, return_count=True)
-        info["errors_by_k"][k] = finfo["n_errors_logit"]
-        info["failed_by_k"][k] = int(n_failed)
-        info["sweeps_by_k"][k] = n_iter
-        info["status_by_k"][k] = finfo["status"]
-        rescued = False
-        if not ok and refine and n_failed <= rescue_limit:
-            L, R, ok, rinfo = _rescue(
-                X,
-                data,
-                U,
-                V,
-                mu,
-                L,
-                R,
-                tau=tau,
-                n_jobs=n_jobs,
-                deadline=deadline,
-                verbose=verbose,
-            )
-            info["rescue"][k] = rinfo
-            rescued = ok
-        info["seconds_by_k"][k] = time.perf_counter() - t0
-        if verbose:
-            print(
-                f"[lpca search] k={k}: {n_iter} sweeps ({finfo['status']}), "
-                f"{finfo['n_errors_logit']} wrong, {n_failed} uncertified, "
-                f"certified={ok}{' (rescued)' if rescued else ''}, "
-                f"{info['seconds_by_k'][k]:.2f}s"
-            )
-        if ok:
-            result.rank, result.L, result.R, result.certified = k, L, R, True
-            info["rescued_by_refinement"] = rescued
-            break
-    else:
-        result.stopped_early = True
-    if result.certified and polish:
-        _polish(
-            X,
-            data,
-            result,
-            kind,
-            tau,
-            start,
-            seeds[1],
-            begin,
-            deadline,
-            n_ones,
-            n_jobs,
-            verbose,
-        )
-    info["seconds"] = time.perf_counter() - begin
-    return result
 
 
-def _polish(
-    X, data, result, kind, tau, start, seed, begin, deadline, n_ones, n_jobs, verbose
-):
-    """Try ``k - 1`` (then ``k - 2``, ...) below a certified ``k`` with more effort.
+def __getattr__(name):
+    if name in _SEARCH_NAMES:
+        from sklearn_rrank import _lpca_search
 
-    Runs while the forward search left at most ``_POLISH_FRACTION`` of the ones
-    wrong at that ``k``: a fresh SVD start, up to ``_POLISH_MAX_ITER`` sweeps (stall
-    window ``_POLISH_STALL``), then the rescue. The phase gets at most as much time
-    as the forward search took (and at least ``_POLISH_MIN_SECONDS``).
-    """
-    info = result.info
-    budget = max(_POLISH_MIN_SECONDS, time.perf_counter() - begin)
-    stop = time.perf_counter() + budget
-    if deadline is not None:
-        stop = min(stop, deadline)
-    rescue_limit = max(_RESCUE_MAX_FAILED, int(_RESCUE_FRACTION * n_ones))
-    k = result.rank - 1
-    while k >= start and time.perf_counter() < stop:
-        if info["errors_by_k"][k] > _POLISH_FRACTION * max(n_ones, 1):
-            break
-        t0 = time.perf_counter()
-        p = k - 1 if kind == "column" else k
-        U, V, mu = _svd_init(data, p, kind, seed, tau)
-        U, V, mu, n_iter, finfo = _fit_core(
-            data,
-            U,
-            V,
-            mu,
-            tau=tau,
-            solver="newton",
-            alpha=_SEARCH_ALPHA,
-            max_iter=_POLISH_MAX_ITER,
-            tol=0.0,
-            n_jobs=n_jobs,
-            verbose=verbose,
-            stop_when_exact=True,
-            deadline=stop,
-            stall=_POLISH_STALL,
-        )
-        L, R = _package(U, V, mu, tau)
-        ok, n_failed = certify_rounding(X, L, R, tau=tau, return_count=True)
-        rescued = False
-        if not ok and n_failed <= rescue_limit:
-            L, R, ok, _ = _rescue(
-                X,
-                data,
-                U,
-                V,
-                mu,
-                L,
-                R,
-                tau=tau,
-                n_jobs=n_jobs,
-                deadline=stop,
-                verbose=verbose,
-            )
-            rescued = ok
-        info["polish"][k] = {
-            "sweeps": n_iter,
-            "status": finfo["status"],
-            "errors": finfo["n_errors_logit"],
-            "certified": bool(ok),
-            "rescued": rescued,
-            "seconds": time.perf_counter() - t0,
-        }
-        if verbose:
-            print(
-                f"[lpca search] polish k={k}: {n_iter} sweeps ({finfo['status']}), "
-                f"{finfo['n_errors_logit']} wrong, certified={ok}"
-            )
-        if not ok:
-            break
-        result.rank, result.L, result.R = k, L, R
-        info["rescued_by_refinement"] = rescued
-        k -= 1
-
-
-def _rescue(X, data, U, V, mu, L, R, *, tau, n_jobs, deadline, verbose):
-    """Reweighting, then LP refinement, of a fit with few failing entries."""
-    rinfo = {"boosted": False, "errors_removed": 0, "certified": False}
-    Ub, Vb, mub, exact = _boost(
-        data,
-        U,
-        V,
-        mu,
-        tau=tau,
-        alpha=_SEARCH_ALPHA,
-        n_jobs=n_jobs,
-        deadline=deadline,
-        verbose=verbose,
-    )
-    Lb, Rb = _package(Ub, Vb, mub, tau)
-    ok, n_failed_b = certify_rounding(X, Lb, Rb, tau=tau, return_count=True)
-    if ok:
-        rinfo.update(boosted=True, certified=True)
-        return Lb, Rb, True, rinfo
-    # refine whichever of the two states fails fewer entries
-    _, n_failed = certify_rounding(X, L, R, tau=tau, return_count=True)
-    if n_failed_b < n_failed:
-        L, R = Lb, Rb
-    remaining = None
-    if deadline is not None:
-        remaining = max(deadline - time.perf_counter(), 0.0)
-    L2, R2, refine_info = lpca_refine(
-        X, L, R, tau=tau, n_jobs=n_jobs, time_limit=remaining
-    )
-    rinfo["errors_removed"] = refine_info["errors_removed"]
-    if refine_info["certified"] and certify_rounding(X, L2, R2, tau=tau):
-        rinfo["certified"] = True
-        return L2, R2, True, rinfo
-    return L, R, False, rinfo
+        return getattr(_lpca_search, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose, assert_array_equal
 
-from sklearn_rrank import _lpca
+from sklearn_rrank import _lpca, _lpca_search
 from sklearn_rrank._lpca import (
     lpca_fit,
     lpca_rank_upper_bound,
@@ -340,7 +340,7 @@ def test_rank_search_info_and_limits(rng):
 
 
 def test_polish_never_worsens_the_bound(monkeypatch):
-    monkeypatch.setattr(_lpca, "_POLISH_MIN_SECONDS", 2.0)
+    monkeypatch.setattr(_lpca_search, "_POLISH_MIN_SECONDS", 2.0)
     X = _planted(6, 80, 60, 4)
     forward = lpca_rank_upper_bound(X, random_state=0, polish=False)
     polished = lpca_rank_upper_bound(X, random_state=0, polish=True)

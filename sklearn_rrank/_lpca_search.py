@@ -1,0 +1,720 @@
+"""The L-PCA rank search and the LP refinement of rounding factorizations.
+
+The models and solvers of logistic PCA are in :mod:`sklearn_rrank._lpca`; this
+module holds what searches for a small certified rounding rank with them:
+
+* :func:`lpca_refine`: alternating L1-slack LPs (the LP engine of
+  :mod:`sklearn_rrank._lp`) that repair a few failing entries of a factorization;
+* :func:`_boost`: reweighted L-PCA (the weights of unsafe entries are multiplied
+  until the rounding is exact);
+* :func:`_rescue`: boosting, then :func:`lpca_refine`, for a fit with few failing
+  entries;
+* :func:`_polish`: fresh, longer fits below the best certified rank;
+* :func:`_lpca_search`: the family function of the rank-search skeleton
+  (:func:`sklearn_rrank._ranksearch.run_rank_search`): ascend ``k`` with warm
+  starts, rescue near misses, then polish below the bound; every candidate is
+  certified by the incumbent, never here;
+* :func:`lpca_rank_upper_bound`: the public search (validation, then the skeleton).
+"""
+
+import time
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions, validate_params
+
+from sklearn_rrank._lpca import (
+    _add_column,
+    _Data,
+    _fit_core,
+    _model_kind,
+    _package,
+    _stop_delta,
+    _svd_init,
+)
+from sklearn_rrank._ranksearch import Deadline, run_rank_search
+from sklearn_rrank._rounding import (
+    DEFAULT_MARGIN,
+    _certified_block,
+    _count_errors_factors,
+)
+from sklearn_rrank._validation import check_binary_matrix, check_tau
+
+__all__ = ["lpca_rank_upper_bound", "lpca_refine"]
+
+
+# ---------------------------------------------------------------------------------
+# refinement by L1-slack LPs
+# ---------------------------------------------------------------------------------
+
+
+def _uncertified_counts(X, L, R, tau, axis):
+    """Observed entries per column (axis=0) or row (axis=1) not certified.
+
+    Uses the criterion of :func:`~sklearn_rrank.certify_rounding` with its default
+    margin.
+    """
+    ok = _certified_block(X, L, R, tau, DEFAULT_MARGIN)
+    return (~ok).sum(axis=axis)
+
+
+@validate_params(
+    {
+        "X": ["array-like", "sparse matrix"],
+        "L": ["array-like"],
+        "R": ["array-like"],
+        "tau": [Real],
+        "n_rounds": [Interval(Integral, 1, None, closed="left")],
+        "n_jobs": [Integral, None],
+        "time_limit": [Interval(Real, 0, None, closed="left"), None],
+    },
+    prefer_skip_nested_validation=True,
+)
+def lpca_refine(X, L, R, *, tau=0.5, n_rounds=3, n_jobs=None, time_limit=None):
+    """Refine a rounding factorization by alternating L1-slack LPs.
+
+    Each round first fixes ``L`` and re-solves, for every column ``j`` with an
+    entry that is wrong or not certified, the paper's L1-slack LP for ``R_j``
+    (:func:`sklearn_rrank._lp.solve_columns_l1`), and then fixes ``R`` and does the
+    same for the rows of ``L`` (:func:`sklearn_rrank._lp.solve_rows_l1`). A new
+    column (row) is kept only if it has fewer entries that fail the certificate
+    criterion of :func:`~sklearn_rrank.certify_rounding` than the old one, so the
+    count never increases. Columns and rows without failures are not touched. The
+    bias column of :func:`lpca_fit` is an ordinary column here (the row LPs may
+    change it), so the rank stays ``k``.
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n_samples, n_features)
+        Binary data; ``NaN`` marks missing entries.
+    L : array-like of shape (n_samples, k)
+        Left factor (e.g. from :func:`lpca_fit`).
+    R : array-like of shape (n_features, k)
+        Right factor.
+    tau : float, default=0.5
+        Rounding threshold.
+    n_rounds : int, default=3
+        Maximal number of (columns, rows) rounds; stops early when nothing fails or
+        a round changes nothing.
+    n_jobs : int or None, default=None
+        Workers of the LP engine; results do not depend on it.
+    time_limit : float or None, default=None
+        Wall-clock limit in seconds (passed on to the LP engine).
+
+    Returns
+    -------
+    L : ndarray of shape (n_samples, k), dtype float64
+    R : ndarray of shape (n_features, k), dtype float64
+        The refined factors (new arrays; the inputs are not modified).
+    info : dict
+        ``"errors_before"``/``"errors_after"`` (wrong entries of
+        ``round_tau(L @ R.T)``), ``"errors_removed"``, ``"uncertified_before"``/
+        ``"uncertified_after"`` (entries failing the certificate criterion),
+        ``"certified"``, ``"n_rounds"``, ``"n_lps"`` and ``"seconds"``.
+
+    Raises
+    ------
+    ValueError
+        If ``X`` is not binary or the factor shapes do not match.
+
+    References
+    ----------
+    Neumann, Gemulla, Miettinen (ICDM 2016), Section 3: the L1-slack LP of ProjLP,
+    used here as a refinement of L-PCA's factors.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_rrank._lpca_search import lpca_refine
+    >>> X = np.array([[1, 0], [0, 1]])
+    >>> L = np.array([[1.0, 0.0], [0.0, 1.0]]); R = np.array([[1.0, 0.0], [0.0, 0.2]])
+    >>> L2, R2, info = lpca_refine(X, L, R)
+    >>> info["errors_before"], info["errors_after"], info["certified"]
+    (1, 0, True)
+    """
+    from sklearn_rrank._lp import solve_columns_l1, solve_rows_l1
+
+    X = check_binary_matrix(X, allow_missing=True, method="lpca")
+    tau = check_tau(tau)
+    L = np.array(L, dtype=np.float64)
+    R = np.array(R, dtype=np.float64)
+    m, n = X.shape
+    if L.ndim != 2 or R.ndim != 2 or L.shape[0] != m or R.shape != (n, L.shape[1]):
+        raise ValueError(
+            f"L and R must have shapes ({m}, k) and ({n}, k) to match X of shape "
+            f"{X.shape}; got {L.shape} and {R.shape}."
+        )
+    if not (np.isfinite(L).all() and np.isfinite(R).all()):
+        raise ValueError("L and R must hold finite numbers.")
+    start = time.perf_counter()
+    deadline = Deadline(time_limit)
+    remaining = deadline.remaining
+
+    errors_before = _count_errors_factors(X, L, R, tau)
+    bad_cols = _uncertified_counts(X, L, R, tau, axis=0)
+    uncertified_before = int(bad_cols.sum())
+    n_lps = 0
+    rounds = 0
+    for _ in range(n_rounds):
+        if bad_cols.sum() == 0 or remaining() == 0.0:
+            break
+        rounds += 1
+        # columns: L fixed
+        cols = np.flatnonzero(bad_cols)
+        R_new, _, _ = solve_columns_l1(
+            L, X, tau=tau, n_jobs=n_jobs, time_limit=remaining(), columns=cols
+        )
+        n_lps += cols.size
+        trial = R.copy()
+        trial[cols] = R_new
+        new_bad = _uncertified_counts(X[:, cols], L, trial[cols], tau, axis=0)
+        better = new_bad <= bad_cols[cols]
+        R[cols[better]] = R_new[better]
+        bad_rows = _uncertified_counts(X, L, R, tau, axis=1)
+        if bad_rows.sum() == 0 or remaining() == 0.0:
+            bad_cols = _uncertified_counts(X, L, R, tau, axis=0)
+            break
+        # rows: R fixed
+        rows = np.flatnonzero(bad_rows)
+        L_new, _, _ = solve_rows_l1(
+            R, X, tau=tau, n_jobs=n_jobs, time_limit=remaining(), rows=rows
+        )
+        n_lps += rows.size
+        new_bad = _uncertified_counts(X[rows], L_new, R, tau, axis=1)
+        better = new_bad <= bad_rows[rows]
+        L[rows[better]] = L_new[better]
+        total = int(bad_cols.sum())
+        bad_cols = _uncertified_counts(X, L, R, tau, axis=0)
+        if bad_cols.sum() >= total:
+            break
+    errors_after = _count_errors_factors(X, L, R, tau)
+    uncertified_after = int(bad_cols.sum())
+    info = {
+        "errors_before": int(errors_before),
+        "errors_after": int(errors_after),
+        "errors_removed": int(errors_before - errors_after),
+        "uncertified_before": uncertified_before,
+        "uncertified_after": uncertified_after,
+        "certified": uncertified_after == 0,
+        "n_rounds": rounds,
+        "n_lps": int(n_lps),
+        "seconds": time.perf_counter() - start,
+    }
+    return L, R, info
+
+
+# ---------------------------------------------------------------------------------
+# rank search
+# ---------------------------------------------------------------------------------
+
+# per-k settings of the rank search (tuned on paleo and apj, see benchmarks/lpca.py)
+_SEARCH_ALPHA = 1e-4
+_SEARCH_MAX_ITER = 300
+_SEARCH_TOL = 1e-5
+# stop a k when the unsafe count has not dropped by 2% in 30 sweeps
+_SEARCH_STALL = (30, 0.02)
+# rescue (boosting, then LPs) when at most this many entries fail the certificate,
+# or this fraction of the ones of X
+_RESCUE_MAX_FAILED = 30
+_RESCUE_FRACTION = 0.005
+# boosting: rounds, weight factor per round, sweeps per round
+_BOOST_ROUNDS = 4
+_BOOST_FACTOR = 10.0
+_BOOST_SWEEPS = 30
+# polish phase below the bound: only if the ascent left at most this fraction of the
+# ones wrong there; sweeps, stall rule and minimal time budget (the phase gets as
+# much time as the ascent took, at least this)
+_POLISH_FRACTION = 0.1
+_POLISH_MAX_ITER = 4000
+_POLISH_STALL = (500, 0.02)
+_POLISH_MIN_SECONDS = 10.0
+# seconds between two progress events inside a long fit
+_TICK_SECONDS = 1.0
+
+
+def _unsafe_mask(U, V, mu, data, tau):
+    """Boolean (m, n) mask of the observed entries that are wrong or unsafe."""
+    delta = _stop_delta(U, V, mu, tau)
+    theta = U @ V.T
+    if mu is not None:
+        theta += mu
+    mask = data.q * theta <= delta
+    if data.w is not None:
+        mask &= data.w > 0
+    return mask
+
+
+def _ticker(incumbent, k):
+    """A sweep callback that sends a progress event about once a second."""
+    last = [time.monotonic()]
+
+    def tick(sweep, n_unsafe):
+        now = time.monotonic()
+        if now - last[0] >= _TICK_SECONDS:
+            last[0] = now
+            incumbent.event("step", k=k, error=n_unsafe, message=f"sweep {sweep}")
+
+    return tick
+
+
+def _boost(data, U, V, mu, *, tau, alpha, n_jobs, deadline, verbose, tick=None):
+    """Reweighted L-PCA: multiply the weights of unsafe entries, refit, repeat.
+
+    Weights start at 1 and every round multiplies the weight of each entry that is
+    wrong or unsafe by ``_BOOST_FACTOR`` (cumulatively), then runs up to
+    ``_BOOST_SWEEPS`` Newton sweeps that stop when the rounding is exact. Useful
+    when only a handful of entries resist; returns the final state and whether it
+    is exact.
+    """
+    weights = np.ones(data.shape)
+    for _ in range(_BOOST_ROUNDS):
+        if deadline.expired():
+            break
+        mask = _unsafe_mask(U, V, mu, data, tau)
+        if not mask.any():
+            return U, V, mu, True
+        weights[mask] *= _BOOST_FACTOR
+        U, V, mu, _, finfo = _fit_core(
+            data.reweighted(weights),
+            U,
+            V,
+            mu,
+            tau=tau,
+            solver="newton",
+            alpha=alpha,
+            max_iter=_BOOST_SWEEPS,
+            tol=0.0,
+            n_jobs=n_jobs,
+            verbose=max(verbose - 1, 0),
+            stop_when_exact=True,
+            deadline=deadline,
+            tick=tick,
+        )
+        if finfo["status"] == "exact":
+            return U, V, mu, True
+    return U, V, mu, False
+
+
+def _rescue(incumbent, data, U, V, mu, L, R, *, tau, n_jobs, deadline, verbose, tick):
+    """Reweighting, then LP refinement, of a fit with few failing entries.
+
+    Every candidate goes through ``incumbent.offer``. Returns ``(accepted, info)``.
+    """
+    rinfo = {"boosted": False, "errors_removed": 0, "certified": False}
+    Ub, Vb, mub, _ = _boost(
+        data,
+        U,
+        V,
+        mu,
+        tau=tau,
+        alpha=_SEARCH_ALPHA,
+        n_jobs=n_jobs,
+        deadline=deadline,
+        verbose=verbose,
+        tick=tick,
+    )
+    Lb, Rb = _package(Ub, Vb, mub, tau)
+    if incumbent.offer(Lb, Rb):
+        rinfo.update(boosted=True, certified=True)
+        return True, rinfo
+    # refine whichever of the two states fails fewer entries
+    if incumbent.count_uncertified(Lb, Rb) < incumbent.count_uncertified(L, R):
+        L, R = Lb, Rb
+    if deadline.expired():
+        return False, rinfo
+    L2, R2, refine_info = lpca_refine(
+        incumbent.X, L, R, tau=tau, n_jobs=n_jobs, time_limit=deadline.remaining()
+    )
+    rinfo["errors_removed"] = refine_info["errors_removed"]
+    if refine_info["certified"] and incumbent.offer(L2, R2):
+        rinfo["certified"] = True
+        return True, rinfo
+    return False, rinfo
+
+
+def _lpca_search(
+    X,
+    incumbent,
+    deadline,
+    *,
+    tau,
+    random_state,
+    n_jobs,
+    verbose,
+    start=1,
+    max_rank=None,
+    refine=True,
+    polish=True,
+    fit_bias="global",
+):
+    """The L-PCA family of the rank-search skeleton (trusts its input).
+
+    Ascends ``k`` from ``max(start, incumbent.lower, 1)`` while
+    ``incumbent.worth_trying(k)`` (and ``k <= max_rank``): a warm-started Newton
+    fit per ``k`` (see :func:`lpca_rank_upper_bound`), offered to the incumbent; a
+    near miss (at most ``max(30, 0.005 * ones)`` uncertified entries, counted by
+    the incumbent's kernel) gets the rescue. Then, with ``polish``, fresh longer
+    fits below the bound while ``incumbent.worth_trying(k - 1)``, under a child
+    deadline, until ``incumbent.done``. Every ``k`` is recorded with
+    ``incumbent.record``; long fits send a progress event about once a second.
+
+    Returns
+    -------
+    info : dict
+        Diagnostics per ``k`` and ``"message"``.
+    """
+    m, n = X.shape
+    if max_rank is None:
+        max_rank = min(m, n) + 1
+    data = _Data(X)
+    n_ones = int(np.count_nonzero(X == 1))
+    rescue_limit = max(_RESCUE_MAX_FAILED, int(_RESCUE_FRACTION * n_ones))
+    if fit_bias == "global" and tau == 0:
+        fit_bias = False
+    kind = _model_kind(fit_bias, tau)
+    rng = check_random_state(random_state)
+    # seeds drawn up front: the first start, and the fresh starts of the polish phase
+    seeds = rng.randint(np.iinfo(np.int32).max, size=2)
+    info = {
+        "failed_by_k": {},
+        "seconds_by_k": {},
+        "sweeps_by_k": {},
+        "status_by_k": {},
+        "rescue": {},
+        "rescued_by_refinement": False,
+        "polish": {},
+        "fit_bias": fit_bias,
+    }
+    fit = dict(
+        tau=tau, solver="newton", alpha=_SEARCH_ALPHA, n_jobs=n_jobs, verbose=verbose
+    )
+    began = time.monotonic()
+    k = first = max(int(start), int(incumbent.lower), 1)
+    reason = "max_rank"
+    U = V = mu = None
+    while k <= max_rank:
+        if not incumbent.worth_trying(k):
+            reason = "bound"
+            break
+        if deadline.expired():
+            reason = "time limit"
+            break
+        t0 = time.monotonic()
+        if U is None:
+            p = k - 1 if kind == "column" else k
+            U, V, mu = _svd_init(data, p, kind, seeds[0], tau)
+        else:
+            U, V, mu = _add_column(data, U, V, mu)
+        tick = _ticker(incumbent, k)
+        U, V, mu, n_iter, finfo = _fit_core(
+            data,
+            U,
+            V,
+            mu,
+            max_iter=_SEARCH_MAX_ITER,
+            tol=_SEARCH_TOL,
+            stop_when_exact=True,
+            deadline=deadline,
+            stall=_SEARCH_STALL,
+            tick=tick,
+            **fit,
+        )
+        L, R = _package(U, V, mu, tau)
+        ok = incumbent.offer(L, R)
+        n_failed = 0 if ok else incumbent.count_uncertified(L, R)
+        info["failed_by_k"][k] = int(n_failed)
+        info["sweeps_by_k"][k] = n_iter
+        info["status_by_k"][k] = finfo["status"]
+        rescued = False
+        if not ok and refine and n_failed <= rescue_limit:
+            ok, info["rescue"][k] = _rescue(
+                incumbent,
+                data,
+                U,
+                V,
+                mu,
+                L,
+                R,
+                tau=tau,
+                n_jobs=n_jobs,
+                deadline=deadline,
+                verbose=verbose,
+                tick=tick,
+            )
+            rescued = ok
+        info["seconds_by_k"][k] = time.monotonic() - t0
+        incumbent.record(k, finfo["n_errors_logit"], message=finfo["status"])
+        if verbose:
+            print(
+                f"[lpca search] k={k}: {n_iter} sweeps ({finfo['status']}), "
+                f"{finfo['n_errors_logit']} wrong, {n_failed} uncertified, "
+                f"certified={ok}{' (rescued)' if rescued else ''}, "
+                f"{info['seconds_by_k'][k]:.2f}s"
+            )
+        if ok:
+            info["rescued_by_refinement"] = rescued
+            reason = "certified"
+            break
+        k += 1
+    if polish and incumbent.bound is not None and not incumbent.done:
+        budget = max(_POLISH_MIN_SECONDS, time.monotonic() - began)
+        _polish(
+            incumbent,
+            data,
+            info,
+            deadline.child(seconds=budget),
+            kind=kind,
+            tau=tau,
+            start=first,
+            seed=seeds[1],
+            n_ones=n_ones,
+            rescue_limit=rescue_limit,
+            fit=fit,
+        )
+    stopped = reason in ("max_rank", "time limit") and incumbent.rank is None
+    info["stopped_early"] = stopped or (deadline.expired() and not incumbent.done)
+    if incumbent.rank is not None:
+        info["message"] = f"certified rank {incumbent.rank}"
+        if info["polish"]:
+            info["message"] += f" (polish tried {sorted(info['polish'])})"
+    elif reason == "bound":
+        info["message"] = f"no certificate below the known bound {incumbent.bound}"
+    elif reason == "max_rank":
+        info["message"] = f"no certificate up to max_rank={max_rank}"
+    else:
+        info["message"] = "no certificate before the time limit"
+    return info
+
+
+def _polish(
+    incumbent,
+    data,
+    info,
+    deadline,
+    *,
+    kind,
+    tau,
+    start,
+    seed,
+    n_ones,
+    rescue_limit,
+    fit,
+):
+    """Try ``k - 1`` (then ``k - 2``, ...) below the bound with more effort.
+
+    Runs while ``incumbent.worth_trying(k)`` and the ascent left at most
+    ``_POLISH_FRACTION`` of the ones wrong at ``k`` (when it tried ``k``): a fresh
+    SVD start, up to ``_POLISH_MAX_ITER`` sweeps (stall window ``_POLISH_STALL``),
+    then the rescue; stops at the first failure, when ``deadline`` (the phase's
+    share) expires or when the bound meets the lower bound.
+    """
+    errors = incumbent.errors_by_k
+    k = incumbent.bound - 1
+    while (
+        k >= start
+        and incumbent.worth_trying(k)
+        and not incumbent.done
+        and not deadline.expired()
+    ):
+        if errors.get(k, 0) > _POLISH_FRACTION * max(n_ones, 1):
+            break
+        t0 = time.monotonic()
+        p = k - 1 if kind == "column" else k
+        U, V, mu = _svd_init(data, p, kind, seed, tau)
+        tick = _ticker(incumbent, k)
+        U, V, mu, n_iter, finfo = _fit_core(
+            data,
+            U,
+            V,
+            mu,
+            max_iter=_POLISH_MAX_ITER,
+            tol=0.0,
+            stop_when_exact=True,
+            deadline=deadline,
+            stall=_POLISH_STALL,
+            tick=tick,
+            **fit,
+        )
+        L, R = _package(U, V, mu, tau)
+        ok = incumbent.offer(L, R)
+        rescued = False
+        if not ok and incumbent.count_uncertified(L, R) <= rescue_limit:
+            ok, _ = _rescue(
+                incumbent,
+                data,
+                U,
+                V,
+                mu,
+                L,
+                R,
+                tau=tau,
+                n_jobs=fit["n_jobs"],
+                deadline=deadline,
+                verbose=fit["verbose"],
+                tick=tick,
+            )
+            rescued = ok
+        info["polish"][k] = {
+            "sweeps": n_iter,
+            "status": finfo["status"],
+            "errors": finfo["n_errors_logit"],
+            "certified": bool(ok),
+            "rescued": rescued,
+            "seconds": time.monotonic() - t0,
+        }
+        incumbent.event("step", k=k, error=finfo["n_errors_logit"], message="polish")
+        if fit["verbose"]:
+            print(
+                f"[lpca search] polish k={k}: {n_iter} sweeps ({finfo['status']}), "
+                f"{finfo['n_errors_logit']} wrong, certified={ok}"
+            )
+        if not ok:
+            break
+        info["rescued_by_refinement"] = rescued
+        k -= 1
+
+
+@validate_params(
+    {
+        "X": ["array-like", "sparse matrix"],
+        "tau": [Real],
+        "start": [Interval(Integral, 1, None, closed="left")],
+        "max_rank": [Interval(Integral, 1, None, closed="left"), None],
+        "refine": ["boolean"],
+        "polish": ["boolean"],
+        "fit_bias": ["boolean", StrOptions({"global"})],
+        "time_limit": [Interval(Real, 0, None, closed="left"), None],
+        "random_state": ["random_state"],
+        "n_jobs": [Integral, None],
+        "verbose": ["verbose"],
+    },
+    prefer_skip_nested_validation=True,
+)
+def lpca_rank_upper_bound(
+    X,
+    *,
+    tau=0.5,
+    start=1,
+    max_rank=None,
+    refine=True,
+    polish=True,
+    fit_bias="global",
+    time_limit=None,
+    random_state=None,
+    n_jobs=None,
+    verbose=0,
+):
+    """Certified upper bound on the rounding rank by an L-PCA rank search.
+
+    For ``k = start, start + 1, ...`` fit L-PCA with ``k`` columns in all (see
+    :func:`lpca_fit` for how the columns are counted), warm-started from the
+    previous ``k`` with one latent column added along the steepest rank-one descent
+    direction (the first ``k`` starts from the truncated SVD). Each fit (damped
+    Newton with ``alpha=1e-4``, smaller than :func:`lpca_fit`'s default) stops as
+    soon as its rounding is exact with a margin, when the objective stalls
+    (relative decrease below 1e-5 in a sweep), when the number of wrong entries has
+    not dropped by 2% in 30 sweeps, or after 300 sweeps. The factors are then
+    checked with :func:`~sklearn_rrank.certify_rounding` (margin 1e-9). If only a
+    few entries fail (at most ``max(30, 0.005 * number of ones)``) and ``refine``
+    is True, a rescue is tried: reweighted L-PCA (the weights of the failing entries
+    are multiplied by 10 per round, up to 4 rounds of 30 sweeps), then
+    :func:`lpca_refine` (alternating L1-slack LPs). The first certified ``k`` is
+    an upper bound: ``rrank_tau(X) <= k``. If ``polish`` is True, ``k - 1`` is then
+    tried once more with more effort, if the forward search left at most 10% of the
+    ones wrong there: a fresh SVD start, up to 4000 sweeps (stopped when the wrong
+    entries drop by less than 2% in 500 sweeps) and the rescue; on success the
+    same is tried at ``k - 2``, and so on. The polish phase gets as much time as
+    the forward search took (at least 10 s).
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n_samples, n_features)
+        Binary data; ``NaN`` marks missing entries (not constrained).
+    tau : float, default=0.5
+        Rounding threshold.
+    start : int, default=1
+        First ``k`` tried.
+    max_rank : int or None, default=None
+        Last ``k`` tried; None means ``min(n_samples, n_features) + 1``.
+    refine : bool, default=True
+        Whether to try the rescue (reweighting and LP refinement) when few entries
+        fail.
+    polish : bool, default=True
+        Whether to run the polish phase below the first certified ``k``.
+    fit_bias : bool or "global", default="global"
+        The model of :func:`lpca_fit`. The default, one scalar offset that uses no
+        column, expresses exactly the roundings at ``tau`` of rank-``k`` matrices;
+        ``False`` (no bias) expresses sign patterns of rank-``k`` logits and
+        ``True`` (``k - 1`` factors plus a bias column) fewer still, so the default
+        can certify the smallest ranks (measured in ``benchmarks/lpca.py``: paleo 9,
+        apj 4 with "global"; 10 and 5 with False; 10 and 5 with True). With
+        ``tau = 0`` "global" falls back to False (the offset would have to be 0).
+    time_limit : float or None, default=None
+        Wall-clock limit in seconds for the whole search.
+    random_state : int, RandomState instance or None, default=None
+        Seed of the randomized SVD of the first start.
+    n_jobs : int or None, default=None
+        Number of threads (L-PCA and LP engine); results do not depend on it.
+    verbose : int, default=0
+        One line per ``k`` if ``verbose >= 1``; one line per sweep if ``>= 2``.
+
+    Returns
+    -------
+    result : RankSearchResult
+        ``rank`` (the certified ``k``, or None), certificate ``L``, ``R``,
+        ``certified``, ``stopped_early`` (time limit or ``max_rank`` reached first)
+        and ``info`` with ``"errors_by_k"`` (wrong entries after the fit, before any
+        rescue), ``"failed_by_k"`` (entries failing the certificate),
+        ``"seconds_by_k"``, ``"sweeps_by_k"``, ``"status_by_k"``,
+        ``"rescued_by_refinement"`` (True if the returned certificate needed the
+        rescue), ``"rescue"`` (per ``k`` where it ran: ``"boosted"`` (reweighting
+        made it exact), errors removed by the LPs, ``"certified"``), ``"polish"``
+        (per ``k`` tried in the polish phase: sweeps, status, errors,
+        ``"certified"``, ``"rescued"``, seconds) and ``"seconds"``.
+
+    Raises
+    ------
+    ValueError
+        If ``X`` is not binary or a parameter is out of range.
+
+    Notes
+    -----
+    The search does not prove that smaller ``k`` are impossible; ``rank`` is an
+    upper bound. Timing for the paper's data sets is in ``benchmarks/lpca.py``.
+
+    References
+    ----------
+    Neumann, Gemulla, Miettinen (ICDM 2016), Section 3, "L-PCA": run L-PCA for
+    ``k = 1, 2, ...`` and check whether ``round(L R^T) = B``; Schein, Saul and
+    Ungar (AISTATS 2003).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_rrank._lpca import lpca_rank_upper_bound
+    >>> X = np.tril(np.ones((6, 6), dtype=int))   # nested: rounding rank 1
+    >>> res = lpca_rank_upper_bound(X, random_state=0)
+    >>> res.rank, res.certified
+    (1, True)
+    """
+    X = check_binary_matrix(X, allow_missing=True, method="lpca")
+    tau = check_tau(tau)
+    params = {
+        "start": start,
+        "max_rank": max_rank,
+        "refine": refine,
+        "polish": polish,
+        "fit_bias": fit_bias,
+    }
+    return run_rank_search(
+        _lpca_search,
+        X,
+        method="lpca",
+        tau=tau,
+        deadline=time_limit,
+        random_state=random_state,
+        n_jobs=n_jobs,
+        verbose=verbose,
+        params=params,
+    )

@@ -1,0 +1,81 @@
+"""The L-PCA family inside the rank-search skeleton (issue 12)."""
+
+import time
+
+import numpy as np
+
+from sklearn_rrank._lpca import lpca_rank_upper_bound
+from sklearn_rrank._lpca_search import _lpca_search
+from sklearn_rrank._ranksearch import run_rank_search
+from sklearn_rrank._rounding import certify_rounding
+
+
+def _planted(seed, m, n, k):
+    rng = np.random.default_rng(seed)
+    return (rng.standard_normal((m, k)) @ rng.standard_normal((k, n)) >= 0.5).astype(
+        float
+    )
+
+
+def test_search_never_returns_a_bound_at_or_above_the_cap():
+    X = _planted(3, 60, 40, 4)
+    free = run_rank_search(_lpca_search, X, method="lpca", tau=0.5, random_state=0)
+    assert free.certified
+    for cap in (free.rank, free.rank + 1, 2):
+        res = run_rank_search(
+            _lpca_search, X, method="lpca", tau=0.5, cap=cap, random_state=0
+        )
+        assert res.rank is None or res.rank < cap
+        if res.rank is not None:
+            assert certify_rounding(X, res.L, res.R)
+        assert all(k < cap for k in res.info["errors_by_k"])
+
+
+def test_lower_bound_met_stops_the_polish():
+    X = _planted(4, 60, 40, 3)
+    events = []
+    res = run_rank_search(
+        _lpca_search,
+        X,
+        method="lpca",
+        tau=0.5,
+        lower=3,
+        random_state=0,
+        progress=events.append,
+    )
+    assert res.certified and res.rank >= 3
+    if res.rank == 3:
+        assert res.info["polish"] == {}
+    assert min(res.info["errors_by_k"]) >= 3
+    assert {e["stage"] for e in events} >= {"start", "step", "end"}
+
+
+def test_deadline_returns_promptly_and_says_so():
+    X = (np.random.default_rng(0).random((400, 300)) < 0.3).astype(float)
+    t0 = time.monotonic()
+    res = run_rank_search(
+        _lpca_search, X, method="lpca", tau=0.5, deadline=0.5, random_state=0
+    )
+    assert time.monotonic() - t0 < 1.5
+    assert res.stopped_early
+    public = lpca_rank_upper_bound(X, time_limit=0.5, random_state=0)
+    assert public.stopped_early
+
+
+def test_progress_events_inside_long_fits(monkeypatch):
+    from sklearn_rrank import _lpca_search as search_module
+
+    monkeypatch.setattr(search_module, "_TICK_SECONDS", 0.0)
+    X = _planted(5, 50, 30, 3)
+    events = []
+    run_rank_search(
+        _lpca_search,
+        X,
+        method="lpca",
+        tau=0.5,
+        random_state=0,
+        progress=events.append,
+        params={"polish": False},
+    )
+    sweeps = [e for e in events if e["message"].startswith("sweep")]
+    assert sweeps and all(e["stage"] == "step" for e in sweeps)
