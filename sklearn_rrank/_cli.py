@@ -38,53 +38,12 @@ def _load_data(spec):
     )
 
 
-class _ProgressLine:
-    """Progress events of the rank searches as lines on stderr.
-
-    On a terminal the line is redrawn in place (at most ten times a second);
-    otherwise a plain line is printed at most every ``interval`` seconds, plus one
-    line for every improvement and every method that ends.
-    """
-
-    def __init__(self, stream=None, interval=5.0):
-        self.stream = sys.stderr if stream is None else stream
-        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
-        self.interval = 0.1 if self.tty else interval
-        self._last = -float("inf")
-        self._width = 0
-
-    def __call__(self, event):
-        now = time.monotonic()
-        stage = event["stage"]
-        if stage == "step" and now - self._last < self.interval:
-            return
-        self._last = now
-        parts = [f"{event['elapsed']:7.1f} s", event["method"]]
-        if event.get("k") is not None:
-            parts.append(f"k={event['k']}")
-        if event.get("error") is not None:
-            parts.append(f"{event['error']} wrong")
-        if event.get("bound") is not None:
-            parts.append(f"bound {event['bound']}")
-        if stage in ("improved", "end"):
-            parts.append(stage)
-        if event.get("message"):
-            parts.append(event["message"])
-        text = "  ".join(parts)
-        if self.tty:
-            pad = " " * max(0, self._width - len(text))
-            end = "\n" if stage == "end" else ""
-            self.stream.write(f"\r{text}{pad}{end}")
-            self._width = 0 if end else len(text)
-        else:
-            self.stream.write(text + "\n")
-        self.stream.flush()
-
-
 def _progress(args):
+    from sklearn_rrank._progress import ProgressPrinter
+
     if args.quiet or args.json and not args.verbose:
         return None
-    return _ProgressLine()
+    return ProgressPrinter(stream=sys.stderr)
 
 
 def _npz_path(path):
