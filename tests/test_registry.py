@@ -240,3 +240,30 @@ def test_fuzz_every_method_small_matrices(X, tau):
     assert certify_rounding(X, b.L, b.R, tau=tau)
     for r in b.report:
         assert r["status"] != "failed", r
+
+
+# -- the command line is a door too ---------------------------------------------------
+@pytest.mark.parametrize("method", BOUND_METHODS)
+def test_every_bound_method_reachable_from_the_cli(method, tmp_path, capsys):
+    import json
+
+    from sklearn_rrank._cli import main
+
+    path = tmp_path / "x.npy"
+    np.save(path, BOOLEAN)
+    assert main(["bounds", str(path), "--methods", method, "--json", "-q"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert method in [r["method"] for r in out["report"]]
+
+
+@pytest.mark.parametrize("method", FIT_METHODS)
+def test_every_fit_method_reachable_from_the_cli(method, tmp_path, capsys):
+    import json
+
+    from sklearn_rrank._cli import main
+
+    path = tmp_path / "x.npy"
+    np.save(path, BOOLEAN)
+    argv = ["factorize", str(path), "-k", "3", "--method", method, "--json", "-q"]
+    assert main(argv) == 0
+    assert json.loads(capsys.readouterr().out)["method"] == method
