@@ -25,7 +25,15 @@ from types import MappingProxyType
 import numpy as np
 from sklearn.utils import check_random_state
 
-from sklearn_rrank import _asso, _lpca, _nuclear, _permutation, _projlp, _rsvd
+from sklearn_rrank import (
+    _asso,
+    _lpca,
+    _lpca_search,
+    _nuclear,
+    _permutation,
+    _projlp,
+    _rsvd,
+)
 from sklearn_rrank._ranksearch import ascend
 from sklearn_rrank._rounding import _count_errors_factors
 
@@ -337,8 +345,7 @@ METHODS = MappingProxyType(
             MethodSpec(
                 "lpca",
                 "logistic PCA, rounded (L-PCA; Schein et al. 2003)",
-                search=getattr(_lpca, "_lpca_search", None)
-                or _legacy_search(_lpca.lpca_rank_upper_bound),
+                search=_lpca_search._lpca_search,
                 fit=_lpca_fit,
                 transform=_lpca_transform,
                 missing=True,
