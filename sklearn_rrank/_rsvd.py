@@ -227,15 +227,18 @@ def _scan_exhaustive(X, incumbent, U, s, Vt, tau):
 def _scan_blocked(X, incumbent, deadline, U, s, Vt, tau, block):
     """Anytime scan from the top: ``A -= U_b S_b V_b^T`` one block at a time.
 
-    ``A`` starts as the rank-K truncation, which is offered at once (an early
-    certified bound); then blocks of components are subtracted and the errors counted
-    at each block boundary. A boundary without errors is offered (the bound improves
-    as the scan descends). When the boundary below an exact one has errors, the
-    entries wrong there are followed component by component up the block to find
-    the least exact ``k`` inside it, which is offered (certification checks every
-    entry). The scan goes on to the bottom, so an exact ``k`` below an inexact
-    stretch is found too (at block boundaries). Memory: one m x n float64 matrix and
-    one boolean mask besides the triplets.
+    ``A`` starts as the rank-K truncation, which is certified at once when it is
+    exact (an early bound). Blocks of components are then subtracted and the errors
+    counted at each block boundary while the boundaries stay exact. At the first
+    boundary with errors, the entries wrong there are followed component by
+    component up the block to find the least exact ``k`` inside it, which is
+    certified (if that fails, the lowest exact boundary is). A certificate costs two
+    m x n x k products, so only these are certified; when the deadline comes close,
+    the lowest exact boundary seen so far is certified and the scan stops. On large
+    matrices this finds the least ``k`` of the last stretch of exact truncations,
+    which is the paper's first exact ``k`` unless the error curve returns to zero
+    and rises again below it (the exhaustive scan of small inputs sees every ``k``).
+    Memory: one m x n float64 matrix and one boolean mask besides the triplets.
     """
     m, n = X.shape
     K = s.shape[0]
@@ -249,34 +252,41 @@ def _scan_blocked(X, incumbent, deadline, U, s, Vt, tau, block):
         np.not_equal(wrong, ones, out=wrong)
         return int(np.count_nonzero(wrong))
 
+    t0 = time.perf_counter()
     A = US @ Vt
-    above = count(A)  # errors at the top boundary k = K
-    incumbent.record(K, above, message=f"R-SVD scan k={K}")
-    if above == 0:
-        _offer_truncation(incumbent, U, s, Vt, K)
-    top = K
+    product_seconds = time.perf_counter() - t0  # one m x n x K product
+    n_wrong = count(A)
+    incumbent.record(K, n_wrong, message=f"R-SVD scan k={K}")
+    if n_wrong:
+        return "the rank-K truncation is not exact"
+    _offer_truncation(incumbent, U, s, Vt, K)
+    lowest_exact, top = K, K
     while top > 0:
-        if deadline.expired():
+        rem = deadline.remaining()
+        if rem is not None and rem < 3 * product_seconds:
+            # keep what the descent has shown: certify its lowest exact boundary
+            _offer_truncation(incumbent, U, s, Vt, lowest_exact)
             return "time limit"
         bottom = max(0, top - block)
         A -= US[:, bottom:top] @ Vt[bottom:top]
-        below = count(A)
-        incumbent.record(bottom, below, message=f"R-SVD scan k={bottom}")
-        if below == 0:
-            _offer_truncation(incumbent, U, s, Vt, bottom)
-        elif above == 0:
-            # the least exact k in (bottom, top]: follow the entries wrong at bottom
-            idx = np.flatnonzero(wrong.ravel())
-            rows, cols = np.unravel_index(idx, (m, n))
-            vals = A.ravel()[idx].copy()
-            target = ones.ravel()[idx]
-            for k in range(bottom, top):
-                vals += US[rows, k] * Vt[k, cols]
-                if np.all((vals >= tau) == target):
-                    if _offer_truncation(incumbent, U, s, Vt, k + 1):
-                        break
-        above, top = below, bottom
-    return "scanned"
+        n_wrong = count(A)
+        incumbent.record(bottom, n_wrong, message=f"R-SVD scan k={bottom}")
+        if n_wrong == 0:
+            lowest_exact, top = bottom, bottom
+            continue
+        # the least exact k in (bottom, top]: follow the entries wrong at bottom
+        idx = np.flatnonzero(wrong.ravel())
+        rows, cols = np.unravel_index(idx, (m, n))
+        vals = A.ravel()[idx].copy()
+        target = ones.ravel()[idx]
+        for k in range(bottom, top):
+            vals += US[rows, k] * Vt[k, cols]
+            if np.all((vals >= tau) == target):
+                if _offer_truncation(incumbent, U, s, Vt, k + 1):
+                    return "certified"
+        break
+    _offer_truncation(incumbent, U, s, Vt, lowest_exact)
+    return "certified"
 
 
 # at most this many operations (m n K) for the exhaustive per-k scan
@@ -353,16 +363,15 @@ def rsvd_rank_upper_bound(
 ):
     """Rounding-rank upper bound by R-SVD: the first exact rounded truncation.
 
-    The paper's greedy loop k = 1, 2, ... (Section 3), computed with one SVD and a
-    scan over the truncations. Small inputs (``m n K <= 4e9``) get the exhaustive
-    incremental scan of :func:`rsvd_error_curve` (the error of every ``k``); larger
-    ones an anytime blocked scan from the top (the rank-K truncation first, then 64
-    components fewer at a time, errors counted at block boundaries, the least exact
-    ``k`` inside a block found by following the entries that are wrong below it),
-    whose certified bound improves as it descends. Every candidate is certified
-    with the kernel of :func:`~sklearn_rrank.certify_rounding`; a truncation whose
-    certificate fails is skipped and the scan goes on. With a ``time_limit`` the SVD
-    is skipped when its estimated time exceeds the budget, and the scan stops at the
+    The paper's greedy loop k = 1, 2, ... (Section 3), computed with one SVD and a scan
+    over the truncations. Small inputs (``m n K <= 4e9``) get the exhaustive incremental
+    scan of :func:`rsvd_error_curve` (the error of every ``k``); larger ones an anytime
+    blocked scan from the top (see :func:`_scan_blocked`: the rank-K truncation is
+    certified first, then 64 components fewer at a time while the truncations stay
+    exact, and the least exact ``k`` of the last exact block). Every candidate is
+    certified with the kernel of :func:`~sklearn_rrank.certify_rounding`; a truncation
+    whose certificate fails is skipped and the scan goes on. With a ``time_limit`` the
+    SVD is skipped when its estimated time exceeds the budget, and the scan stops at the
     deadline keeping what it certified.
 
     Parameters
