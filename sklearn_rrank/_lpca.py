@@ -30,6 +30,7 @@ depend on ``n_jobs``.
 Refinement (:func:`lpca_refine`) uses the LP engine of :mod:`sklearn_rrank._lp`.
 """
 
+import threading
 import time
 from contextlib import nullcontext
 from numbers import Integral, Real
@@ -55,6 +56,7 @@ DEFAULT_ALPHA = 1e-3
 # exponent arguments are clipped here: exp(-700) is still a normal float64, so the slow
 # denormal path of exp is never taken (the clipped terms are below 1e-300)
 _EXP_CLIP = 700.0
+_EXP_CLIP32 = 80.0
 # matrix entries per chunk of rows: chunks are fixed by the data shape only, never by
 # n_jobs, so results do not depend on the number of workers
 _CHUNK_ENTRIES = 1 << 18
@@ -68,6 +70,8 @@ _MIN_RIDGE = 1e-10
 # relative margin that the stop check of ``stop_when_exact`` requires (a thousand
 # times the default margin of ``certify_rounding``, so that a stop is certifiable)
 _STOP_MARGIN = 1e-6
+# the same in the float32 compute mode (float32 logits carry relative errors ~1e-7)
+_STOP_MARGIN32 = 1e-4
 
 
 # ---------------------------------------------------------------------------------
@@ -75,36 +79,42 @@ _STOP_MARGIN = 1e-6
 # ---------------------------------------------------------------------------------
 
 
-def _loss_terms(theta, q):
+def _exp_clip(dtype):
+    return _EXP_CLIP if dtype == np.float64 else _EXP_CLIP32
+
+
+def _loss_terms(theta, q, out=None, tmp=None):
     """Entry losses ``log(1 + exp(-q theta))`` with ``q = 2x - 1`` (0 if missing).
 
     Computed as ``max(-q theta, 0) + log1p(exp(-|theta|))`` with the exponent argument
     clipped (no overflow, no denormals). Missing entries (``q = 0``) get ``log 2``
-    here: callers multiply by the observation weights.
+    here: callers multiply by the observation weights. ``out`` (may be ``theta``
+    itself) and ``tmp`` are optional buffers of ``theta``'s shape and dtype.
     """
-    out = np.abs(theta)
-    np.minimum(out, _EXP_CLIP, out=out)
+    margin = np.multiply(q, theta, out=tmp, dtype=theta.dtype)
+    np.negative(margin, out=margin)
+    np.maximum(margin, 0.0, out=margin)
+    out = np.abs(theta, out=out)
+    np.minimum(out, _exp_clip(theta.dtype), out=out)
     np.negative(out, out=out)
     np.exp(out, out=out)
     np.log1p(out, out=out)
-    margin = q * theta
-    np.negative(margin, out=margin)
-    np.maximum(margin, 0.0, out=margin)
     out += margin
     return out
 
 
-def _grad_hess_terms(theta, q):
+def _grad_hess_terms(theta, q, g=None, h=None):
     """First and second derivatives of the entry losses with respect to ``theta``.
 
     ``sigmoid(theta) - x = (tanh(theta / 2) - q) / 2`` and
     ``sigmoid(theta) (1 - sigmoid(theta)) = (1 - tanh(theta / 2)^2) / 4``: the
     sigmoid via ``tanh`` is accurate for every logit and avoids the slow paths of
-    ``scipy.special.expit`` for large ones.
+    ``scipy.special.expit`` for large ones. ``g`` and ``h`` are optional output
+    buffers.
     """
-    t = np.multiply(theta, 0.5)
+    t = np.multiply(theta, 0.5, out=h)
     np.tanh(t, out=t)
-    g = t - q
+    g = np.subtract(t, q, out=g, dtype=theta.dtype)
     g *= 0.5
     np.multiply(t, t, out=t)
     np.subtract(1.0, t, out=t)
@@ -134,13 +144,15 @@ class _Data:
     per row; ``qt``, ``wt`` and ``n_missing_t`` are the same for the transpose.
     """
 
-    def __init__(self, X):
+    def __init__(self, X, dtype=np.float64):
         missing = np.isnan(X)
         self.shape = X.shape
-        self.q = np.where(missing, 0.0, 2.0 * X - 1.0)
+        self.dtype = np.dtype(dtype)
+        # int8 signs: 1/8 of the memory of float64 (read once per pass)
+        self.q = np.where(missing, 0, np.where(X > 0, 1, -1)).astype(np.int8)
         self.qt = np.ascontiguousarray(self.q.T)
         if missing.any():
-            self.w = (~missing).astype(np.float64)
+            self.w = (~missing).astype(self.dtype)
             self.wt = np.ascontiguousarray(self.w.T)
         else:
             self.w = self.wt = None
@@ -161,6 +173,27 @@ class _Data:
         other.w = w
         other.wt = np.ascontiguousarray(w.T)
         return other
+
+
+_workspace = threading.local()
+
+
+def _buffer(name, shape, dtype):
+    """A reusable per-thread work array (its content is garbage on return).
+
+    The m x n work of a sweep is done in fixed chunks of rows; the chunk buffers are
+    allocated once per thread and reused by every chunk and sweep, so no m x n
+    temporary is allocated (and page-faulted in) per sweep.
+    """
+    bufs = getattr(_workspace, "bufs", None)
+    if bufs is None:
+        bufs = _workspace.bufs = {}
+    size = int(np.prod(shape))
+    dtype = np.dtype(dtype)
+    buf = bufs.get((name, dtype))
+    if buf is None or buf.size < size:
+        buf = bufs[(name, dtype)] = np.empty(max(size, _CHUNK_ENTRIES), dtype=dtype)
+    return buf[:size].reshape(shape)
 
 
 def _chunks(n_rows, n_cols):
@@ -188,11 +221,16 @@ def _pair_index(p):
     return a, b
 
 
-def _gram_batched(h, F, pairs):
-    """Per-row weighted Gram matrices ``sum_j h_ij F_j F_j^T`` of shape (rows, p, p)."""
+def _gram_batched(h, F, pairs, FF=None):
+    """Per-row weighted Gram matrices ``sum_j h_ij F_j F_j^T`` of shape (rows, p, p).
+
+    ``FF`` (the pair products ``F[:, a] * F[:, b]``) may be given, computed once per
+    block instead of once per chunk. The result is float64.
+    """
     a, b = pairs
     p = F.shape[1]
-    FF = F[:, a] * F[:, b]
+    if FF is None:
+        FF = F[:, a] * F[:, b]
     flat = h @ FF
     H = np.empty((h.shape[0], p, p))
     H[:, a, b] = flat
@@ -207,16 +245,18 @@ def _gram_batched(h, F, pairs):
 
 
 def _penalty_rows(P):
-    return np.einsum("ij,ij->i", P, P)
+    return np.einsum("ij,ij->i", P, P, dtype=np.float64)
 
 
-def _count_unsafe(theta, q, n_missing, delta):
+def _count_unsafe(theta, q, n_missing, delta, tmp=None):
     """Observed entries that are wrong or within ``delta`` of the wrong side.
 
     Missing entries have ``q = 0`` and are always counted by ``q theta <= delta``;
     their number is subtracted.
     """
-    return int(np.count_nonzero(q * theta <= delta)) - int(n_missing)
+    prod = np.multiply(q, theta, out=tmp, dtype=theta.dtype)
+    mask = np.less_equal(prod, delta, out=_buffer("mask", prod.shape, np.bool_))
+    return int(np.count_nonzero(mask)) - int(n_missing)
 
 
 def _count_wrong(theta, q):
@@ -231,9 +271,12 @@ def _newton_chunk(rows, P, F, offset, q, w, n_missing, alpha, pairs, delta, row_
 
     The objective of row ``i`` is ``sum_j w_ij l(theta_ij) + alpha / 2 |P_i|^2`` with
     ``theta_i = F P_i + offset``. All ``p x p`` Newton systems of the chunk are solved
-    in one batched call; the step is then halved per row until the Armijo rule
-    holds, and a row whose step never passes keeps its parameters, so no row
-    objective increases. ``row_loss`` holds the current data losses of all rows.
+    in one batched call (in float64); the step is then halved per row until the
+    Armijo rule holds, and a row whose step never passes keeps its parameters, so no
+    row objective increases. ``row_loss`` holds the current data losses of all rows.
+    ``pairs`` is ``(a, b, FF)``: the upper-triangle indices and the pair products of
+    ``F``. The chunk's ``theta``, gradient, curvature and loss work in per-thread
+    buffers of ``P``'s dtype (float64, or float32 in the float32 mode).
 
     Returns the new rows of ``P``, their data losses, the column sums of the new
     entry losses, and the number of unsafe entries (see :func:`_count_unsafe`) at
@@ -243,43 +286,47 @@ def _newton_chunk(rows, P, F, offset, q, w, n_missing, alpha, pairs, delta, row_
     qc = q[rows]
     wc = None if w is None else w[rows]
     n_rows, p = Pc.shape
-    theta = Pc @ F.T
+    dt = P.dtype
+    shape = (n_rows, F.shape[0])
+    theta = np.matmul(Pc, F.T, out=_buffer("theta", shape, dt))
     if offset is not None:
         theta += offset
+    g = _buffer("g", shape, dt)
     n_unsafe = -1
     if delta is not None:
-        n_unsafe = _count_unsafe(theta, qc, n_missing[rows].sum(), delta)
-    g, h = _grad_hess_terms(theta, qc)
+        n_unsafe = _count_unsafe(theta, qc, n_missing[rows].sum(), delta, tmp=g)
+    g, h = _grad_hess_terms(theta, qc, g, _buffer("h", shape, dt))
     if wc is not None:
         g *= wc
         h *= wc
     loss0 = row_loss[rows]
-    f0 = loss0 + 0.5 * alpha * _penalty_rows(Pc)
-    grad = g @ F
-    grad += alpha * Pc
-    del g
-    H = _gram_batched(h, F, pairs)
-    del h
+    Pd = Pc.astype(np.float64)
+    f0 = loss0 + 0.5 * alpha * _penalty_rows(Pd)
+    grad = (g @ F).astype(np.float64)
+    grad += alpha * Pd
+    H = _gram_batched(h, F, pairs[:2], pairs[2])
     diag = np.arange(p)
     H[:, diag, diag] += max(alpha, _MIN_RIDGE)
     D = -np.linalg.solve(H, grad[:, :, None])[:, :, 0]
     slope = np.einsum("ij,ij->i", grad, D)
     # rows with a (numerically) zero slope are at their optimum: leave them alone
     movable = slope < -1e-15 * (np.abs(f0) + 1.0)
-    dtheta = D @ F.T
+    Dc = D.astype(dt, copy=False)
+    dtheta = np.matmul(Dc, F.T, out=_buffer("dtheta", shape, dt))
 
     # full step for every row at once (no fancy indexing in the common case)
-    trial = Pc + D
-    E = theta + dtheta
-    E = _loss_terms(E, qc)
+    trial = Pc + Dc
+    E = np.add(theta, dtheta, out=h)
+    E = _loss_terms(E, qc, out=E, tmp=g)
     if wc is not None:
         E *= wc
-    new_loss = E.sum(axis=1)
+    new_loss = E.sum(axis=1, dtype=np.float64)
     ok = movable & (
-        new_loss + 0.5 * alpha * _penalty_rows(trial) <= f0 + _ARMIJO * slope
+        new_loss + 0.5 * alpha * _penalty_rows(trial.astype(np.float64))
+        <= f0 + _ARMIJO * slope
     )
     if ok.all():
-        return trial, new_loss, E.sum(axis=0), n_unsafe
+        return trial, new_loss, E.sum(axis=0, dtype=np.float64), n_unsafe
     newP = np.where(ok[:, None], trial, Pc)
     new_loss = np.where(ok, new_loss, loss0)
     done = ok.copy()
@@ -288,12 +335,12 @@ def _newton_chunk(rows, P, F, offset, q, w, n_missing, alpha, pairs, delta, row_
     for _ in range(_MAX_HALVINGS):
         if active.size == 0:
             break
-        trial = Pc[active] + step * D[active]
-        terms = _loss_terms(theta[active] + step * dtheta[active], qc[active])
+        trial = Pc[active] + step * Dc[active]
+        terms = _loss_terms(theta[active] + dt.type(step) * dtheta[active], qc[active])
         if wc is not None:
             terms *= wc[active]
-        tl = terms.sum(axis=1)
-        ft = tl + 0.5 * alpha * _penalty_rows(trial)
+        tl = terms.sum(axis=1, dtype=np.float64)
+        ft = tl + 0.5 * alpha * _penalty_rows(trial.astype(np.float64))
         ok = ft <= f0[active] + _ARMIJO * step * slope[active]
         acc = active[ok]
         newP[acc] = trial[ok]
@@ -308,7 +355,7 @@ def _newton_chunk(rows, P, F, offset, q, w, n_missing, alpha, pairs, delta, row_
         if wc is not None:
             terms *= wc[rest]
         E[rest] = terms
-    return newP, new_loss, E.sum(axis=0), n_unsafe
+    return newP, new_loss, E.sum(axis=0, dtype=np.float64), n_unsafe
 
 
 def _newton_block(parallel, P, F, offset, data, transpose, alpha, delta, row_loss):
@@ -319,7 +366,8 @@ def _newton_block(parallel, P, F, offset, data, transpose, alpha, delta, row_los
     """
     q, w, n_missing = data.side(transpose)
     chunks = _chunks(P.shape[0], F.shape[0])
-    pairs = _pair_index(P.shape[1])
+    a, b = _pair_index(P.shape[1])
+    pairs = (a, b, F[:, a] * F[:, b])
     parts = _run_chunks(
         parallel,
         _newton_chunk,
@@ -382,16 +430,19 @@ def _mm_block(parallel, P, F, offset, data, transpose, alpha):
 
 
 def _eval_chunk(rows, P, F, offset, q, w, n_missing, delta):
-    theta = P[rows] @ F.T
+    Pc = P[rows]
+    shape = (Pc.shape[0], F.shape[0])
+    theta = np.matmul(Pc, F.T, out=_buffer("theta", shape, P.dtype))
     if offset is not None:
         theta += offset
     qc = q[rows]
-    terms = _loss_terms(theta, qc)
+    tmp = _buffer("g", shape, P.dtype)
+    n_wrong = _count_wrong(theta, qc)
+    n_unsafe = _count_unsafe(theta, qc, n_missing[rows].sum(), delta, tmp=tmp)
+    terms = _loss_terms(theta, qc, out=_buffer("h", shape, P.dtype), tmp=tmp)
     if w is not None:
         terms *= w[rows]
-    n_wrong = _count_wrong(theta, qc)
-    n_unsafe = _count_unsafe(theta, qc, n_missing[rows].sum(), delta)
-    return terms.sum(axis=1), n_wrong, n_unsafe
+    return terms.sum(axis=1, dtype=np.float64), n_wrong, n_unsafe
 
 
 def _stop_delta(U, V, mu, tau):
@@ -405,11 +456,12 @@ def _stop_delta(U, V, mu, tau):
     scale = nu * nv + 2.0 * abs(tau) + 1.0
     if mu is not None:
         scale += np.abs(mu).max()
-    return _STOP_MARGIN * (1.0 + scale)
+    margin = _STOP_MARGIN if U.dtype == np.float64 else _STOP_MARGIN32
+    return margin * (1.0 + scale)
 
 
 def _penalty(U, V, mu):
-    total = float(np.sum(U * U) + np.sum(V * V))
+    total = float(np.sum(U * U, dtype=np.float64) + np.sum(V * V, dtype=np.float64))
     if mu is not None:
         total += float(np.sum(mu * mu))
     return total
@@ -452,7 +504,8 @@ def _with_bias(U, V, mu):
     """
     if mu is None or _is_global(mu):
         return V, U, mu
-    return np.hstack([V, mu[:, None]]), np.hstack([U, np.ones((U.shape[0], 1))]), None
+    ones = np.ones((U.shape[0], 1), dtype=U.dtype)
+    return np.hstack([V, mu[:, None].astype(V.dtype)]), np.hstack([U, ones]), None
 
 
 def _split_bias(VB, mu):
@@ -981,9 +1034,15 @@ def _fit_core(
 ):
     """Run a solver from ``(U, V, mu)``; return the state and a diagnostics dict.
 
-    ``deadline`` is a :class:`~sklearn_rrank._ranksearch.Deadline` or None.
+    ``deadline`` is a :class:`~sklearn_rrank._ranksearch.Deadline` or None. The
+    sweeps compute in ``data.dtype`` (float32 mode: the factors are cast down at
+    the start and back to float64 at the end); ``solver="auto"`` is resolved by
+    :func:`_resolve_solver`.
     """
     start = time.perf_counter()
+    solver = _resolve_solver(solver, U.shape[1], *data.shape)
+    if data.dtype != np.float64:
+        U, V = U.astype(data.dtype), V.astype(data.dtype)
     unsafe_history = []
     parallel = _make_parallel(n_jobs, verbose)
     common = dict(
@@ -1010,10 +1069,14 @@ def _fit_core(
             U, V, mu, history, n_iter, status = _sweep_loop(
                 sweep, U, V, mu, n_observed=data.n_observed, **common
             )
+        U, V = U.astype(np.float64), V.astype(np.float64)
+        if mu is not None:
+            mu = np.asarray(mu, dtype=np.float64)
         n_wrong = 0
         if status != "exact":
             _, n_wrong, _ = _evaluate(parallel, U, V, mu, data, tau)
     info = {
+        "solver_used": solver,
         "unsafe_history": unsafe_history,
         "loss": [float(v) for v in history],
         "status": status,
@@ -1027,7 +1090,17 @@ def _fit_core(
 # public functions
 # ---------------------------------------------------------------------------------
 
-_SOLVERS = ("newton", "lbfgs", "mm")
+_SOLVERS = ("auto", "newton", "lbfgs", "mm")
+# "auto": Newton up to this many latent factors, L-BFGS beyond (a Newton half step
+# costs O(m n p^2 / 2) for the p x p systems, L-BFGS O(m n p) per iteration)
+_AUTO_NEWTON_MAX_P = 24
+
+
+def _resolve_solver(solver, p, m, n):
+    """The solver that ``"auto"`` stands for with ``p`` latent factors."""
+    if solver != "auto":
+        return solver
+    return "newton" if p <= _AUTO_NEWTON_MAX_P else "lbfgs"
 
 
 def _model_kind(fit_bias, tau):
@@ -1072,6 +1145,7 @@ def _fit_message(info, max_iter, tol):
         "tau": [Real],
         "fit_bias": ["boolean", StrOptions({"global"})],
         "solver": [StrOptions(set(_SOLVERS))],
+        "dtype": [StrOptions({"float64", "float32"})],
         "alpha": [Interval(Real, 0, None, closed="left")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
@@ -1090,7 +1164,7 @@ def lpca_fit(
     *,
     tau=0.5,
     fit_bias=True,
-    solver="newton",
+    solver="auto",
     alpha=DEFAULT_ALPHA,
     max_iter=1000,
     tol=1e-6,
@@ -1100,6 +1174,7 @@ def lpca_fit(
     verbose=0,
     stop_when_exact=False,
     time_limit=None,
+    dtype="float64",
 ):
     """Logistic PCA of a binary matrix, returned as a rounding rank-k factorization.
 
@@ -1143,8 +1218,13 @@ def lpca_fit(
         True: a column bias ``mu`` (it uses one of the ``n_components`` columns);
         False: no bias; ``"global"``: one scalar offset that uses no column (see
         above).
-    solver : {"newton", "lbfgs", "mm"}, default="newton"
-        ``"newton"``: damped alternating Newton. Given ``V`` and ``mu`` the rows of
+    solver : {"auto", "newton", "lbfgs", "mm"}, default="auto"
+        ``"auto"``: ``"newton"`` up to 24 latent factors, ``"lbfgs"`` beyond (a
+        Newton sweep solves one ``p x p`` system per row and column and costs
+        ``O(m n p^2)``, an L-BFGS iteration ``O(m n p)``; on Abstracts, 12841 x
+        4894, the Newton systems dominate from ``p`` of a few tens, see
+        ``benchmarks/lpca_sweep.py``). ``"newton"``: damped alternating Newton.
+        Given ``V`` and ``mu`` the rows of
         ``U`` are independent problems; one Newton step is taken for all of them
         with one batched solve of ``p x p`` systems, with a backtracking line search
         per row (a row whose step fails keeps its parameters); then the same for the
@@ -1191,6 +1271,12 @@ def lpca_fit(
         with :func:`~sklearn_rrank.certify_rounding`.
     time_limit : float or None, default=None
         Stop after this many seconds (checked once per sweep).
+    dtype : {"float64", "float32"}, default="float64"
+        Precision of the sweeps' ``m x n`` work (logits, gradients, losses).
+        ``"float32"`` halves the memory traffic and makes the element-wise
+        functions several times faster on large data; the returned factors, the
+        error count and every certificate are computed in float64. The stop check
+        of ``stop_when_exact`` then asks for a relative margin of ``1e-4``.
 
     Returns
     -------
@@ -1253,7 +1339,7 @@ def lpca_fit(
     k = int(n_components)
     kind = _model_kind(fit_bias, tau)
     p = k - 1 if kind == "column" else k
-    data = _Data(X)
+    data = _Data(X, dtype=dtype)
     if init is None:
         U, V, mu = _svd_init(data, p, kind, check_random_state(random_state), tau)
     else:
@@ -1281,6 +1367,7 @@ def lpca_fit(
     info.update(
         n_errors=_count_errors_factors(X, L, R, tau),
         solver=solver,
+        dtype=str(np.dtype(dtype)),
         alpha=float(alpha),
         fit_bias=fit_bias if kind == "global" else bool(fit_bias),
         n_latent=p,
