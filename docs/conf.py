@@ -1,11 +1,15 @@
 """Sphinx configuration of the sklearn_rrank documentation.
 
 Build with ``python -m sphinx -W -b html docs docs/_build/html`` after installing the
-``docs`` extra (``pip install ".[docs]"``). No network access is needed: intersphinx
-is off.
+``docs`` extra (``pip install ".[docs]"``); add ``-D plot_gallery=0`` to build the
+gallery pages without running the examples. No network access is needed, neither to
+build nor to read the pages: intersphinx is off and MathJax is served from the
+built site (copied from the ``django-static-mathjax`` package of the docs extra).
 """
 
 import os
+import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -51,7 +55,7 @@ numpydoc_attributes_as_param_list = True
 # -- HTML --------------------------------------------------------------------------
 html_theme = "pydata_sphinx_theme"
 html_title = f"sklearn_rrank {release}"
-html_static_path = []
+html_static_path = ["generated/_static"]  # filled by _copy_mathjax below
 html_theme_options = {
     "navbar_end": ["navbar-icon-links"],
     "show_prev_next": False,
@@ -69,7 +73,8 @@ sphinx_gallery_conf = {
     "download_all_examples": False,
     "remove_config_comments": True,
     "show_memory": False,
-    "plot_gallery": "True",
+    # the execution-times page loads jQuery and DataTables from CDNs: not offline
+    "write_computation_times": False,
     "matplotlib_animations": False,
     "reference_url": {"sklearn_rrank": None},
     "doc_module": ("sklearn_rrank",),
@@ -79,6 +84,44 @@ sphinx_gallery_conf = {
 }
 
 # intersphinx is deliberately not used: the build must work without network access.
+
+
+# -- MathJax without a CDN ---------------------------------------------------------
+def _copy_mathjax():
+    """Copy MathJax 3 (TeX input, SVG output: one file, no fonts) into the site.
+
+    The file comes from the ``django-static-mathjax`` package (a plain copy of the
+    MathJax distribution; it needs no Django), installed by the ``docs`` extra. It
+    goes to ``docs/generated/_static/mathjax/`` (not under version control), which
+    Sphinx copies to ``_static/`` of the built site; pages load it from there.
+    """
+    from importlib.resources import files
+
+    try:
+        src = files("mathjax") / "static" / "mathjax" / "es5" / "tex-svg.js"
+        if not src.is_file():
+            raise FileNotFoundError(str(src))
+    except (ModuleNotFoundError, FileNotFoundError) as exc:
+        raise RuntimeError(
+            "MathJax for the offline documentation is missing: install the docs "
+            'extra (pip install ".[docs]"), which provides django-static-mathjax.'
+        ) from exc
+    out = DOCS / "generated" / "_static" / "mathjax"
+    out.mkdir(parents=True, exist_ok=True)
+    dest = out / "tex-svg.js"
+    if not dest.exists() or dest.stat().st_size != src.stat().st_size:
+        with src.open("rb") as fin, dest.open("wb") as fout:
+            shutil.copyfileobj(fin, fout)
+
+
+_copy_mathjax()
+# execution-times pages of older builds (they load scripts from CDNs)
+for _stale in (
+    DOCS / "sg_execution_times.rst",
+    DOCS / "auto_examples" / "sg_execution_times.rst",
+):
+    _stale.unlink(missing_ok=True)
+mathjax_path = "mathjax/tex-svg.js"
 
 
 # -- generated inputs --------------------------------------------------------------
@@ -171,7 +214,11 @@ def _check_api_complete(app):
 
     logger = logging.getLogger("sklearn_rrank.docs")
     documented = _documented_names()
-    for modname in ("sklearn_rrank", "sklearn_rrank.datasets"):
+    for modname in (
+        "sklearn_rrank",
+        "sklearn_rrank.datasets",
+        "sklearn_rrank.plotting",
+    ):
         module = importlib.import_module(modname)
         for name in getattr(module, "__all__", []):
             if name.startswith("__"):
@@ -183,5 +230,26 @@ def _check_api_complete(app):
                 )
 
 
+# Docstrings cite the developers' implementation notes (ALGORITHMS.md), which are not
+# part of the repository or of the site. Until the docstrings drop these citations,
+# the rendered pages leave them out: a bare citation in parentheses is removed, any
+# other mention becomes "the implementation notes".
+_NOTES_CITATION = re.compile(
+    r"\s*\(ALGORITHMS(?:\.md)?,?\s*(?:[Ss]ections?\s*)?[\d.]+(?:\s*\([A-Z]\))?\)"
+)
+_NOTES_MENTION = re.compile(r"ALGORITHMS(?:\.md)?")
+
+
+def _drop_notes_citations(app, what, name, obj, options, lines):
+    """``autodoc-process-docstring``: no citation of a file the site lacks."""
+    text = "\n".join(lines)
+    if "ALGORITHMS" not in text:
+        return
+    text = _NOTES_CITATION.sub("", text)
+    text = _NOTES_MENTION.sub("the implementation notes", text)
+    lines[:] = text.split("\n")
+
+
 def setup(app):
     app.connect("builder-inited", _check_api_complete)
+    app.connect("autodoc-process-docstring", _drop_notes_citations)

@@ -26,6 +26,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from sklearn_rrank import RoundingRankFactorization
 from sklearn_rrank.datasets import load_apj
+from sklearn_rrank.plotting import FactorizationDisplay
 
 apj = load_apj()
 X = apj.data
@@ -127,4 +128,15 @@ ax.set_ylabel("relative error (errors / ones)")
 ax.set_title("APJ: minimum-error rounding rank-k factorizations")
 ax.legend(fontsize="small", ncol=3)
 fig.tight_layout()
+plt.show()
+
+# %%
+# Where the errors are
+# --------------------
+# :class:`~sklearn_rrank.plotting.FactorizationDisplay` shows the data, the rounded
+# reconstruction ``round(L R^T)`` and its wrong entries: ones that the
+# factorization misses (false negatives, red) and zeros it sets (false positives,
+# blue). Here for R-SVD at k = 5.
+est5 = RoundingRankFactorization(5, method="rsvd").fit(X)
+disp = FactorizationDisplay.from_estimator(est5, X, name="APJ, R-SVD, k = 5")
 plt.show()

@@ -9,9 +9,9 @@ decreasing row and column sums it is a staircase. The paper's Theorem
 :class:`~sklearn_rrank.NestedApprox` uses this to find a nested matrix close to the
 data (the BMNA problem of Mannila and Terzi).
 
-The images below show the data with rows and columns reordered by the fitted nested
-matrix (the staircase order), the fitted nested matrix in the same order, and the
-entries that were flipped to get from one to the other.
+The images below show the data with rows and columns reordered by the nested matrix
+(the staircase order), the nested matrix in the same order, and the entries that
+were flipped to get from one to the other.
 """
 
 # %%
@@ -21,10 +21,10 @@ entries that were flipped to get from one to the other.
 # columns in random order) and flips entries; the noise level is the number of flips
 # divided by the number of ones of the clean matrix (the paper's Section 5.4).
 import matplotlib.pyplot as plt
-import numpy as np
 
 from sklearn_rrank import NestedApprox, is_nested, nodf
 from sklearn_rrank.datasets import load_paleo, make_nested_matrix
+from sklearn_rrank.plotting import NestednessDisplay
 
 X, X_clean = make_nested_matrix(
     200, 300, density=0.3, noise=0.15, random_state=0, return_clean=True
@@ -50,36 +50,12 @@ print(
 
 
 # %%
-# A helper that draws the three panels.
-def show(X, est, title):
-    """Data, fitted nested matrix and flips, all in the fitted staircase order."""
-    N = est.inverse_transform(est.embedding_)
-    rows, cols = est.row_order_, est.column_order_
-    Xo, No = X[rows][:, cols], N[rows][:, cols]
-    diff = np.zeros(Xo.shape + (3,))
-    diff[...] = 1.0
-    diff[(Xo == 1) & (No == 0)] = (0.85, 0.1, 0.1)  # ones removed: red
-    diff[(Xo == 0) & (No == 1)] = (0.1, 0.3, 0.9)  # ones added: blue
-    fig, axes = plt.subplots(1, 3, figsize=(10, 3.8), sharey=True)
-    panels = [
-        (Xo, "data, reordered"),
-        (No, "nearest nested (found)"),
-        (diff, f"{est.reconstruction_err_} flips (red -1, blue +1)"),
-    ]
-    for ax, (img, name) in zip(axes, panels, strict=True):
-        ax.imshow(img, cmap="Greys", aspect="auto", interpolation="nearest")
-        ax.set_title(name, fontsize="medium")
-        ax.set_xticks([])
-        ax.set_yticks([])
-    axes[0].set_ylabel("rows (by row sum of the fit)")
-    for ax in axes:
-        ax.set_xlabel("columns")
-    fig.suptitle(title)
-    fig.tight_layout()
-    return fig
-
-
-show(X, est, "Noisy nested matrix (200 x 300, density 0.3, noise 0.15)")
+# :class:`~sklearn_rrank.plotting.NestednessDisplay` draws the data, the nested
+# matrix (``est.inverse_transform(est.transform(X))``: every row's best ``l`` for the
+# fitted ``r``) and the flipped entries, all in the staircase order, with NODF in
+# the titles.
+disp = NestednessDisplay.from_estimator(est, X)
+disp.figure_.suptitle("Noisy nested matrix (200 x 300, density 0.3, noise 0.15)")
 plt.show()
 
 # %%
@@ -94,5 +70,6 @@ print(
     f"Paleo: {est_paleo.reconstruction_err_} flips, relative error "
     f"{est_paleo.relative_error_:.3f}, NODF {nodf(P).nodf:.1f}"
 )
-show(P, est_paleo, "Paleo (124 sites x 139 genera)")
+disp = NestednessDisplay.from_estimator(est_paleo, P)
+disp.figure_.suptitle("Paleo (124 sites x 139 genera)")
 plt.show()

@@ -37,6 +37,7 @@ from sklearn_rrank import (
     rounding_rank_bounds,
 )
 from sklearn_rrank.datasets import load_paleo
+from sklearn_rrank.plotting import RankSearchDisplay
 
 X = load_paleo().data
 n_ones = int(X.sum())
@@ -64,6 +65,13 @@ print(
 # %%
 # The certificate is a pair of factors; anyone can check it again.
 print(bounds.L.shape, bounds.R.shape, certify_rounding(X, bounds.L, bounds.R))
+
+# %%
+# :class:`~sklearn_rrank.plotting.RankSearchDisplay` draws the report: each
+# method's bound against time (left; the shaded band is the certified interval) and
+# the wrong entries that each rank search met at every k it tried (right).
+RankSearchDisplay.from_bounds(bounds, name="Paleo")
+plt.show()
 
 # %%
 # Error against k
@@ -118,44 +126,41 @@ for method in ("projlp", "lpca"):
     print(f"{method:<7} k = 1..{k_values[-1]}: {time.perf_counter() - t0:.1f} s")
 
 # %%
-# The plot: one curve per method. The bounds are ranks, i.e. values of k, so they are
-# drawn as vertical lines: the grey band left of the best lower bound is where
-# *every* method must make errors, and each method's certified upper bound from its
-# rank search is marked with a diamond on the x-axis in the method's colour. The
+# The plot: one curve per method, drawn by a
+# :class:`~sklearn_rrank.plotting.RankSearchDisplay` built from the curves. The
+# bounds are ranks, i.e. values of k: the shaded band is the certified interval
+# ``[lower, upper]`` (left of it *every* method must make errors), and each method's
+# certified upper bound from its rank search is marked with a diamond on the x-axis
+# in the method's colour. The
 # rank search and the minimum-error fits are separate runs (the search warm-starts
 # from one k to the next and solves feasibility LPs), so a curve need not reach zero
 # exactly at its method's certified rank. ProjLP draws a new random projection for
 # every k, so its curve need not be monotone.
 labels = {"rsvd": "R-SVD", "projlp": "ProjLP", "lpca": "L-PCA"}
-colors = {"rsvd": "tab:blue", "projlp": "tab:orange", "lpca": "tab:green"}
 
-fig, ax = plt.subplots(figsize=(8, 4.5))
-ax.axvspan(
-    0.5,
-    bounds.lower - 0.5,
-    color="0.85",
-    label=f"k < lower bound {bounds.lower}: never exact",
-)
-for method, k_values in ks.items():
-    ax.plot(k_values, curves[method], color=colors[method], label=labels[method])
+disp = RankSearchDisplay(
+    errors={labels[m]: (k_values, curves[m]) for m, k_values in ks.items()},
+    lower=bounds.lower,
+    upper=bounds.upper,
+    error_label="relative error (errors / ones)",
+    name="Paleo",
+).plot()
+ax = disp.ax_
+for method, line in zip(ks, disp.error_lines_.values(), strict=True):
     if method in upper:
         k_up = upper[method]
-        ax.axvline(k_up, color=colors[method], ls=":", lw=1)
+        ax.axvline(k_up, color=line.get_color(), ls=":", lw=1)
         ax.plot(
             [k_up],
             [0],
             "D",
-            color=colors[method],
+            color=line.get_color(),
             clip_on=False,
             label=f"{labels[method]} certified rank {k_up}",
         )
 ax.set_xlim(0, 72)
-ax.set_ylim(0, None)
-ax.set_xlabel("rank k")
-ax.set_ylabel("relative error (errors / ones)")
 ax.set_title("Paleo: minimum-error rounding rank-k and certified rank bounds")
 ax.legend(fontsize="small", ncol=2)
-fig.tight_layout()
 plt.show()
 
 # %%

@@ -1,0 +1,214 @@
+"""Open the built documentation in headless Chromium and check what a reader sees.
+
+Usage::
+
+    python docs/browser_check.py [BUILD_DIR]     # default: docs/_build/html
+
+Serves ``BUILD_DIR`` on a localhost port, opens the index, the user guide and one
+gallery page in headless Chromium, saves a screenshot of each to
+``docs/_build/screenshots/`` and fails (exit status 1) if, after the page has loaded
+and MathJax has typeset it,
+
+* an image is missing (not loaded, or ``naturalWidth`` 0), or
+* math is shown as raw TeX: visible text outside code blocks contains ``\\(``,
+  ``\\[``, ``$$``, ``\\frac`` or ``\\operatorname``.
+
+The pages are checked by a small script that the server appends to each HTML page; it
+writes its findings into the page, and Chromium's ``--dump-dom`` hands them back.
+Without Chromium (``chromium``, ``chromium-browser`` or ``google-chrome`` on the
+PATH, or ``/usr/bin/chromium``) the check is skipped with a message and exit status
+0. No network access is used: Chromium runs with background networking, updates and
+sync off, on a fresh profile.
+"""
+
+import functools
+import html
+import http.server
+import io
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+DOCS = Path(__file__).resolve().parent
+SHOTS = DOCS / "_build" / "screenshots"
+BROWSERS = ("chromium", "chromium-browser", "google-chrome", "/usr/bin/chromium")
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--hide-scrollbars",
+]
+BUDGET_MS = 15000  # virtual time for loading, MathJax and the check
+RAW_TEX = ("\\(", "\\)", "\\[", "\\]", "$$", "\\frac", "\\operatorname")
+
+# Appended to every HTML page served: load every image now (no lazy loading), wait
+# for the page, the images and MathJax, then write the findings into the page.
+CHECK_SCRIPT = r"""
+<script>
+(function () {
+  document.querySelectorAll("img").forEach(function (img) { img.loading = "eager"; });
+  function done() {
+    var broken = [];
+    document.querySelectorAll("img").forEach(function (img) {
+      if (!img.complete || img.naturalWidth === 0) {
+        broken.push(img.getAttribute("src"));
+      }
+    });
+    var clone = document.body.cloneNode(true);
+    clone.querySelectorAll("pre, code, script, style, mjx-container, .highlight")
+      .forEach(function (el) { el.remove(); });
+    var out = document.createElement("pre");
+    out.id = "browser-check-result";
+    out.style.display = "none";
+    out.textContent = JSON.stringify({
+      images: document.querySelectorAll("img").length,
+      broken: broken,
+      math: document.querySelectorAll("mjx-container").length,
+      mathjax: !!(window.MathJax && window.MathJax.version),
+      text: clone.innerText || clone.textContent
+    });
+    document.body.appendChild(out);
+  }
+  window.addEventListener("load", function () {
+    var mj = window.MathJax && window.MathJax.startup && window.MathJax.startup.promise;
+    Promise.resolve(mj).then(function () { setTimeout(done, 200); }, done);
+  });
+})();
+</script>
+"""
+
+
+class _Handler(http.server.SimpleHTTPRequestHandler):
+    """Static files; HTML pages get the check script appended."""
+
+    def send_head(self):
+        path = Path(self.translate_path(self.path))
+        if path.is_dir():
+            path = path / "index.html"
+        if path.suffix != ".html" or not path.is_file():
+            return super().send_head()
+        body = path.read_bytes()
+        body = body.replace(b"</body>", CHECK_SCRIPT.encode() + b"</body>", 1)
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        return io.BytesIO(body)
+
+    def log_message(self, format, *args):  # noqa: A002 - the base class's name
+        pass
+
+
+def find_browser():
+    """Path of a Chromium executable, or None."""
+    for name in BROWSERS:
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+def pages(build):
+    """``(name, relative path)`` of the pages to check."""
+    gallery = sorted((build / "auto_examples").glob("plot_*.html"))
+    preferred = build / "auto_examples" / "plot_nested_approx.html"
+    example = preferred if preferred.exists() else (gallery[0] if gallery else None)
+    out = [("index", "index.html"), ("user_guide", "user_guide.html")]
+    if example is not None:
+        out.append(("gallery", example.relative_to(build).as_posix()))
+    return out
+
+
+def run_browser(browser, args, timeout=120):
+    """Run Chromium with a fresh profile; return its stdout."""
+    with tempfile.TemporaryDirectory(prefix="rrank-chromium-") as profile:
+        proc = subprocess.run(
+            [browser, *FLAGS, f"--user-data-dir={profile}", *args],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+    return proc.stdout
+
+
+def check_page(browser, url, shot):
+    """Problems found on one page (a list of strings; empty if fine)."""
+    dom = run_browser(
+        browser, [f"--virtual-time-budget={BUDGET_MS}", "--dump-dom", url]
+    )
+    run_browser(
+        browser,
+        [
+            f"--virtual-time-budget={BUDGET_MS}",
+            "--window-size=1280,1600",
+            f"--screenshot={shot}",
+            url,
+        ],
+    )
+    problems = []
+    if not shot.exists() or shot.stat().st_size == 0:
+        problems.append("no screenshot was written")
+    m = re.search(r'<pre id="browser-check-result"[^>]*>(.*?)</pre>', dom, re.S)
+    if m is None:
+        return problems + ["the check script did not finish (page did not load?)"]
+    result = json.loads(html.unescape(m.group(1)))
+    if result["broken"]:
+        problems.append(f"images not shown: {result['broken']}")
+    raw = sorted({tex for tex in RAW_TEX if tex in result["text"]})
+    if raw:
+        where = result["text"].find(raw[0])
+        snippet = " ".join(result["text"][max(where - 60, 0) : where + 60].split())
+        problems.append(f"raw TeX visible ({', '.join(raw)}): ...{snippet}...")
+    print(
+        f"  {result['images']} image(s), {result['math']} formula(s) typeset, "
+        f"MathJax loaded: {result['mathjax']}"
+    )
+    return problems
+
+
+def main(argv=None):
+    """Run the check; return the exit status."""
+    argv = sys.argv[1:] if argv is None else argv
+    build = Path(argv[0]).resolve() if argv else DOCS / "_build" / "html"
+    browser = find_browser()
+    if browser is None:
+        print("browser check skipped: Chromium not found (apt-get install chromium)")
+        return 0
+    if not (build / "index.html").exists():
+        print(f"browser check failed: {build / 'index.html'} not found (build first)")
+        return 1
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    handler = functools.partial(_Handler, directory=str(build))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    failed = False
+    try:
+        base = f"http://127.0.0.1:{server.server_address[1]}/"
+        for name, rel in pages(build):
+            shot = SHOTS / f"{name}.png"
+            shot.unlink(missing_ok=True)
+            print(f"{rel} -> {shot.relative_to(DOCS.parent)}")
+            problems = check_page(browser, base + rel, shot)
+            for p in problems:
+                print(f"  FAIL: {p}")
+            failed |= bool(problems)
+    finally:
+        server.shutdown()
+        server.server_close()
+    print("browser check:", "FAILED" if failed else "passed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
