@@ -339,7 +339,7 @@ METHODS = MappingProxyType(
                 search_params=frozenset({"max_rank"}),
                 uses_random_state=True,
                 cost=2,
-                weight=6,
+                weight=14,
                 default=True,
             ),
             MethodSpec(
