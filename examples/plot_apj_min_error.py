@@ -50,14 +50,14 @@ seconds["rsvd"] = time.perf_counter() - t0
 # %%
 # ProjLP (L1-slack LPs on two threads), L-PCA and Asso fit each k. To keep this page
 # fast, two iterative methods get smaller budgets than their defaults: ProjLP runs one
-# round of its alternating LP refinement (default 10; ``max_iter=0`` would be the
-# paper's one-shot ProjLP), and L-PCA at most 60 Newton sweeps (default 300),
-# stopping as soon as its rounding is exact (``stop_when_exact``). Both warn with a
+# round of its alternating LP refinement (default 50; ``max_iter=0`` would be the
+# paper's one-shot ProjLP), and L-PCA at most 60 Newton sweeps (default 1000; the
+# estimator's L-PCA stops as soon as its rounding is exact). Both warn with a
 # :class:`~sklearn.exceptions.ConvergenceWarning` when the budget runs out; the
 # factors are still valid, only possibly worse than with more rounds.
 params = {
     "projlp": {"max_iter": 1},
-    "lpca": {"max_iter": 60, "method_params": {"stop_when_exact": True}},
+    "lpca": {"max_iter": 60},
     "asso": {},
 }
 for method, extra in params.items():

@@ -107,7 +107,7 @@ print(f"rsvd    k = 1..{ks['rsvd'][-1]}: {time.perf_counter() - t0:.1f} s")
 
 params = {
     "projlp": {"max_iter": 3},
-    "lpca": {"method_params": {"stop_when_exact": True}},
+    "lpca": {},
 }
 for method in ("projlp", "lpca"):
     k_values = ks[method]
