@@ -15,7 +15,7 @@ Hence ``round_tau(L @ R.T) == L o R.T`` for every ``tau`` in (0, 1], and an exac
 Boolean factorisation with k factors certifies ``rrank_tau(X) <= k``. The paper
 (Section 5.2.3) ran Asso as a minimum-error rank-k decomposition with binary factors.
 
-Implementation notes (ALGORITHMS.md, Section 2): the gain matrix ``G = P @ Cand.T``
+Implementation notes (after Miettinen et al. 2008): the gain matrix ``G = P @ Cand.T``
 (``P`` the value of covering each cell now) is computed once per confidence threshold
 with a sparse product and then updated incrementally: after a step only the rows that
 use the new basis vector change, by ``-P_new @ Cand[:, b].T`` restricted to the newly
@@ -223,7 +223,7 @@ def asso_fit(
         Confidence threshold in (0, 1]. None tries the grid 0.05, 0.10, ..., 1.00
         and keeps the threshold with the smallest Boolean error ``|X - L o R.T|``
         (ties: fewer non-empty basis vectors, then the smaller threshold). Asso is
-        very sensitive to this parameter (ALGORITHMS.md, Section 2.6); the grid is
+        very sensitive to this parameter (Miettinen et al. 2008, Section 5); the grid is
         common practice, the paper's own choice is **[unverified]**. The best grid
         value is then refined in steps of 0.01 (our addition).
     bonus_covered : float, default=1.0
@@ -234,7 +234,7 @@ def asso_fit(
         If True, candidates are ``conf > threshold`` (as in the authors' C code);
         otherwise ``conf >= threshold``. The two differ only where a confidence
         equals the threshold, which is common for small counts. Which one the TKDE
-        paper uses is **[unverified]** (ALGORITHMS.md, Section 2.5).
+        paper uses is **[unverified]** (a reconstruction).
     orientation : {"auto", "columns", "rows"}, default="auto"
         ``"columns"``: associations between columns (the original Asso);
         ``"rows"``: Asso on ``X.T``, whose factors are swapped back (a rank-k
@@ -273,8 +273,8 @@ def asso_fit(
 
     Notes
     -----
-    Follows ALGORITHMS.md, Section 2 (cross-checked there against the authors' C
-    code ``asso.c``). The association matrix needs O(n_features**2) memory and the
+    Follows Miettinen et al. 2008 (a reconstruction, cross-checked against the
+    authors' C code ``asso.c``). The association matrix needs O(n_features**2) memory and the
     gain matrix O(n_samples * n_features) per job. Ties between candidates go to the
     smallest index. With non-integer weights the gains are updated incrementally in
     floating point, so exact ties may be broken differently than by a from-scratch
@@ -441,7 +441,7 @@ def asso_transform(X, R, *, tau=0.5, bonus_covered=1.0, penalty_overcovered=1.0)
     References
     ----------
     Miettinen et al., The Discrete Basis Problem, IEEE TKDE 2008 (the usage step of
-    Asso). ALGORITHMS.md, Section 2.3.
+    Asso). Miettinen et al. 2008, Section 4.
 
     Examples
     --------

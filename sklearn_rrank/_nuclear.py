@@ -6,8 +6,8 @@ The paper's algorithm Nuclear solves
 
 and, because the solver returned (numerically) full-rank matrices, zeroes the smallest
 singular values of the solution as long as the rounding does not change (Section 5.1).
-The strict inequality is made closed with a margin ``delta > 0`` (ALGORITHMS.md,
-Section 6.1): ``Y_ij >= tau + delta`` on the ones and ``Y_ij <= tau - delta`` on the
+The strict inequality is made closed with a margin ``delta > 0`` (our
+reconstruction): ``Y_ij >= tau + delta`` on the ones and ``Y_ij <= tau - delta`` on the
 zeros. The paper used CVX with SeDuMi; here the convex program is solved by ADMM with
 singular value thresholding (numpy/scipy only), and the truncated solution is turned
 into a certified rounding-rank upper bound.
@@ -88,9 +88,9 @@ def _project(Y, ones, zeros, upper, lower):
 def _nnm_admm(X, tau, delta, max_iter, tol, time_limit=None, verbose=0):
     """ADMM with singular value thresholding for the constrained nuclear norm problem.
 
-    Scaled-form ADMM on ``min ||Y||_* + I_C(Z)`` s.t. ``Y = Z`` (ALGORITHMS.md,
-    Section 6.2): ``Y = SVT(Z - W, 1/rho)``, ``Z = P_C(Y + W)``, ``W += Y - Z``, with
-    the stopping rule of Boyd et al. (2011, Section 3.3.1, ``eps_rel = tol``,
+    Scaled-form ADMM on ``min ||Y||_* + I_C(Z)`` s.t. ``Y = Z`` (a reconstruction
+    after Boyd et al. 2011): ``Y = SVT(Z - W, 1/rho)``, ``Z = P_C(Y + W)``,
+    ``W += Y - Z``, with the stopping rule of Boyd et al. (2011, Section 3.3.1, ``eps_rel = tol``,
     ``eps_abs = tol / 10``) and residual balancing of ``rho`` (Section 3.4.1).
 
     ``X`` is validated float64 (NaN = missing, unconstrained). Returns ``Y`` (the
@@ -190,7 +190,7 @@ def nuclear_norm_minimization(
     ``Y_ij <= tau - delta`` where ``X_ij = 0`` (missing entries are unconstrained) by
     ADMM with singular value thresholding. The problem is always feasible (e.g.
     ``tau + delta * (2 X - 1)``). Its dual is ``max <W, tau J + delta S>`` subject to
-    ``||W||_2 <= 1`` and ``S o W >= 0`` with ``S = 2 X - 1`` (ALGORITHMS.md, 6.1).
+    ``||W||_2 <= 1`` and ``S o W >= 0`` with ``S = 2 X - 1`` (nuclear-norm duality).
 
     Parameters
     ----------
@@ -336,7 +336,7 @@ def truncate_rounding(Y, X, tau=0.5, rule="prefix"):
 
     The paper's step after Nuclear (Section 5.1): "zeroing the smallest singular values
     of the returned matrix that did not affect the result of the rounding". Two readings
-    (ALGORITHMS.md, Section 6.4; which one the paper used is **[unverified]**):
+    (which one the paper used is **[unverified]**):
 
     * ``"prefix"``: the smallest ``r`` such that the rank-``r`` truncated SVD of ``Y``
       rounds to ``X`` and its factors pass :func:`~sklearn_rrank.certify_rounding`.
@@ -459,7 +459,7 @@ def nuclear_rank_upper_bound(
     References
     ----------
     Neumann, Gemulla, Miettinen. ICDM 2016, Section 3 ("Nuclear norm algorithm") and
-    Section 5.1. ALGORITHMS.md, Section 6.
+    Section 5.1; Cai, Candes, Shen (SIAM J. Optim. 2010), singular value thresholding.
 
     Examples
     --------

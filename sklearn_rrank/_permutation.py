@@ -13,8 +13,7 @@ through its Proposition "changingRoundingThreshold". Only the abstract of Alon e
 al. was available when this module was written: the ordering heuristics below
 (nearest neighbour, the Kruskal variant of Welzl's multiplicative-weights spanning
 tree, the spectral order, 2-opt segment reversals) are the standard techniques their
-abstract cites, reconstructed in the implementation notes (ALGORITHMS.md, Section
-3.3) and **[unverified]** as their exact algorithm.
+abstract cites, reconstructed here and **[unverified]** as their exact algorithm.
 """
 
 import time
@@ -274,7 +273,7 @@ def _order_kruskal_mw(Bu, ones, rng, D, deadline):
     joining two components is added to the tree and the weights of the columns it
     crosses are doubled, so later edges avoid crossing the same columns again. The
     depth-first preorder of the tree crosses each column at most twice as often as
-    the tree does (ALGORITHMS.md, Section 3.3).
+    the tree does (a reconstruction).
 
     Two approximations keep this affordable on large inputs: the weights are updated
     after rounds of ``ceil((p - 1) / 64)`` edges (so exactly after every edge for up
@@ -545,8 +544,8 @@ default="best"
     Cost: O(p^2 q) for the Hamming distances of the ``p`` distinct rows and ``q``
     reduced columns, O(q) per 2-opt candidate, and for Kruskal-MW the sum over the
     tree edges of the non-zeros of the crossed columns of the candidate-edge
-    difference matrix. The heuristics are reconstructions (ALGORITHMS.md, Section
-    3.3), **[unverified]** as the exact algorithm of Alon et al.
+    difference matrix. The heuristics are reconstructions,
+    **[unverified]** as the exact algorithm of Alon et al.
 
     References
     ----------
@@ -645,7 +644,7 @@ def _range_digits(logabs, binding):
 
 
 def _poly_factors(Bo, tau, margin, rule, max_digits=None):
-    """Chebyshev factors for the row-ordered validated matrix ``Bo`` (ALGORITHMS 3.4).
+    """Chebyshev factors for the row-ordered validated matrix ``Bo`` (a reconstruction).
 
     Column ``j`` gets the polynomial ``sigma_j s_j prod_r (x - r) / 2`` with one root
     ``r`` at the midpoint of every gap where the column changes, written in the
@@ -741,7 +740,7 @@ def permutation_factors(X, order, *, tau=0.5, margin=2.0, nodes="uniform"):
     ``c`` (near a root they are tiny, far from all roots large); once it passes about
     9 decimal digits (the relative margin 1e-9 of the certificate) the float factors
     fail :func:`certify_rounding`, and past 13-15 digits they misround entries
-    (ALGORITHMS.md, Section 3.4). On random halfspace matrices this happened from
+    (a reconstruction). On random halfspace matrices this happened from
     ``c`` of about 10 on; paleo (c = 20) spans 18 digits and apj (c = 7) about 14.
     ``info`` reports the range and the outcome of the check.
 
