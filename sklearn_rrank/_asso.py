@@ -273,8 +273,8 @@ def asso_fit(
 
     Notes
     -----
-    Follows Miettinen et al. 2008 (a reconstruction, cross-checked against the
-    authors' C code ``asso.c``). The association matrix needs O(n_features**2) memory and the
+    Follows Miettinen et al. 2008 (a reconstruction, cross-checked against the authors'
+    C code ``asso.c``). The association matrix needs O(n_features**2) memory and the
     gain matrix O(n_samples * n_features) per job. Ties between candidates go to the
     smallest index. With non-integer weights the gains are updated incrementally in
     floating point, so exact ties may be broken differently than by a from-scratch

@@ -88,9 +88,9 @@ def _project(Y, ones, zeros, upper, lower):
 def _nnm_admm(X, tau, delta, max_iter, tol, time_limit=None, verbose=0):
     """ADMM with singular value thresholding for the constrained nuclear norm problem.
 
-    Scaled-form ADMM on ``min ||Y||_* + I_C(Z)`` s.t. ``Y = Z`` (a reconstruction
-    after Boyd et al. 2011): ``Y = SVT(Z - W, 1/rho)``, ``Z = P_C(Y + W)``,
-    ``W += Y - Z``, with the stopping rule of Boyd et al. (2011, Section 3.3.1, ``eps_rel = tol``,
+    Scaled-form ADMM on ``min ||Y||_* + I_C(Z)`` s.t. ``Y = Z`` (a reconstruction after
+    Boyd et al. 2011): ``Y = SVT(Z - W, 1/rho)``, ``Z = P_C(Y + W)``, ``W += Y - Z``,
+    with the stopping rule of Boyd et al. (2011, Section 3.3.1, ``eps_rel = tol``,
     ``eps_abs = tol / 10``) and residual balancing of ``rho`` (Section 3.4.1).
 
     ``X`` is validated float64 (NaN = missing, unconstrained). Returns ``Y`` (the
