@@ -99,8 +99,7 @@ def _gram_svd(X, K):
     w, V = w[order], V[:, order]
     s = np.sqrt(np.clip(w, 0.0, None))
     B = np.asarray(A @ V)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        B = np.where(s > 0, B / np.where(s > 0, s, 1.0), 0.0)
+    B /= np.where(s > 0, s, np.inf)  # in place; components with s = 0 become 0
     if transpose:  # A = X^T: V spans the rows' side
         return V, s, B.T
     return B, s, V.T
@@ -249,9 +248,10 @@ def _scan_blocked(X, incumbent, deadline, U, s, Vt, tau, block):
     """
     m, n = X.shape
     K = s.shape[0]
-    Xd = X.toarray() if sp.issparse(X) else X
-    ones = Xd == 1
-    US = U * s
+    ones = X.astype(bool).toarray() if sp.issparse(X) else X == 1
+    US = U
+    US *= s  # in place: U is this search's own array (saves an m x K copy)
+    s = np.ones_like(s)  # the truncations below are US[:, :k] @ Vt[:k]
     wrong = np.empty((m, n), dtype=bool)
 
     def count(A):
