@@ -102,6 +102,10 @@ def _spectral_bound(X, tau, deadline=None):
     return max(d_star - 1, 1), info
 
 
+@validate_params(
+    {"X": ["array-like", "sparse matrix"], "tau": [numbers.Real]},
+    prefer_skip_nested_validation=True,
+)
 def spectral_lower_bound(X, *, tau=0.5):
     """Spectral lower bound on the rounding rank from the singular values of ``2X - 1``.
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from sklearn.utils import check_array
+from sklearn.utils._param_validation import Interval, validate_params
 
 from sklearn_rrank._bounds import _sign_rank_lower_bound
 from sklearn_rrank._lp import DEFAULT_EPS, STATUS_NAMES, _check_eps, _solve_public
@@ -91,6 +92,18 @@ def _check_labels(Y, allow_missing):
     )
 
 
+@validate_params(
+    {
+        "X": ["array-like"],
+        "Y": ["array-like", "sparse matrix"],
+        "fit_intercept": ["boolean"],
+        "tau": [numbers.Real],
+        "eps": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "n_jobs": [numbers.Integral, None],
+        "time_limit": [Interval(numbers.Real, 0, None, closed="left"), None],
+    },
+    prefer_skip_nested_validation=True,
+)
 def linear_separability(
     X, Y, *, fit_intercept=True, tau=0.0, eps=None, n_jobs=None, time_limit=None
 ):
@@ -217,6 +230,18 @@ def _one_feature_suffices(Yu):
     return False
 
 
+@validate_params(
+    {
+        "Y": ["array-like", "sparse matrix"],
+        "time_limit": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "random_state": ["random_state"],
+        "n_jobs": [numbers.Integral, None],
+        "verbose": ["verbose"],
+        "tau": [numbers.Real],
+        "methods": ["array-like", str],
+    },
+    prefer_skip_nested_validation=True,
+)
 def feature_dimension_bounds(
     Y,
     *,

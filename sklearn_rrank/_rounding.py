@@ -7,9 +7,12 @@ pair ``L`` (m, k), ``R`` (n, k) whose product rounds to ``X`` on every observed 
 rounding error of the floating-point products.
 """
 
+from numbers import Real
+
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import gen_batches
+from sklearn.utils._param_validation import Interval, validate_params
 
 from sklearn_rrank._validation import check_binary_matrix, check_tau
 
@@ -26,6 +29,10 @@ def _row_batches(n_rows, n_cols):
     return gen_batches(n_rows, max(1, _BLOCK_ENTRIES // max(n_cols, 1)))
 
 
+@validate_params(
+    {"A": ["array-like", "sparse matrix"], "tau": [Real]},
+    prefer_skip_nested_validation=True,
+)
 def round_matrix(A, tau=0.5):
     """Round a real matrix at threshold ``tau``.
 
@@ -72,6 +79,15 @@ def _is_binary_valued(A):
     return bool(np.all((A == 0) | (A == 1)))
 
 
+@validate_params(
+    {
+        "X": ["array-like", "sparse matrix"],
+        "A": ["array-like", "sparse matrix"],
+        "tau": [Real],
+        "relative": ["boolean"],
+    },
+    prefer_skip_nested_validation=True,
+)
 def rounding_error(X, A, *, tau=0.5, relative=False):
     """Count the entries where a (rounded) matrix differs from binary data.
 
@@ -174,6 +190,17 @@ def _count_uncertified(X, L, R, tau, margin=DEFAULT_MARGIN, *, stop_early=False)
     return n_failed
 
 
+@validate_params(
+    {
+        "X": ["array-like", "sparse matrix"],
+        "L": ["array-like"],
+        "R": ["array-like"],
+        "tau": [Real],
+        "margin": [Interval(Real, 0, 1, closed="left")],
+        "return_count": ["boolean"],
+    },
+    prefer_skip_nested_validation=True,
+)
 def certify_rounding(X, L, R, *, tau=0.5, margin=DEFAULT_MARGIN, return_count=False):
     """Check in float64, with a safety margin, that ``round_tau(L @ R.T) == X``.
 

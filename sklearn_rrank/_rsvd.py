@@ -350,7 +350,9 @@ def _rsvd_search(
             if not info.get("stopped_early")
             else "time limit reached during the scan"
         )
-        info["stopped_early"] = info.get("stopped_early", False) or K < full
+        # max_rank (not the known bound) cut the scan short
+        limited = max_rank is not None and int(max_rank) < full
+        info["stopped_early"] = info.get("stopped_early", False) or limited
     return info
 
 
