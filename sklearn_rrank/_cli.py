@@ -46,6 +46,21 @@ def _progress(args):
     return ProgressPrinter(stream=sys.stderr)
 
 
+def _save_plot(display_factory, path):
+    """Draw a Display (needs the ``plot`` extra) and save its figure to ``path``."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+    except ImportError:
+        raise CLIError(
+            'saving a plot needs matplotlib: pip install "sklearn_rrank[plot]"'
+        ) from None
+    display = display_factory()
+    display.figure_.savefig(path, dpi=120, bbox_inches="tight")
+    return path
+
+
 def _npz_path(path):
     """The file ``numpy.savez_compressed`` writes for ``path`` (it adds ``.npz``)."""
     return path if str(path).endswith(".npz") else f"{path}.npz"
@@ -98,6 +113,10 @@ def _cmd_bounds(args):
         path = _npz_path(args.output)
         np.savez_compressed(path, L=res.L, R=res.R, tau=np.float64(res.tau))
         out["output"] = path
+    if args.plot:
+        from sklearn_rrank.plotting import RankSearchDisplay
+
+        out["plot"] = _save_plot(lambda: RankSearchDisplay.from_bounds(res), args.plot)
     if args.json:
         print(json.dumps(out, indent=2, default=_json_default))
         return 0
@@ -131,6 +150,8 @@ def _cmd_bounds(args):
         )
     if args.output:
         print(f"certificate saved to {out['output']}")
+    if args.plot:
+        print(f"plot saved to {out['plot']}")
     return 0
 
 
@@ -145,7 +166,7 @@ def _cmd_factorize(args):
 
     X, name = _load_data(args.data)
     m, n, _ = _describe(X)
-    if not args.json:
+    if not args.json and not args.quiet:
         print(
             f"fitting {args.method} with k = {args.n_components} on {name} "
             f"({m} x {n}) ...",
@@ -181,6 +202,12 @@ def _cmd_factorize(args):
         path = _npz_path(args.output)
         np.savez_compressed(path, L=L, R=est.components_.T, tau=np.float64(args.tau))
         out["output"] = path
+    if args.plot:
+        from sklearn_rrank.plotting import FactorizationDisplay
+
+        out["plot"] = _save_plot(
+            lambda: FactorizationDisplay.from_estimator(est, X), args.plot
+        )
     if args.json:
         print(json.dumps(out, indent=2, default=_json_default))
         return 0
@@ -196,6 +223,8 @@ def _cmd_factorize(args):
     print(f"seconds            {seconds:.2f}")
     if args.output:
         print(f"factors saved to   {out['output']}")
+    if args.plot:
+        print(f"plot saved to      {out['plot']}")
     return 0
 
 
@@ -246,6 +275,12 @@ def _cmd_nested(args):
             tau=np.float64(args.tau),
         )
         out["output"] = args.output
+    if args.plot:
+        from sklearn_rrank.plotting import NestednessDisplay
+
+        out["plot"] = _save_plot(
+            lambda: NestednessDisplay.from_estimator(est, X), args.plot
+        )
     if args.json:
         print(json.dumps(out, indent=2, default=_json_default))
         return 0
@@ -257,6 +292,8 @@ def _cmd_nested(args):
     print(f"seconds         {seconds:.2f}")
     if args.output:
         print(f"saved to        {out['output']}")
+    if args.plot:
+        print(f"plot saved to   {out['plot']}")
     return 0
 
 
@@ -325,6 +362,12 @@ def _build_parser():
         p.add_argument("--output", default=None, help="save results to this .npz file")
         p.add_argument(
             "-q", "--quiet", action="store_true", help="no progress on stderr"
+        )
+        p.add_argument(
+            "--plot",
+            default=None,
+            metavar="FILE.png",
+            help="save a picture of the result (needs the plot extra)",
         )
         p.add_argument("-v", "--verbose", action="count", default=0, help="more output")
 
