@@ -451,8 +451,16 @@ class RoundingRankCV(MetaEstimatorMixin, TransformerMixin, BaseEstimator):
         -------
         L : ndarray of shape (n_samples, `n_components_`)
         """
+        return self.best_estimator_.transform(self._check_X(X))
+
+    def _check_X(self, X):
+        """Feature names and count as seen in fit; the array for best_estimator_.
+
+        ``best_estimator_`` was fitted on the validated array, so it receives the
+        validated array too.
+        """
         check_is_fitted(self, "best_estimator_")
-        validate_data(
+        return validate_data(
             self,
             X,
             reset=False,
@@ -460,7 +468,6 @@ class RoundingRankCV(MetaEstimatorMixin, TransformerMixin, BaseEstimator):
             dtype=None,
             ensure_all_finite=False,
         )
-        return self.best_estimator_.transform(X)
 
     def get_feature_names_out(self, input_features=None):
         """Output feature names of ``best_estimator_``.
@@ -484,8 +491,7 @@ class RoundingRankCV(MetaEstimatorMixin, TransformerMixin, BaseEstimator):
 
     def score(self, X, y=None):
         """Score of ``best_estimator_`` (negative relative error)."""
-        check_is_fitted(self, "best_estimator_")
-        return self.best_estimator_.score(X)
+        return self.best_estimator_.score(self._check_X(X))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

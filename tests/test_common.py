@@ -18,7 +18,7 @@ ESTIMATORS = [RoundingRankFactorization(2, method="rsvd", binarize=0.0)]
 ESTIMATORS += [
     RoundingRankFactorization(2, method="projlp", binarize=0.0, random_state=0),
     RoundingRankFactorization(
-        2, method="lpca", binarize=0.0, random_state=0, max_iter=20
+        2, method="lpca", binarize=0.0, random_state=0, max_iter=300
     ),
     RoundingRankFactorization(2, method="asso", binarize=0.0),
     RoundingRankCV(

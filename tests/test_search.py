@@ -76,7 +76,7 @@ def test_holdout_picks_planted_rank():
 def test_holdout_results_independent_of_n_jobs():
     X = make_rounding_rank_matrix(60, 40, 3, random_state=0)
     kw = dict(mode="holdout", n_components=[1, 2, 3, 4], cv=2, random_state=0)
-    est = RoundingRankFactorization(method="lpca", random_state=0, max_iter=50)
+    est = RoundingRankFactorization(method="lpca", random_state=0)
     a = RoundingRankCV(est, n_jobs=1, **kw).fit(X)
     b = RoundingRankCV(est, n_jobs=2, **kw).fit(X)
     np.testing.assert_array_equal(
