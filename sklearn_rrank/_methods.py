@@ -267,28 +267,6 @@ def _fit_search(fit):
     return search
 
 
-def _legacy_search(public):
-    """Interim: run a family's public rank search and offer its certificate."""
-
-    def search(X, incumbent, deadline, *, tau, random_state, n_jobs, verbose, **params):
-        res = public(
-            X,
-            tau=tau,
-            time_limit=deadline.remaining(),
-            random_state=random_state,
-            n_jobs=n_jobs,
-            verbose=verbose,
-            **params,
-        )
-        if res.L is not None:
-            incumbent.offer(res.L, res.R)
-        info = dict(res.info)
-        info["stopped_early"] = res.stopped_early
-        return info
-
-    return search
-
-
 def _asso_search(X, incumbent, deadline, *, tau, **kwargs):
     if not 0 < tau <= 1:
         return {"message": "Asso needs 0 < tau <= 1 (Boolean factors)"}
@@ -363,8 +341,7 @@ METHODS = MappingProxyType(
             MethodSpec(
                 "projlp",
                 "Achlioptas projection + L1-slack LPs (ProjLP)",
-                search=getattr(_projlp, "_projlp_search", None)
-                or _legacy_search(_projlp.projlp_rank_upper_bound),
+                search=_projlp._projlp_search,
                 fit=_projlp_fit,
                 transform=_projlp_transform,
                 missing=True,

@@ -42,7 +42,7 @@ from sklearn.random_projection import SparseRandomProjection
 from sklearn.utils import check_random_state
 from sklearn.utils.parallel import Parallel, delayed
 
-from sklearn_rrank._base import FactorizationResult, RankSearchResult
+from sklearn_rrank._base import FactorizationResult
 from sklearn_rrank._lp import (
     _NOT_SOLVED,
     DEFAULT_EPS,
@@ -55,6 +55,7 @@ from sklearn_rrank._lp import (
     _unique_rows,
     solve_rows_l1,
 )
+from sklearn_rrank._ranksearch import run_rank_search
 from sklearn_rrank._rounding import _count_errors_factors, certify_rounding
 from sklearn_rrank._validation import check_binary_matrix, check_tau
 
@@ -651,10 +652,7 @@ def projlp_rank_upper_bound(
     time_limit = _check_time_limit(time_limit)
     projection = _check_projection(projection)
     X = check_binary_matrix(X, allow_missing=True, accept_sparse=False, method="projlp")
-    m, n = X.shape
     max_rank = _check_positive_int(max_rank, "max_rank", allow_none=True)
-    if max_rank is None:
-        max_rank = min(m, n) + 1
     if (
         isinstance(n_retries, bool)
         or not isinstance(n_retries, numbers.Integral)
@@ -662,6 +660,55 @@ def projlp_rank_upper_bound(
     ):
         raise ValueError(f"n_retries must be an integer >= 0, got {n_retries!r}.")
     refine_iter = _check_nonnegative_int(refine_iter, "refine_iter")
+    return run_rank_search(
+        _projlp_search,
+        X,
+        method="projlp",
+        tau=tau,
+        deadline=time_limit,
+        random_state=random_state,
+        n_jobs=n_jobs,
+        verbose=verbose,
+        params={
+            "nested": nested,
+            "max_rank": max_rank,
+            "nonnegative": nonnegative,
+            "projection": projection,
+            "eps": eps,
+            "refine": refine,
+            "refine_iter": refine_iter,
+            "n_retries": n_retries,
+        },
+    )
+
+
+def _projlp_search(
+    X,
+    incumbent,
+    deadline,
+    *,
+    tau,
+    random_state=None,
+    n_jobs=None,
+    verbose=0,
+    nested=True,
+    max_rank=None,
+    nonnegative=False,
+    projection="dense",
+    eps=DEFAULT_EPS,
+    refine=True,
+    refine_iter=20,
+    n_retries=0,
+):
+    """ProjLP family of the rank-search skeleton (see :func:`projlp_rank_upper_bound`).
+
+    Trusts its input. Every candidate goes through ``incumbent.offer`` (the one
+    certification); phase 1 tries only widths below the known bound, and phase 2
+    descends from the best certificate known, which may be another method's.
+    """
+    m, n = X.shape
+    if max_rank is None:
+        max_rank = min(m, n) + 1
     refine = bool(refine)
     nonnegative = bool(nonnegative)
     rng = check_random_state(random_state)
@@ -681,37 +728,26 @@ def projlp_rank_upper_bound(
         "lp_status_counts": {},
     }
     status_counts = Counter()
-    best = {"rank": None, "L": None, "R": None, "Lu": None, "Ru": None}
 
     def elapsed():
         return time.perf_counter() - t0
 
     def remaining():
-        return None if time_limit is None else time_limit - elapsed()
+        return deadline.remaining()
+
+    def time_is_up():
+        return deadline.expired()
 
     def finish(stopped, message):
         info["lp_status_counts"] = dict(status_counts)
-        info["seconds"] = elapsed()
         info["message"] = message
+        info["stopped_early"] = bool(stopped)
         if verbose >= 1:
             print(
-                f"[projlp] rank bound {best['rank']} ({message}), {info['n_lps']} "
-                f"LPs, {info['seconds']:.2f} s"
+                f"[projlp] rank bound {incumbent.rank} ({message}), {info['n_lps']} "
+                f"LPs, {elapsed():.2f} s"
             )
-        return RankSearchResult(
-            rank=best["rank"],
-            L=best["L"],
-            R=best["R"],
-            certified=best["rank"] is not None,
-            stopped_early=stopped,
-            info=info,
-        )
-
-    if _zero_rank_ok(X, tau):
-        L0, R0 = np.zeros((m, 0)), np.zeros((n, 0))
-        if certify_rounding(X, L0, R0, tau=tau):
-            best.update(rank=0, L=L0, R=R0)
-        return finish(False, "rank 0 suffices")
+        return info
 
     # merge identical columns (one LP each) and identical rows (LP weights)
     col_rep, col_owner = _unique_columns(X)
@@ -764,26 +800,31 @@ def projlp_rank_upper_bound(
         return R_d, feasible, attempted
 
     def certify(Lu, R_u):
-        """Certify on the full X; record the bound, or return the failing columns."""
+        """Offer the full factors; on failure return the uncertified columns."""
         L, R = Lu[row_owner], R_u[col_owner]
-        if certify_rounding(X, L, R, tau=tau):
-            best.update(rank=Lu.shape[1], L=L, R=R, Lu=Lu, Ru=R_u)
+        if incumbent.offer(L, R):
             info["improvements"].append((Lu.shape[1], elapsed()))
             if verbose >= 2:
                 print(f"[projlp] certified rank {Lu.shape[1]} at {elapsed():.2f} s")
             return None
         return _uncertified_columns(Xu, Lu, R_u, tau)
 
-    def time_is_up():
-        rem = remaining()
-        return rem is not None and rem <= 0
+    def best_reduced():
+        """The best known certificate on the merged rows and columns, or None."""
+        factors = incumbent.best_factors()
+        if factors is None:
+            return None
+        L, R = factors
+        return np.asarray(L)[row_rep], np.asarray(R)[col_rep]
 
     with Parallel(n_jobs=n_jobs, prefer="threads") as parallel:
-        # ---- phase 1: d = 1, 2, ... ------------------------------------------------
+        # ---- phase 1: d = 1, 2, ... below the known bound --------------------------
         proj = _Projection(X0u, projection, nonnegative, rng) if nested else None
         solved = np.zeros(n_u, dtype=bool)
         R_u = np.zeros((n_u, 0))
         for d in range(1, max_rank + 1):
+            if not incumbent.worth_trying(d) and d >= max(incumbent.lower, 1):
+                break  # a certificate of width d would not improve the bound
             if time_is_up():
                 return finish(True, f"time limit reached in phase 1 before d={d}")
             if nested:
@@ -799,6 +840,7 @@ def projlp_rank_upper_bound(
             info["d_tried"].append(d)
             R_u[cols[feasible]] = R_d[feasible]
             solved[cols[feasible]] = True
+            incumbent.record(d, int(n_u - solved.sum()), message="phase 1")
             if verbose >= 2:
                 print(
                     f"[projlp] d={d}: {int(attempted.sum())} LPs, "
@@ -811,21 +853,23 @@ def projlp_rank_upper_bound(
                 # drop the columns that fail the certificate and keep searching
                 solved[bad] = False
                 R_u[bad] = 0.0
-        info["phase1_rank"] = best["rank"]
+        info["phase1_rank"] = incumbent.rank
         info["phase1_seconds"] = elapsed()
-        if best["rank"] is None:
+        if incumbent.bound is None:
             if time_is_up():
                 return finish(True, "time limit reached in phase 1")
             return finish(True, f"no certificate up to max_rank={max_rank}")
 
-        # ---- phase 2: refinement descent (alternating L1 LPs) ------------------------
+        # ---- phase 2: refinement descent from the best known certificate -----------
         step = 1
-        while refine and best["rank"] > 1:
+        floor = max(incumbent.lower, 1)
+        while refine and incumbent.bound > floor:
             if time_is_up():
                 return finish(True, "time limit reached in phase 2")
-            width = max(1, best["rank"] - step)
+            width = max(floor, incumbent.bound - step)
             info["refine_tried"].append(width)
-            L0 = _truncated_product_factor(best["Lu"], best["Ru"], width)
+            Lb, Rb = best_reduced()
+            L0 = _truncated_product_factor(Lb, Rb, width)
             if nonnegative:
                 # a non-negative start: orient every factor column, clip at zero
                 L0 = np.maximum(L0 * np.where(L0.sum(axis=0) < 0, -1.0, 1.0), 0.0)
@@ -842,6 +886,7 @@ def projlp_rank_upper_bound(
             )
             info["n_lps"] += out["n_lps"]
             status_counts.update(out["status_counts"])
+            incumbent.record(width, out["errors"], message="phase 2 (LP descent)")
             ok = False
             if out["errors"] == 0:
                 # re-solve the columns with the separation margin, then certify
@@ -866,14 +911,14 @@ def projlp_rank_upper_bound(
         if time_is_up():
             return finish(True, "time limit reached in phase 2")
 
-        # ---- phase 3: fresh projections of width best - 1 ----------------------------
+        # ---- phase 3: fresh projections of width bound - 1 -------------------------
         # projections are tested _PHASE3_BATCH at a time (each test serial, one per
         # worker); the batch size does not depend on n_jobs, so neither does the result
         failures = 0
-        while failures < n_retries and best["rank"] > 1:
+        while failures < n_retries and incumbent.bound > floor:
             if time_is_up():
                 return finish(True, "time limit reached in phase 3")
-            width = best["rank"] - 1
+            width = incumbent.bound - 1
             batch = min(_PHASE3_BATCH, n_retries - failures)
             lefts = []
             for _ in range(batch):
@@ -900,6 +945,8 @@ def projlp_rank_upper_bound(
                     failures = 0
                 else:
                     failures += 1
+    if incumbent.rank is None:
+        return finish(False, f"no certificate below the known bound {incumbent.bound}")
     return finish(False, "certified")
 
 
