@@ -206,3 +206,42 @@ def test_max_iter_hit_while_improving_still_warns(paleo):
     est = RoundingRankFactorization(10, method="projlp", random_state=0, max_iter=1)
     with pytest.warns(ConvergenceWarning, match="max_iter"):
         est.fit(paleo)
+
+
+def test_search_stays_below_the_cap_and_descends_from_its_factors():
+    from sklearn_rrank import certify_rounding
+    from sklearn_rrank._bounds import trivial_upper_bound
+    from sklearn_rrank._projlp import _projlp_search
+    from sklearn_rrank._ranksearch import run_rank_search
+
+    X = make_rounding_rank_matrix(40, 30, 3, random_state=1).astype(float)
+    L, R = trivial_upper_bound(X)
+    cap = L.shape[1]
+    res = run_rank_search(
+        _projlp_search,
+        X,
+        method="projlp",
+        tau=0.5,
+        cap=cap,
+        cap_factors=(L, R),
+        random_state=0,
+        params={"nested": True, "refine": True},
+    )
+    assert res.rank is None or res.rank < cap
+    if res.rank is not None:
+        assert certify_rounding(X, res.L, res.R)
+    # with a cap of 2 (below what phase 1 reaches) phase 1 stops at once
+    res2 = run_rank_search(
+        _projlp_search, X, method="projlp", tau=0.5, cap=2, lower=2, random_state=0
+    )
+    assert res2.rank is None and "nothing to search" in res2.info["message"]
+
+
+def test_deadline_returns_promptly():
+    import time
+
+    X = make_rounding_rank_matrix(300, 200, 15, noise=0.05, random_state=0)
+    t0 = time.monotonic()
+    res = projlp_rank_upper_bound(X, time_limit=0.5, random_state=0)
+    assert time.monotonic() - t0 < 3.0
+    assert res.stopped_early
