@@ -16,12 +16,16 @@ from sklearn_rrank._classification import (
 )
 from sklearn_rrank._factorization import RoundingRankFactorization
 from sklearn_rrank._nested import (
-    NestedApprox,
-    NODFNullModelResult,
-    NODFResult,
     is_nested,
     is_rounding_rank_one,
     nested_decomposition,
+)
+from sklearn_rrank._nested_approx import (
+    NestedApprox,
+)
+from sklearn_rrank._nestedness import (
+    NODFNullModelResult,
+    NODFResult,
     nestedness_temperature,
     nodf,
     nodf_null_model,

@@ -13,22 +13,26 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from sklearn_rrank import certify_rounding
 from sklearn_rrank._nested import (
+    is_nested,
+    is_rounding_rank_one,
+    nested_decomposition,
+)
+from sklearn_rrank._nested_approx import (
     NestedApprox,
     _best_upper_sets,
     _bmna,
     _bmna_brute_force,
     _bmna_ilp,
     _count_violations,
-    _curveball_trades,
-    _fill_exponent,
-    _fill_line_crossing,
     _insertion_sweep,
     _mt_greedy,
     _nested_from_order,
     _nnrr1,
-    is_nested,
-    is_rounding_rank_one,
-    nested_decomposition,
+)
+from sklearn_rrank._nestedness import (
+    _curveball_trades,
+    _fill_exponent,
+    _fill_line_crossing,
     nestedness_temperature,
     nodf,
     nodf_null_model,
