@@ -8,7 +8,6 @@ built site (copied from the ``django-static-mathjax`` package of the docs extra)
 """
 
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -230,26 +229,5 @@ def _check_api_complete(app):
                 )
 
 
-# Docstrings cite the developers' implementation notes (ALGORITHMS.md), which are not
-# part of the repository or of the site. Until the docstrings drop these citations,
-# the rendered pages leave them out: a bare citation in parentheses is removed, any
-# other mention becomes "the implementation notes".
-_NOTES_CITATION = re.compile(
-    r"\s*\(ALGORITHMS(?:\.md)?,?\s*(?:[Ss]ections?\s*)?[\d.]+(?:\s*\([A-Z]\))?\)"
-)
-_NOTES_MENTION = re.compile(r"ALGORITHMS(?:\.md)?")
-
-
-def _drop_notes_citations(app, what, name, obj, options, lines):
-    """``autodoc-process-docstring``: no citation of a file the site lacks."""
-    text = "\n".join(lines)
-    if "ALGORITHMS" not in text:
-        return
-    text = _NOTES_CITATION.sub("", text)
-    text = _NOTES_MENTION.sub("the implementation notes", text)
-    lines[:] = text.split("\n")
-
-
 def setup(app):
     app.connect("builder-inited", _check_api_complete)
-    app.connect("autodoc-process-docstring", _drop_notes_citations)

@@ -395,7 +395,7 @@ def _mm_chunk(rows, P, F, offset, q, w, alpha):
     """One Schein et al. bound update for the rows ``rows`` of ``P``.
 
     Solves ``(sum_j w T_ij F_j F_j^T + 2 alpha I) P_i = sum_j w (q_ij - T_ij o_j) F_j``
-    with ``T = tanh(theta / 2) / theta`` and ``q = 2x - 1`` (ALGORITHMS.md section 4.4
+    with ``T = tanh(theta / 2) / theta`` and ``q = 2x - 1`` (Schein et al. 2003,
     with the L2 penalty added): the exact minimiser of the Jaakkola-Jordan upper bound
     of the objective, so the objective never increases.
     """
