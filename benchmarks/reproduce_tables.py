@@ -151,15 +151,36 @@ def main():
         help="comma-separated data sets to (re)run; the others are kept from an "
         "existing tables.json",
     )
+    parser.add_argument(
+        "--methods",
+        default=None,
+        help="comma-separated methods to (re)run (spectral, vc, the rank methods and "
+        "the error methods); cells of the other methods are kept from tables.json",
+    )
+    parser.add_argument(
+        "--k",
+        default=None,
+        help="comma-separated k of the error cells to (re)run (default: the paper's)",
+    )
     args = parser.parse_args()
     from sklearn_rrank.datasets import DATASETS
+
+    chosen = None if not args.methods else set(args.methods.split(","))
+    chosen_k = None if not args.k else {int(k) for k in args.k.split(",")}
+
+    def wanted(method, k=None):
+        return (chosen is None or method in chosen) and (
+            k is None or chosen_k is None or k in chosen_k
+        )
 
     names = ["paleo", "apj"] if args.quick else ["paleo", "apj", "abstracts"]
     if args.data:
         names = [n.strip() for n in args.data.split(",") if n.strip()]
     out_dir = os.path.join(HERE, "results")
     previous = {}
-    if args.data and os.path.exists(os.path.join(out_dir, "tables.json")):
+    if os.path.exists(os.path.join(out_dir, "tables.json")) and (
+        args.data or args.methods or args.k
+    ):
         with open(os.path.join(out_dir, "tables.json")) as fh:
             previous = json.load(fh).get("data", {})
     results = {
@@ -180,18 +201,28 @@ def main():
         paper = DATASETS[name]().paper
         limit = args.abstracts_limit if name == "abstracts" else args.limit
         entry = {"paper": paper, "rank": {}, "lower": {}, "error": {}}
+        if name in previous and (chosen is not None or chosen_k is not None):
+            old = previous[name]  # keep the cells that are not rerun
+            entry = {key: old.get(key, {}) for key in ("rank", "lower", "error")}
+            entry["paper"] = paper
         # methods get half the cell's limit for their own time limit, so that they
         # can return what they proved before the cell is killed
         for method in ("spectral", "vc"):
+            if not wanted(method):
+                continue
             cell = run_limited(_rank_cell, (name, method, limit / 2), limit)
             entry["lower"][method] = cell
             print(f"{name} lower {method}: {cell}", flush=True)
         for method in RANK_METHODS:
+            if not wanted(method):
+                continue
             cell = run_limited(_rank_cell, (name, method, limit / 2), limit)
             entry["rank"][method] = cell
             print(f"{name} rank {method}: {cell}", flush=True)
         for method in ERR_METHODS:
             for k in PAPER_K[name]:
+                if not wanted(method, k):
+                    continue
                 cell = run_limited(_err_cell, (name, method, k, limit), limit)
                 entry["error"].setdefault(method, {})[str(k)] = cell
                 print(f"{name} err {method} k={k}: {cell}", flush=True)
