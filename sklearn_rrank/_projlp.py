@@ -34,12 +34,14 @@ import numbers
 import time
 import warnings
 from collections import Counter
+from numbers import Integral, Real
 
 import numpy as np
 from joblib import effective_n_jobs
 from sklearn.exceptions import DataDimensionalityWarning
 from sklearn.random_projection import SparseRandomProjection
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions, validate_params
 from sklearn.utils.parallel import Parallel, delayed
 
 from sklearn_rrank._base import FactorizationResult
@@ -48,7 +50,6 @@ from sklearn_rrank._lp import (
     DEFAULT_EPS,
     STATUS_NAMES,
     _check_eps,
-    _check_time_limit,
     _solve,
     _solve_public,
     _unique_columns,
@@ -56,7 +57,11 @@ from sklearn_rrank._lp import (
     solve_rows_l1,
 )
 from sklearn_rrank._ranksearch import run_rank_search
-from sklearn_rrank._rounding import _count_errors_factors, certify_rounding
+from sklearn_rrank._rounding import (
+    DEFAULT_MARGIN,
+    _certified_block,
+    _count_errors_factors,
+)
 from sklearn_rrank._validation import check_binary_matrix, check_tau
 
 __all__ = ["projlp_fit", "projlp_rank_upper_bound", "projlp_transform"]
@@ -264,7 +269,6 @@ def projlp_fit(
         n_jobs=n_jobs,
         max_iter=max_iter,
         tol=float(tol),
-        time_limit=None,
         verbose=verbose,
     )
     n_bad = sum(c for name, c in out["status_counts"].items() if name != "optimal")
@@ -340,7 +344,7 @@ def _alternate(
     n_jobs,
     max_iter,
     tol,
-    time_limit,
+    deadline=None,
     verbose=0,
 ):
     """Alternating L1-slack LPs from ``L``: first ``R`` for ``L``, then rounds.
@@ -349,17 +353,18 @@ def _alternate(
     fixed). Both minimise the same total ``sum_ij c_ij`` of slacks, so the objective
     after each exact sweep does not increase. Stops when the objective is 0 (every
     observed entry met with margin ``eps``), when a round lowers it by at most
-    ``tol`` times its value, after ``max_iter`` rounds, or at the time limit. Returns a
-    dict with the factors of fewest rounding errors seen and diagnostics.
+    ``tol`` times its value, when the fewest errors have not improved for
+    ``_STALL_ROUNDS`` rounds, after ``max_iter`` rounds, or when ``deadline`` (a
+    :class:`~sklearn_rrank._ranksearch.Deadline` or None) expires. Returns a dict
+    with the factors of fewest rounding errors seen and diagnostics.
     """
-    t0 = time.perf_counter()
     m, n = X.shape
     XT = np.ascontiguousarray(X.T)
     counts = Counter()
     kw = dict(tau=tau, eps=eps, nonnegative=nonnegative, n_jobs=n_jobs)
 
     def remaining():
-        return None if time_limit is None else time_limit - (time.perf_counter() - t0)
+        return None if deadline is None else deadline.remaining()
 
     def sweep(F, Xs):
         G, status, objective, _ = _solve_public(
@@ -386,8 +391,7 @@ def _alternate(
         stop = "exact" if errors == 0 else "zero_slack"
         max_iter = 0
     for _ in range(max_iter):
-        rem = remaining()
-        if rem is not None and rem <= 0:
+        if deadline is not None and deadline.expired():
             stop = "time_limit"
             break
         L, _ = sweep(R, XT)
@@ -505,13 +509,25 @@ class _Projection:
         return self.L[:, :d]
 
 
-def _zero_rank_ok(X, tau):
-    observed = ~np.isnan(X)
-    if tau > 0:
-        return not np.any(X[observed] == 1)
-    return not np.any(X[observed] == 0)
-
-
+@validate_params(
+    {
+        "X": ["array-like"],
+        "tau": [Real],
+        "nested": ["boolean"],
+        "max_rank": [Interval(Integral, 1, None, closed="left"), None],
+        "time_limit": [Interval(Real, 0, None, closed="left"), None],
+        "random_state": ["random_state"],
+        "n_jobs": [Integral, None],
+        "verbose": ["verbose"],
+        "nonnegative": ["boolean"],
+        "projection": [StrOptions(set(_PROJECTIONS))],
+        "eps": [Interval(Real, 0, None, closed="left")],
+        "refine": ["boolean"],
+        "refine_iter": [Interval(Integral, 0, None, closed="left")],
+        "n_retries": [Interval(Integral, 0, None, closed="left")],
+    },
+    prefer_skip_nested_validation=True,
+)
 def projlp_rank_upper_bound(
     X,
     *,
@@ -531,6 +547,13 @@ def projlp_rank_upper_bound(
 ):
     """Certified upper bound on the rounding rank by ProjLP.
 
+    The search runs inside the rank-search skeleton
+    (:func:`sklearn_rrank._ranksearch.run_rank_search`): the skeleton checks the
+    rank-0 case, owns the deadline, and certifies every candidate ``(L, R)`` once,
+    with the kernel of :func:`~sklearn_rrank.certify_rounding`, keeping the best.
+    Identical rows and columns of ``X`` are merged first (each distinct column is one
+    LP; repeated rows become LP weights).
+
     **Phase 1** (the paper's loop). For ``d = 1, 2, ...`` set ``L = X A_d`` and solve
     the feasibility LP of the columns until one is infeasible (then go to ``d + 1``) or
     all are feasible: then ``round_tau(L R^T) = X`` and ``rrank_tau(X) <= d``.
@@ -544,20 +567,26 @@ def projlp_rank_upper_bound(
       projection.
 
     Each ``d`` starts with the column that failed last; columns are attempted in
-    blocks of 8, 16, 32, ... (independent of ``n_jobs``).
+    blocks of 8, 16, 32, ... (independent of ``n_jobs``). Phase 1 only tries widths
+    below the best bound known (when the search runs in a portfolio, another method
+    may already have certified a smaller one). If it ends without any certificate
+    (a random projection can be degenerate on a tiny matrix), the trivial
+    certificate of width ``min(m', n')`` (one more for ``tau <= 0``) of the merged
+    ``m' x n'`` matrix is offered instead, if it is at most ``max_rank``.
 
     **Phase 2** (refinement descent; our addition, ``refine=True``). From the best
-    certificate ``(L, R)`` of width ``b``, start at width ``w < b`` with the left
-    factor of the best rank-``w`` approximation of ``L R^T`` and alternate the L1-slack
-    LPs of the columns (``L`` fixed) and of the rows (``R`` fixed). Both minimise the
-    same total slack, which therefore never increases. A try succeeds when no
-    rounding error is left; the columns are then re-solved with the separation margin
-    and the factors certified. A try fails after ``refine_iter`` rounds or when a
-    round lowers the total slack by less than 1 %. Widths are tried galloping:
-    ``w = b - 1, b - 2, b - 4, ...`` while tries succeed; after a failure the step is
-    halved, and a failure at ``w = b - 1`` ends phase 2. This goes well beyond the
-    paper's ProjLP: on paleo and apj it certified far smaller bounds (see the
-    measurements below).
+    certificate ``(L, R)`` known, of width ``b`` (its own, or another method's in a
+    portfolio), start at width ``w < b`` with the left factor of the best rank-``w``
+    approximation of ``L R^T`` and alternate the L1-slack LPs of the columns (``L``
+    fixed) and of the rows (``R`` fixed). Both minimise the same total slack, which
+    therefore never increases. A try succeeds when no rounding error is left; the
+    columns are then re-solved with the separation margin and the factors
+    certified. A try fails after ``refine_iter`` rounds, when a round lowers the
+    total slack by less than 1 %, or when the fewest errors stall. Widths are tried
+    galloping: ``w = b - 1, b - 2, b - 4, ...`` while tries succeed; after a failure
+    the step is halved, and a failure at ``w = b - 1`` ends phase 2. This goes well
+    beyond the paper's ProjLP: on paleo and apj it certified far smaller bounds (see
+    the measurements below).
 
     **Phase 3** (random retries; our addition, ``n_retries > 0``). Draw fresh
     projections of width ``b - 1`` and test all columns, those that failed most often
@@ -565,10 +594,6 @@ def projlp_rank_upper_bound(
     4, ...; four projections at a time, independent of ``n_jobs``). A passing
     projection lowers the bound by one. Stops after ``n_retries`` consecutive failing
     projections. Useful with ``refine=False`` for a projection-only search.
-
-    Every bound is verified with :func:`~sklearn_rrank.certify_rounding`; if that
-    fails the search goes on. Identical rows and columns of ``X`` are merged first
-    (each distinct column is one LP; repeated rows become LP weights).
 
     Phase 1 measured on paleo (seeds 0-9) and apj (seeds 0-2), 2 jobs, noisy shared
     machine, mean bound / mean LPs / mean seconds:
@@ -583,7 +608,8 @@ def projlp_rank_upper_bound(
     The nested loop needs fewer LPs and less time for bounds of the same quality, and
     the +-1 (``"dense"``) projection gives smaller bounds than the sparse one: hence
     the defaults ``nested=True, projection="dense"``. Phase 2 then lowers the bound
-    much further (paleo 10, apj 7 with seed 0; see the report of issue 3).
+    much further (seed 0, 2 jobs: paleo 10 in 10-15 s, apj 7; see the report of
+    issue 3).
 
     Parameters
     ----------
@@ -595,10 +621,12 @@ def projlp_rank_upper_bound(
     nested : bool, default=True
         Nested projections or the paper's fresh projection per ``d`` (phase 1).
     max_rank : int or None, default=None
-        Largest ``d`` tried in phase 1; default ``min(n_samples, n_features) + 1``.
+        Largest ``d`` tried in phase 1 (and largest width of the trivial fallback);
+        default ``min(n_samples, n_features) + 1``.
     time_limit : float or None, default=None
-        Wall-clock limit in seconds. When it expires the best certified result so far
-        is returned (``rank=None`` if there is none) with ``stopped_early=True``.
+        Wall-clock limit in seconds for the whole call, also handed to HiGHS. When it
+        expires the best certified result so far is returned (``rank=None`` if there
+        is none) with ``stopped_early=True``.
     random_state : int, RandomState instance or None, default=None
         Seed of the projections.
     n_jobs : int or None, default=None
@@ -622,12 +650,17 @@ def projlp_rank_upper_bound(
     Returns
     -------
     result : RankSearchResult
-        ``rank``, certified ``L`` (n_samples, rank) and ``R`` (n_features, rank).
-        ``info`` holds ``"n_lps"`` (LPs run), ``"n_infeasible_lps"``, ``"d_tried"``
-        (phase 1), ``"phase1_rank"``, ``"phase1_seconds"``, ``"refine_tried"``
-        (widths tried in phase 2), ``"phase2_seconds"``, ``"n_projections"`` (phase
-        3), ``"improvements"`` (list of ``(rank, seconds)``), ``"lp_status_counts"``,
-        ``"seconds"``, ``"nested"`` and ``"message"``.
+        ``rank``, certified ``L`` (n_samples, rank) and ``R`` (n_features, rank);
+        ``stopped_early`` is True if the time limit ended the search or phase 1
+        found no certificate up to ``max_rank``. ``info`` holds ``"n_lps"`` (LPs
+        run), ``"n_infeasible_lps"``, ``"d_tried"`` (phase 1), ``"phase1_rank"``,
+        ``"phase1_seconds"``, ``"fallback"`` (True if the trivial certificate was
+        offered), ``"refine_tried"`` (widths tried in phase 2),
+        ``"phase2_seconds"``, ``"n_projections"`` (phase 3), ``"improvements"``
+        (list of ``(rank, seconds)``), ``"lp_status_counts"``, ``"nested"``,
+        ``"projection"``, ``"eps"``, and from the skeleton ``"message"``,
+        ``"curve"``, ``"errors_by_k"`` (wrong entries of the candidate tried at each
+        width) and ``"seconds"``.
 
     Raises
     ------
@@ -648,18 +681,7 @@ def projlp_rank_upper_bound(
     (True, True)
     """
     tau = check_tau(tau)
-    eps = _check_eps(eps)
-    time_limit = _check_time_limit(time_limit)
-    projection = _check_projection(projection)
     X = check_binary_matrix(X, allow_missing=True, accept_sparse=False, method="projlp")
-    max_rank = _check_positive_int(max_rank, "max_rank", allow_none=True)
-    if (
-        isinstance(n_retries, bool)
-        or not isinstance(n_retries, numbers.Integral)
-        or n_retries < 0
-    ):
-        raise ValueError(f"n_retries must be an integer >= 0, got {n_retries!r}.")
-    refine_iter = _check_nonnegative_int(refine_iter, "refine_iter")
     return run_rank_search(
         _projlp_search,
         X,
@@ -670,14 +692,14 @@ def projlp_rank_upper_bound(
         n_jobs=n_jobs,
         verbose=verbose,
         params={
-            "nested": nested,
+            "nested": bool(nested),
             "max_rank": max_rank,
-            "nonnegative": nonnegative,
+            "nonnegative": bool(nonnegative),
             "projection": projection,
-            "eps": eps,
-            "refine": refine,
-            "refine_iter": refine_iter,
-            "n_retries": n_retries,
+            "eps": float(eps),
+            "refine": bool(refine),
+            "refine_iter": int(refine_iter),
+            "n_retries": int(n_retries),
         },
     )
 
@@ -692,27 +714,34 @@ def _projlp_search(
     n_jobs=None,
     verbose=0,
     nested=True,
-    max_rank=None,
-    nonnegative=False,
     projection="dense",
     eps=DEFAULT_EPS,
     refine=True,
     refine_iter=20,
     n_retries=0,
+    nonnegative=False,
+    max_rank=None,
 ):
     """ProjLP family of the rank-search skeleton (see :func:`projlp_rank_upper_bound`).
 
-    Trusts its input. Every candidate goes through ``incumbent.offer`` (the one
-    certification); phase 1 tries only widths below the known bound, and phase 2
-    descends from the best certificate known, which may be another method's.
+    Trusts its input (``X`` a validated float64 array, NaN = missing; parameters
+    checked). Every candidate goes through ``incumbent.offer`` (the one
+    certification); phase 1 tries only widths ``max(1, lower) <= d < bound``, phase 2
+    descends from ``incumbent.best_factors()``, which may be another method's
+    certificate, and everything stops once ``incumbent.done``. ``deadline`` is
+    checked between steps and its ``remaining()`` is the LPs' time limit. Returns the
+    diagnostics dict (``"message"``; ``"stopped_early"`` if phase 1 found no
+    certificate up to ``max_rank`` or the deadline ended it).
     """
     m, n = X.shape
     if max_rank is None:
         max_rank = min(m, n) + 1
     refine = bool(refine)
     nonnegative = bool(nonnegative)
+    refine_iter = int(refine_iter)
+    n_retries = int(n_retries)
     rng = check_random_state(random_state)
-    t0 = time.perf_counter()
+    t_start = deadline.elapsed()
     info = {
         "nested": bool(nested),
         "projection": projection,
@@ -722,21 +751,17 @@ def _projlp_search(
         "d_tried": [],
         "phase1_rank": None,
         "phase1_seconds": None,
+        "fallback": False,
         "n_projections": 0,
         "refine_tried": [],
+        "phase2_seconds": None,
         "improvements": [],
         "lp_status_counts": {},
     }
     status_counts = Counter()
 
     def elapsed():
-        return time.perf_counter() - t0
-
-    def remaining():
-        return deadline.remaining()
-
-    def time_is_up():
-        return deadline.expired()
+        return deadline.elapsed() - t_start
 
     def finish(stopped, message):
         info["lp_status_counts"] = dict(status_counts)
@@ -757,9 +782,16 @@ def _projlp_search(
     Xu = np.ascontiguousarray(Xc[row_rep])
     X0u = _projection_input(X[row_rep], nonnegative)
     n_in = X0u.shape[1]
-    n_u = Xu.shape[1]
+    m_u, n_u = Xu.shape
     queue = list(range(n_u))  # attempt order; failing columns move to the front
     fail_count = np.zeros(n_u, dtype=np.int64)
+    # wrong entries of X in the columns of each merged column when its r is 0
+    zero_is_one = 0.0 >= tau
+    wrong_if_zero = np.bincount(
+        col_owner,
+        weights=(~np.isnan(X) & (X != float(zero_is_one))).sum(axis=0),
+        minlength=n_u,
+    ).astype(np.int64)
 
     def record(cols, codes, feasible):
         """Count the LPs run and move the first failing column up the queue."""
@@ -789,7 +821,7 @@ def _projlp_search(
             nonnegative=nonnegative,
             feasibility=True,
             n_jobs=n_jobs,
-            time_limit=remaining(),
+            time_limit=deadline.remaining(),
             columns=cols,
             stop_at_first_infeasible=True,
             weights=weights,
@@ -801,35 +833,37 @@ def _projlp_search(
 
     def certify(Lu, R_u):
         """Offer the full factors; on failure return the uncertified columns."""
-        L, R = Lu[row_owner], R_u[col_owner]
-        if incumbent.offer(L, R):
-            info["improvements"].append((Lu.shape[1], elapsed()))
+        if incumbent.offer(Lu[row_owner], R_u[col_owner]):
+            info["improvements"].append((Lu.shape[1], round(elapsed(), 4)))
             if verbose >= 2:
                 print(f"[projlp] certified rank {Lu.shape[1]} at {elapsed():.2f} s")
             return None
         return _uncertified_columns(Xu, Lu, R_u, tau)
 
     def best_reduced():
-        """The best known certificate on the merged rows and columns, or None."""
-        factors = incumbent.best_factors()
-        if factors is None:
-            return None
-        L, R = factors
-        return np.asarray(L)[row_rep], np.asarray(R)[col_rep]
+        """The best known certificate on the merged rows and columns."""
+        L, R = incumbent.best_factors()
+        return (
+            np.asarray(L, dtype=np.float64)[row_rep],
+            np.asarray(R, dtype=np.float64)[col_rep],
+        )
 
     with Parallel(n_jobs=n_jobs, prefer="threads") as parallel:
-        # ---- phase 1: d = 1, 2, ... below the known bound --------------------------
+        # ---- phase 1: d = max(1, lower), ... below the known bound -----------------
         proj = _Projection(X0u, projection, nonnegative, rng) if nested else None
         solved = np.zeros(n_u, dtype=bool)
-        R_u = np.zeros((n_u, 0))
-        for d in range(1, max_rank + 1):
-            if not incumbent.worth_trying(d) and d >= max(incumbent.lower, 1):
+        R_u = None
+        for d in range(max(1, incumbent.lower), max_rank + 1):
+            if not incumbent.worth_trying(d):
                 break  # a certificate of width d would not improve the bound
-            if time_is_up():
+            if deadline.expired():
                 return finish(True, f"time limit reached in phase 1 before d={d}")
             if nested:
                 Lu = proj.left(d)
-                R_u = np.hstack([R_u, np.zeros((n_u, 1))])
+                R_prev = R_u
+                R_u = np.zeros((n_u, d))
+                if R_prev is not None:
+                    R_u[:, : R_prev.shape[1]] = R_prev
             else:
                 seed = rng.randint(np.iinfo(np.int32).max)
                 Lu = X0u @ _projection_matrix(n_in, d, projection, nonnegative, seed)
@@ -840,7 +874,12 @@ def _projlp_search(
             info["d_tried"].append(d)
             R_u[cols[feasible]] = R_d[feasible]
             solved[cols[feasible]] = True
-            incumbent.record(d, int(n_u - solved.sum()), message="phase 1")
+            # the candidate: feasible columns exact, the others r = 0
+            incumbent.record(
+                d,
+                int(wrong_if_zero[~solved].sum()),
+                message=f"phase 1: {int(solved.sum())}/{n_u} columns separable",
+            )
             if verbose >= 2:
                 print(
                     f"[projlp] d={d}: {int(attempted.sum())} LPs, "
@@ -855,16 +894,24 @@ def _projlp_search(
                 R_u[bad] = 0.0
         info["phase1_rank"] = incumbent.rank
         info["phase1_seconds"] = elapsed()
+        if incumbent.bound is None and not deadline.expired():
+            factors = _trivial_factors(Xu, tau, nonnegative)
+            if factors is not None and factors[0].shape[1] <= max_rank:
+                info["fallback"] = True
+                certify(*factors)
         if incumbent.bound is None:
-            if time_is_up():
+            if deadline.expired():
                 return finish(True, "time limit reached in phase 1")
             return finish(True, f"no certificate up to max_rank={max_rank}")
+        if incumbent.done:
+            return finish(False, "certified (bound meets the lower bound)")
 
         # ---- phase 2: refinement descent from the best known certificate -----------
         step = 1
         floor = max(incumbent.lower, 1)
+        t2 = elapsed()
         while refine and incumbent.bound > floor:
-            if time_is_up():
+            if deadline.expired():
                 return finish(True, "time limit reached in phase 2")
             width = max(floor, incumbent.bound - step)
             info["refine_tried"].append(width)
@@ -882,19 +929,23 @@ def _projlp_search(
                 n_jobs=n_jobs,
                 max_iter=refine_iter,
                 tol=_REFINE_TOL,
-                time_limit=remaining(),
+                deadline=deadline,
             )
             info["n_lps"] += out["n_lps"]
             status_counts.update(out["status_counts"])
-            incumbent.record(width, out["errors"], message="phase 2 (LP descent)")
+            n_wrong = _count_errors_factors(
+                X, out["L"][row_owner], out["R"][col_owner], tau
+            )
+            incumbent.record(width, n_wrong, message="phase 2 (LP descent)")
             ok = False
             if out["errors"] == 0:
                 # re-solve the columns with the separation margin, then certify
                 Lu = out["L"]
-                R_d, feasible, _ = attempt(Lu, np.array(queue, dtype=np.intp), parallel)
+                order = np.array(queue, dtype=np.intp)
+                R_d, feasible, _ = attempt(Lu, order, parallel)
                 if feasible.all():
                     R_u = np.zeros((n_u, width))
-                    R_u[np.array(queue, dtype=np.intp)] = R_d
+                    R_u[order] = R_d
                     ok = certify(Lu, R_u) is None
             if verbose >= 2:
                 print(
@@ -907,8 +958,8 @@ def _projlp_search(
                 break
             else:
                 step = max(1, step // 2)
-        info["phase2_seconds"] = elapsed()
-        if time_is_up():
+        info["phase2_seconds"] = elapsed() - t2
+        if deadline.expired():
             return finish(True, "time limit reached in phase 2")
 
         # ---- phase 3: fresh projections of width bound - 1 -------------------------
@@ -916,7 +967,7 @@ def _projlp_search(
         # worker); the batch size does not depend on n_jobs, so neither does the result
         failures = 0
         while failures < n_retries and incumbent.bound > floor:
-            if time_is_up():
+            if deadline.expired():
                 return finish(True, "time limit reached in phase 3")
             width = incumbent.bound - 1
             batch = min(_PHASE3_BATCH, n_retries - failures)
@@ -927,7 +978,7 @@ def _projlp_search(
                 lefts.append(X0u @ A)
             info["n_projections"] += batch
             cols = np.array(queue, dtype=np.intp)
-            args = (Xu, cols, weights, tau, eps, nonnegative, remaining())
+            args = (Xu, cols, weights, tau, eps, nonnegative, deadline.remaining())
             if batch == 1 or effective_n_jobs(n_jobs) == 1:
                 results = [_test_projection(Lu, *args) for Lu in lefts]
             else:
@@ -935,6 +986,11 @@ def _projlp_search(
             improved = False
             for Lu, (R_d, codes, feasible) in zip(lefts, results, strict=True):
                 record(cols, codes, feasible)
+                incumbent.record(
+                    width,
+                    int(wrong_if_zero[cols[~feasible]].sum()),
+                    message="phase 3 (fresh projection)",
+                )
                 if improved or not feasible.all():
                     failures += 0 if improved else 1
                     continue
@@ -948,6 +1004,32 @@ def _projlp_search(
     if incumbent.rank is None:
         return finish(False, f"no certificate below the known bound {incumbent.bound}")
     return finish(False, "certified")
+
+
+def _trivial_factors(Xu, tau, nonnegative):
+    """Certified factors of the merged matrix of width ``min(m', n')`` (+1 if tau<=0).
+
+    ``c Xu`` with ``c = 2 tau`` rounds to ``Xu`` for ``tau > 0`` (missing entries
+    count as 0), written as ``L = c Xu, R = I`` or ``L = I, R = c Xu^T``; for
+    ``tau <= 0`` a constant column shifts the zeros below ``tau`` (not non-negative:
+    None then).
+    """
+    m, n = Xu.shape
+    X0 = np.where(np.isnan(Xu), 0.0, Xu)
+    if tau > 0:
+        if n <= m:
+            return 2 * tau * X0, np.eye(n)
+        return np.eye(m), 2 * tau * X0.T
+    if nonnegative:
+        return None
+    shift = tau - 1.0
+    if n <= m:
+        L = np.hstack([(1.0 - shift) * X0, np.ones((m, 1))])
+        R = np.hstack([np.eye(n), np.full((n, 1), shift)])
+    else:
+        L = np.hstack([np.eye(m), np.full((m, 1), shift)])
+        R = np.hstack([(1.0 - shift) * X0.T, np.ones((n, 1))])
+    return L, R
 
 
 def _truncated_product_factor(L, R, width):
@@ -1000,9 +1082,10 @@ def _row_owner(Xc, row_rep):
 
 
 def _uncertified_columns(Xu, Lu, R_u, tau):
-    """Columns (of the merged matrix) holding an entry that fails the certificate."""
-    bad = np.zeros(Xu.shape[1], dtype=bool)
-    for j in range(Xu.shape[1]):
-        if not certify_rounding(Xu[:, [j]], Lu, R_u[[j]], tau=tau):
-            bad[j] = True
-    return bad
+    """Columns (of the merged matrix) holding an entry that fails the certificate.
+
+    The certificate kernel of :func:`~sklearn_rrank.certify_rounding` on the merged
+    matrix (its rows and columns stand for the repeated ones of ``X``).
+    """
+    ok = _certified_block(Xu, Lu, R_u, tau, DEFAULT_MARGIN)
+    return ~ok.all(axis=0)

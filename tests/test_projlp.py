@@ -2,15 +2,20 @@
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 from sklearn_rrank import certify_rounding, rounding_error
 from sklearn_rrank._lp import solve_columns_l1
 from sklearn_rrank._projlp import (
     _projection_matrix,
+    _projlp_search,
     projlp_fit,
     projlp_rank_upper_bound,
     projlp_transform,
 )
+from sklearn_rrank._ranksearch import run_rank_search
 from sklearn_rrank.datasets import make_rounding_rank_matrix
 
 
@@ -167,13 +172,49 @@ def test_rank_search_parameter_validation(planted):
 )
 @pytest.mark.parametrize("seed", range(8))
 def test_small_rank_one_matrices_do_not_crash(X, tau, seed):
-    from sklearn_rrank import certify_rounding
-
+    # the merged matrix is smaller than the widths phase 2 asks for (issue 11)
     X = np.array(X)
     res = projlp_rank_upper_bound(X, tau=tau, random_state=seed)
-    # no crash; a random projection can cancel on a row, so a bound is not promised
-    if res.certified:
-        assert certify_rounding(X, res.L, res.R, tau=tau)
+    assert res.certified and res.rank == 1
+    assert certify_rounding(X, res.L, res.R, tau=tau)
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(
+    X=hnp.arrays(
+        np.float64,
+        hnp.array_shapes(min_dims=2, max_dims=2, min_side=1, max_side=6),
+        elements=st.sampled_from([0.0, 1.0]),
+    ),
+    tau=st.sampled_from([0.0, 0.25, 0.5, 1.0]),
+    seed=st.integers(0, 2**16),
+)
+def test_small_matrices_never_raise_and_certify(X, tau, seed):
+    res = projlp_rank_upper_bound(X, tau=tau, random_state=seed)
+    # phase 1 falls back to the trivial certificate of the merged matrix
+    assert res.certified and res.rank <= min(X.shape) + 1
+    assert certify_rounding(X, res.L, res.R, tau=tau)
+
+
+def test_degenerate_projection_falls_back_to_the_trivial_certificate():
+    # seed 0: the 5 x 6 +-1 projection of this tau=1 matrix separates no column set
+    X = np.array(
+        [
+            [0, 1, 1, 1, 1],
+            [1, 1, 1, 0, 0],
+            [1, 1, 1, 1, 1],
+            [0, 1, 1, 1, 1],
+            [1, 0, 1, 1, 0],
+        ],
+        dtype=float,
+    )
+    for seed in range(10):
+        res = projlp_rank_upper_bound(X, tau=1.0, random_state=seed, refine=False)
+        assert res.certified, seed
+        assert certify_rounding(X, res.L, res.R, tau=1.0)
+    # the fallback respects max_rank
+    res = projlp_rank_upper_bound(X, tau=1.0, max_rank=1, refine=False, random_state=0)
+    assert res.rank is None and res.stopped_early
 
 
 @pytest.mark.parametrize("shape, k", [((4, 5), 1), ((6, 6), 2)])
@@ -208,33 +249,72 @@ def test_max_iter_hit_while_improving_still_warns(paleo):
         est.fit(paleo)
 
 
-def test_search_stays_below_the_cap_and_descends_from_its_factors():
-    from sklearn_rrank import certify_rounding
-    from sklearn_rrank._bounds import trivial_upper_bound
-    from sklearn_rrank._projlp import _projlp_search
-    from sklearn_rrank._ranksearch import run_rank_search
+def test_search_stays_below_the_cap_and_descends_from_its_factors(monkeypatch):
+    from sklearn_rrank import _projlp
 
-    X = make_rounding_rank_matrix(40, 30, 3, random_state=1).astype(float)
-    L, R = trivial_upper_bound(X)
-    cap = L.shape[1]
+    X, L, R, X0 = make_rounding_rank_matrix(
+        40, 30, 4, random_state=0, return_factors=True
+    )
+    X0 = X0.astype(float)
+    assert certify_rounding(X0, L, R)
+    starts = []
+    original = _projlp._truncated_product_factor
+
+    def spy(Lb, Rb, width):
+        starts.append((Lb, Rb))
+        return original(Lb, Rb, width)
+
+    monkeypatch.setattr(_projlp, "_truncated_product_factor", spy)
     res = run_rank_search(
         _projlp_search,
-        X,
+        X0,
         method="projlp",
         tau=0.5,
-        cap=cap,
+        cap=4,
         cap_factors=(L, R),
         random_state=0,
         params={"nested": True, "refine": True},
     )
-    assert res.rank is None or res.rank < cap
+    # phase 1 only tried widths below the cap, phase 2 started from the cap's factors
+    assert res.info["d_tried"] and max(res.info["d_tried"]) < 4
+    assert res.info["phase1_rank"] is None
+    assert res.info["refine_tried"][0] == 3
+    Lb, Rb = starts[0]
+    assert Lb.shape[1] == 4
+    for row in Lb:  # the merged rows of the given L
+        assert np.any(np.all(row == L, axis=1))
+    for row in Rb:
+        assert np.any(np.all(row == R, axis=1))
+    assert res.rank is None or res.rank < 4
     if res.rank is not None:
-        assert certify_rounding(X, res.L, res.R)
-    # with a cap of 2 (below what phase 1 reaches) phase 1 stops at once
+        assert certify_rounding(X0, res.L, res.R)
+    # with a cap of 2 that meets the lower bound nothing runs
     res2 = run_rank_search(
-        _projlp_search, X, method="projlp", tau=0.5, cap=2, lower=2, random_state=0
+        _projlp_search, X0, method="projlp", tau=0.5, cap=2, lower=2, random_state=0
     )
     assert res2.rank is None and "nothing to search" in res2.info["message"]
+
+
+def test_search_stops_at_the_lower_bound(planted):
+    res = run_rank_search(
+        _projlp_search, planted, method="projlp", tau=0.5, lower=5, random_state=0
+    )
+    # without the lower bound this seed descends to 4; with it the search stops at 5
+    assert res.rank == 5 and certify_rounding(planted, res.L, res.R)
+    assert min(res.info["d_tried"]) >= 5
+    assert all(w >= 5 for w in res.info["refine_tried"])
+    assert res.info["errors_by_k"] and not res.stopped_early
+    # another method's cap at the lower bound: nothing to do
+    res = run_rank_search(
+        _projlp_search,
+        planted,
+        method="projlp",
+        tau=0.5,
+        lower=5,
+        cap=5,
+        cap_factors=(res.L, res.R),
+    )
+    assert res.rank is None
 
 
 def test_deadline_returns_promptly():
@@ -243,5 +323,13 @@ def test_deadline_returns_promptly():
     X = make_rounding_rank_matrix(300, 200, 15, noise=0.05, random_state=0)
     t0 = time.monotonic()
     res = projlp_rank_upper_bound(X, time_limit=0.5, random_state=0)
-    assert time.monotonic() - t0 < 3.0
-    assert res.stopped_early
+    assert time.monotonic() - t0 < 1.5
+    assert res.stopped_early and "time limit" in res.info["message"]
+    if res.certified:
+        assert certify_rounding(X, res.L, res.R)
+    # the same through the skeleton with a Deadline object
+    t0 = time.monotonic()
+    res = run_rank_search(
+        _projlp_search, X.astype(float), method="projlp", tau=0.5, deadline=0.5
+    )
+    assert time.monotonic() - t0 < 1.5 and res.stopped_early
