@@ -18,5 +18,5 @@ __all__ = [
     "make_rounding_rank_matrix",
 ]
 
-#: names accepted by the command line and :func:`load_dataset`
+#: bundled data set name -> loader (the names the ``rrank`` command line accepts)
 DATASETS = {"paleo": load_paleo, "apj": load_apj, "abstracts": load_abstracts}
