@@ -5,9 +5,11 @@ code 2. The command line calls only the public API.
 """
 
 import argparse
+import contextlib
 import json
 import os
 import sys
+import threading
 import time
 import warnings
 
@@ -59,6 +61,48 @@ def _save_plot(display_factory, path):
     display = display_factory()
     display.figure_.savefig(path, dpi=120, bbox_inches="tight")
     return path
+
+
+@contextlib.contextmanager
+def _heartbeat(args, method, k=None):
+    """Progress events while a one-call fit runs (the fit itself sends none).
+
+    A background thread sends a "step" event every half second (the printer
+    throttles them) with the method, ``k`` and the elapsed time, and an "end" event
+    when the fit returns.
+    """
+    printer = _progress(args)
+    if printer is None:
+        yield
+        return
+    done = threading.Event()
+    t0 = time.monotonic()
+
+    def event(stage, message):
+        printer(
+            {
+                "method": method,
+                "stage": stage,
+                "k": k,
+                "bound": None,
+                "error": None,
+                "elapsed": time.monotonic() - t0,
+                "message": message,
+            }
+        )
+
+    def beat():
+        while not done.wait(0.5):
+            event("step", "fitting")
+
+    thread = threading.Thread(target=beat, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
+        event("end", "fitted")
 
 
 def _npz_path(path):
@@ -183,7 +227,10 @@ def _cmd_factorize(args):
         verbose=max(args.verbose - 1, 0),
     )
     t0 = time.perf_counter()
-    with warnings.catch_warnings(record=True) as caught:
+    with (
+        warnings.catch_warnings(record=True) as caught,
+        _heartbeat(args, args.method, args.n_components),
+    ):
         warnings.simplefilter("always")
         L = est.fit_transform(X)
     seconds = time.perf_counter() - t0
@@ -251,7 +298,8 @@ def _cmd_nested(args):
     m, n, _ = _describe(X)
     est = NestedApprox(method=args.method, tau=args.tau, random_state=args.random_state)
     t0 = time.perf_counter()
-    est.fit(X)
+    with _heartbeat(args, args.method, 1):
+        est.fit(X)
     seconds = time.perf_counter() - t0
     N = est.inverse_transform(est.embedding_)
     out = {
