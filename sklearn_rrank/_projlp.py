@@ -10,7 +10,7 @@ LP). All LPs run on the engine of :mod:`sklearn_rrank._lp`.
 Beyond the paper (documented where used): the fit can refine ``L`` and ``R`` by
 alternating L1-slack LPs (``max_iter``), and the rank search uses nested projections,
 then a refinement descent that lowers the certified bound far below the paper's
-ProjLP values (paleo: 10 instead of 26; apj: 7 instead of 29, both with seed 0).
+ProjLP values (paleo: 10 instead of 26; apj: 8 instead of 29, both with seed 0).
 
 Functions
 ---------
@@ -608,8 +608,8 @@ def projlp_rank_upper_bound(
     The nested loop needs fewer LPs and less time for bounds of the same quality, and
     the +-1 (``"dense"``) projection gives smaller bounds than the sparse one: hence
     the defaults ``nested=True, projection="dense"``. Phase 2 then lowers the bound
-    much further (seed 0, 2 jobs: paleo 10 in 10-15 s, apj 7; see the report of
-    issue 3).
+    much further (seed 0, 2 jobs, shared machine: paleo 10 in 9-14 s, apj 8 in about
+    40 s; the report of issue 3 had apj 7).
 
     Parameters
     ----------
@@ -910,10 +910,17 @@ def _projlp_search(
         step = 1
         floor = max(incumbent.lower, 1)
         t2 = elapsed()
+        tried = set()  # (width, bound) pairs: the same start gives the same try
         while refine and incumbent.bound > floor:
             if deadline.expired():
                 return finish(True, "time limit reached in phase 2")
             width = max(floor, incumbent.bound - step)
+            if (width, incumbent.bound) in tried:
+                if step == 1:
+                    break
+                step = max(1, step // 2)
+                continue
+            tried.add((width, incumbent.bound))
             info["refine_tried"].append(width)
             Lb, Rb = best_reduced()
             L0 = _truncated_product_factor(Lb, Rb, width)
