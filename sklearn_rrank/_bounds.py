@@ -22,6 +22,9 @@ from sklearn_rrank._validation import check_binary_matrix, check_n_jobs, check_t
 
 __all__ = ["RoundingRankBounds", "rounding_rank_bounds", "spectral_lower_bound"]
 
+# data with fewer ones than this fraction goes to R-SVD and the spectral bound sparse
+_SPARSE_FRACTION = 0.1
+
 # above this many entries the spectral bound uses a few leading singular values
 _DENSE_SPECTRAL_ENTRIES = 4_000_000
 
@@ -303,6 +306,16 @@ def _portfolio(
     from sklearn_rrank._methods import METHODS, check_method_params, method_seed
 
     specs = sorted((METHODS[m] for m in methods), key=lambda s: s.cost)
+    # a sparse copy for the methods that work on sparse input (R-SVD's Gram matrix
+    # and the spectral bound's operator): cheap and fast for sparse data
+    X_sparse = None
+    if any(s.sparse for s in specs):
+        if sp.issparse(X):
+            X_sparse = X
+        elif np.count_nonzero(X) < _SPARSE_FRACTION * X.size:
+            X_sparse = sp.csr_matrix(X)
+    if sp.issparse(X) and not all(s.sparse for s in specs):
+        X = X.toarray()
     method_params = dict(method_params or {})
     for name in method_params:
         if name not in methods:
@@ -352,7 +365,8 @@ def _portfolio(
         t0 = time.monotonic()
         try:
             if spec.lower is not None:
-                bound, info = spec.lower(X, tau=tau, deadline=sub)
+                Xm = X_sparse if spec.sparse and X_sparse is not None else X
+                bound, info = spec.lower(Xm, tau=tau, deadline=sub)
                 row.update(bound=int(bound), **_row_info(info))
                 row["curve"] = [[round(time.monotonic() - origin, 4), int(bound)]]
                 if bound > lower:
@@ -360,7 +374,7 @@ def _portfolio(
             else:
                 res = run_rank_search(
                     spec.search,
-                    X,
+                    X_sparse if spec.sparse and X_sparse is not None else X,
                     method=spec.name,
                     tau=tau,
                     deadline=sub,
@@ -539,8 +553,6 @@ def rounding_rank_bounds(
         methods = DEFAULT_METHODS
     methods = _check_methods(methods, BOUND_METHODS)
     X = check_binary_matrix(X, accept_sparse=True, method="rounding_rank_bounds")
-    if sp.issparse(X) and not set(methods) <= {"rsvd", "spectral"}:
-        X = X.toarray()  # only R-SVD and the spectral bound work on sparse input
     return _bounds_result(
         X,
         methods,

@@ -73,6 +73,9 @@ class MethodSpec:
         the whole remaining budget, for methods that take well under a second).
     default : bool
         Part of the default ``methods`` of ``rounding_rank_bounds``.
+    sparse : bool
+        ``lower``/``search`` work on CSR input without densifying (the portfolio
+        hands them a sparse copy of sparse data).
     """
 
     name: str
@@ -91,6 +94,7 @@ class MethodSpec:
     cost: int = 0
     weight: float = 1.0
     default: bool = False
+    sparse: bool = False
 
 
 def method_seed(random_state, method):
@@ -297,6 +301,7 @@ METHODS = MappingProxyType(
                 "spectral",
                 "spectral lower bound (Forster et al.; Proposition LowerBound)",
                 lower=_spectral_lower,
+                sparse=True,
                 cost=1,
                 weight=0,
                 default=True,
@@ -314,6 +319,7 @@ METHODS = MappingProxyType(
                 "rounded truncated SVD (R-SVD)",
                 search=_rsvd._rsvd_search,
                 fit=_rsvd_fit,
+                sparse=True,
                 search_params=frozenset({"max_rank"}),
                 uses_random_state=True,
                 cost=2,

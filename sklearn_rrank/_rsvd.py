@@ -195,16 +195,19 @@ def _gemm_rate():
     return 2e9 / max(best, 1e-6)
 
 
-def _svd_seconds(m, n, K):
+def _svd_seconds(m, n, K, nnz=None):
     """Rough seconds of :func:`truncated_svd` for K components (for the budget).
 
     A dense ``gesdd`` costs about ``4 m n^2 + 22 n^3`` operations (``n = min(m, n)``),
-    the Gram path about ``2 m n^2 + 10 n^3``, ARPACK a few sweeps of K vectors;
-    LAPACK reaches a fraction of the GEMM rate, taken as a half here.
+    the Gram path about ``2 m n^2 + 10 n^3`` (``4 nnz n + 10 n^3`` for sparse input
+    with ``nnz`` stored entries), ARPACK a few sweeps of K vectors; LAPACK reaches a
+    fraction of the GEMM rate, taken as a half here.
     """
     a, b = max(m, n), min(m, n)
     if K <= b // 4:
         flops = 20.0 * a * b * K
+    elif nnz is not None:
+        flops = 4.0 * nnz * b + 10.0 * b**3
     elif m * n > _DENSE_SVD_ENTRIES:
         flops = 2.0 * a * b * b + 10.0 * b**3
     else:
@@ -323,7 +326,7 @@ def _rsvd_search(
         return {"message": f"no rank below the known bound {incumbent.bound} to try"}
     info = {}
     if deadline.limited:
-        estimate = _svd_seconds(m, n, K)
+        estimate = _svd_seconds(m, n, K, X.nnz if sp.issparse(X) else None)
         info["svd_seconds_estimate"] = estimate
         if estimate > deadline.remaining():
             info["message"] = (
