@@ -19,7 +19,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from sklearn_rrank._bounds import spectral_lower_bound
 from sklearn_rrank._factorization import RoundingRankFactorization, _binarize
 from sklearn_rrank._methods import METHODS, check_method_params, method_seed
-from sklearn_rrank._ranksearch import Deadline, run_rank_search
+from sklearn_rrank._ranksearch import Deadline, rank_zero_possible, run_rank_search
 from sklearn_rrank._validation import check_binary_values, check_n_jobs, reject_strings
 
 __all__ = ["RoundingRankCV"]
@@ -286,7 +286,7 @@ class RoundingRankCV(MetaEstimatorMixin, TransformerMixin, BaseEstimator):
             method=spec.name,
             tau=tau,
             deadline=deadline,
-            lower=0 if not (X == 1).any() and tau > 0 else 1,
+            lower=0 if rank_zero_possible(X, tau) else 1,
             random_state=method_seed(estimator.random_state, spec.name),
             n_jobs=n_jobs,
             verbose=max(self.verbose - 1, 0),

@@ -267,3 +267,10 @@ def test_every_fit_method_reachable_from_the_cli(method, tmp_path, capsys):
     argv = ["factorize", str(path), "-k", "3", "--method", method, "--json", "-q"]
     assert main(argv) == 0
     assert json.loads(capsys.readouterr().out)["method"] == method
+
+
+@pytest.mark.parametrize("X, tau", [(np.ones((4, 5)), 0.0), (np.zeros((4, 5)), 0.5)])
+def test_cv_exact_finds_rank_zero_like_rounding_rank_bounds(X, tau):
+    cv = RoundingRankCV(RoundingRankFactorization(method="rsvd", tau=tau)).fit(X)
+    b = rounding_rank_bounds(X, methods=("rsvd",), tau=tau)
+    assert cv.n_components_ == b.upper == 0 and cv.certified_
