@@ -22,6 +22,13 @@ from sklearn_rrank._validation import check_binary_matrix, check_n_jobs, check_t
 
 __all__ = ["RoundingRankBounds", "rounding_rank_bounds", "spectral_lower_bound"]
 
+# fraction of a budget (at most 30 s) kept back for steps that overrun their shares
+_RESERVE = 0.1
+# on matrices of more than this many entries, a method whose share is below
+# _MIN_SHARE seconds is skipped: its setup alone would overrun the budget
+_LARGE_ENTRIES = 1_000_000
+_MIN_SHARE = 1.0
+
 # data with fewer ones than this fraction goes to R-SVD and the spectral bound sparse
 _SPARSE_FRACTION = 0.1
 
@@ -334,6 +341,14 @@ def _portfolio(
         for s in specs
     }
     origin = deadline.start
+    if deadline.limited:
+        # shares are cut from a slightly earlier end: setup steps that no method
+        # can interrupt (an SVD, a model build, preprocessing) overrun their shares
+        total = deadline.end - deadline.start
+        deadline = Deadline(
+            _start=deadline.start, _end=deadline.end - min(_RESERVE * total, 30.0)
+        )
+    large = X.shape[0] * X.shape[1] > _LARGE_ENTRIES
     lower_method = "trivial"
     best = None  # (rank, method, L, R)
     proven = None  # (rank, method)
@@ -369,6 +384,13 @@ def _portfolio(
         share = spec.weight / weights if spec.weight and weights else 1.0
         sub = deadline.child(fraction=share)
         row["budget"] = sub.remaining()
+        if large and spec.weight and sub.limited and sub.remaining() < _MIN_SHARE:
+            row.update(
+                status="skipped",
+                message=f"too little of the budget left ({sub.remaining():.1f} s)",
+                stopped_early=True,
+            )
+            continue
         t0 = time.monotonic()
         try:
             if spec.lower is not None:
@@ -490,6 +512,9 @@ def rounding_rank_bounds(
     test and the spectral bound take well under a second and run with the whole
     remaining budget). Time a method does not use flows to the later ones. A method
     stopped by its share reports ``stopped_early`` and contributes what it certified.
+    The shares are cut from the budget less 10% (at most 30 s), kept back for steps
+    no method can interrupt; on matrices of more than a million entries a method
+    whose share is below one second is skipped.
     The call returns within the budget plus the last uninterruptible step (one
     sweep, one LP, or an SVD that was estimated to fit).
 

@@ -263,6 +263,13 @@ def _scan_blocked(X, incumbent, deadline, U, s, Vt, tau, block):
         np.not_equal(wrong, ones, out=wrong)
         return int(np.count_nonzero(wrong))
 
+    def time_for(n_products, seconds):
+        rem = deadline.remaining()
+        return rem is None or rem > n_products * seconds
+
+    # one product and one certificate (two products) must fit before starting
+    if not time_for(3, 2.0 * m * n * K / _gemm_rate()):
+        return "time limit"
     t0 = time.perf_counter()
     A = US @ Vt
     product_seconds = time.perf_counter() - t0  # one m x n x K product
@@ -270,13 +277,15 @@ def _scan_blocked(X, incumbent, deadline, U, s, Vt, tau, block):
     incumbent.record(K, n_wrong, message=f"R-SVD scan k={K}")
     if n_wrong:
         return "the rank-K truncation is not exact"
-    _offer_truncation(incumbent, U, s, Vt, K)
+    # rank min(m, n) is what the trivial factorization gives for free
+    if K < min(m, n) and time_for(3, product_seconds):
+        _offer_truncation(incumbent, U, s, Vt, K)
     lowest_exact, top = K, K
     while top > 0:
-        rem = deadline.remaining()
-        if rem is not None and rem < 3 * product_seconds:
+        if not time_for(3, product_seconds):
             # keep what the descent has shown: certify its lowest exact boundary
-            _offer_truncation(incumbent, U, s, Vt, lowest_exact)
+            if lowest_exact < min(m, n) and time_for(2, product_seconds):
+                _offer_truncation(incumbent, U, s, Vt, lowest_exact)
             return "time limit"
         bottom = max(0, top - block)
         A -= US[:, bottom:top] @ Vt[bottom:top]
