@@ -263,18 +263,23 @@ class RankSearchDisplay:
     def _title(self, text):
         return f"{self.name}: {text}" if self.name else text
 
+    def _shade_interval(self, ax, *, vertical):
+        """Shade [lower, upper] (bounds on the y axis, or on the x axis)."""
+        if not self._has_interval():
+            return
+        span = (ax.axvspan if vertical else ax.axhspan)(
+            self.lower - 0.5,
+            self.upper + 0.5,
+            color="tab:green",
+            alpha=0.12,
+            lw=0,
+            label=f"certified interval [{self.lower}, {self.upper}]",
+        )
+        self.interval_.append(span)
+
     def _plot_anytime(self, ax):
         curves = self.curves or {}
-        if self._has_interval():
-            span = ax.axhspan(
-                self.lower - 0.5,
-                self.upper + 0.5,
-                color="tab:green",
-                alpha=0.12,
-                lw=0,
-                label=f"certified interval [{self.lower}, {self.upper}]",
-            )
-            self.interval_.append(span)
+        self._shade_interval(ax, vertical=False)
         end = self.seconds
         if end is None and curves:
             end = max(float(c["seconds"][-1]) for c in curves.values())
@@ -302,16 +307,7 @@ class RankSearchDisplay:
 
     def _plot_errors(self, ax):
         errors = self.errors or {}
-        if self._has_interval():
-            span = ax.axvspan(
-                self.lower - 0.5,
-                self.upper + 0.5,
-                color="tab:green",
-                alpha=0.12,
-                lw=0,
-                label=f"certified interval [{self.lower}, {self.upper}]",
-            )
-            self.interval_.append(span)
+        self._shade_interval(ax, vertical=True)
         for name, (k, err) in errors.items():
             (line,) = ax.plot(
                 np.asarray(k, dtype=np.float64),
