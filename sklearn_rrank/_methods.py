@@ -173,6 +173,11 @@ def _trivial_search(X, incumbent, deadline, *, tau, **_):
 # for a value the method cannot use
 
 
+def _given(**kwargs):
+    """The keyword arguments that are not None (None means the method's default)."""
+    return {key: v for key, v in kwargs.items() if v is not None}
+
+
 def _rsvd_fit(X, k, *, tau, random_state, **_):
     return _rsvd.rsvd_fit(X, k, tau=tau, random_state=random_state)
 
@@ -180,8 +185,7 @@ def _rsvd_fit(X, k, *, tau, random_state, **_):
 def _lpca_fit(
     X, k, *, tau, nonnegative, max_iter, tol, random_state, n_jobs, verbose, **params
 ):
-    kw = {"max_iter": max_iter, "tol": tol}
-    kw = {key: v for key, v in kw.items() if v is not None}
+    kw = _given(max_iter=max_iter, tol=tol)
     return _lpca.lpca_fit(
         X,
         k,
@@ -196,7 +200,7 @@ def _lpca_fit(
 
 
 def _lpca_transform(X, R, *, tau, n_jobs, fit_bias=True, alpha=None, **_):
-    kw = {} if alpha is None else {"alpha": alpha}
+    kw = _given(alpha=alpha)
     # the bias model of the fit: a bias column iff fit_bias is True
     return _lpca.lpca_transform(
         X, R, tau=tau, fit_bias_column=fit_bias is True, n_jobs=n_jobs, **kw
@@ -206,8 +210,7 @@ def _lpca_transform(X, R, *, tau, n_jobs, fit_bias=True, alpha=None, **_):
 def _projlp_fit(
     X, k, *, tau, nonnegative, max_iter, tol, random_state, n_jobs, verbose, **params
 ):
-    kw = {"max_iter": max_iter, "tol": tol}
-    kw = {key: v for key, v in kw.items() if v is not None}
+    kw = _given(max_iter=max_iter, tol=tol)
     return _projlp.projlp_fit(
         X,
         k,
@@ -222,7 +225,7 @@ def _projlp_fit(
 
 
 def _projlp_transform(X, R, *, tau, nonnegative, n_jobs, eps=None, **_):
-    kw = {} if eps is None else {"eps": eps}
+    kw = _given(eps=eps)
     return _projlp.projlp_transform(
         X, R, tau=tau, nonnegative=nonnegative, n_jobs=n_jobs, **kw
     )
