@@ -17,7 +17,12 @@ import scipy.sparse as sp
 from scipy.sparse.linalg import LinearOperator, svds
 from sklearn.utils._param_validation import Interval, validate_params
 
-from sklearn_rrank._ranksearch import Deadline, rank_zero_possible, run_rank_search
+from sklearn_rrank._ranksearch import (
+    BinaryData,
+    Deadline,
+    rank_zero_possible,
+    run_rank_search,
+)
 from sklearn_rrank._validation import check_binary_matrix, check_n_jobs, check_tau
 
 __all__ = ["RoundingRankBounds", "rounding_rank_bounds", "spectral_lower_bound"]
@@ -349,6 +354,7 @@ def _portfolio(
             _start=deadline.start, _end=deadline.end - min(_RESERVE * total, 30.0)
         )
     large = X.shape[0] * X.shape[1] > _LARGE_ENTRIES
+    data = BinaryData(X)  # counts and merged rows/columns, once for every method
     lower_method = "trivial"
     best = None  # (rank, method, L, R)
     proven = None  # (rank, method)
@@ -416,6 +422,7 @@ def _portfolio(
                     n_jobs=n_jobs,
                     verbose=verbose,
                     params=params[spec.name],
+                    data=data,
                 )
                 info = res.info
                 row["curve"] = info.get("curve", [])

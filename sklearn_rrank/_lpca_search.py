@@ -368,7 +368,7 @@ def _lpca_search(
     if max_rank is None:
         max_rank = min(m, n) + 1
     data = _Data(X)
-    n_ones = int(np.count_nonzero(X == 1))
+    n_ones = incumbent.data.n_ones
     rescue_limit = max(_RESCUE_MAX_FAILED, int(_RESCUE_FRACTION * n_ones))
     if fit_bias == "global" and tau == 0:
         fit_bias = False

@@ -52,8 +52,6 @@ from sklearn_rrank._lp import (
     _check_eps,
     _solve,
     _solve_public,
-    _unique_columns,
-    _unique_rows,
     solve_rows_l1,
 )
 from sklearn_rrank._ranksearch import run_rank_search
@@ -775,10 +773,11 @@ def _projlp_search(
         return info
 
     # merge identical columns (one LP each) and identical rows (LP weights)
-    col_rep, col_owner = _unique_columns(X)
+    # (computed once per call in the data object; identical rows of X are identical
+    # rows of X[:, col_rep], which holds a copy of every distinct column)
+    col_rep, col_owner = incumbent.data.unique_columns
+    row_rep, weights, row_owner = incumbent.data.unique_rows
     Xc = X[:, col_rep]
-    row_rep, weights = _unique_rows(np.zeros((m, 0)), Xc)
-    row_owner = _row_owner(Xc, row_rep)
     Xu = np.ascontiguousarray(Xc[row_rep])
     X0u = _projection_input(X[row_rep], nonnegative)
     n_in = X0u.shape[1]
@@ -1076,16 +1075,6 @@ def _test_projection(Lu, Xu, cols, weights, tau, eps, nonnegative, time_budget):
         first_block=1,
     )
     return R_d, codes, feasible
-
-
-def _row_owner(Xc, row_rep):
-    """Index into ``row_rep`` of the representative of every row of ``Xc``."""
-    key = np.where(np.isnan(Xc), 2.0, Xc)
-    _, inverse = np.unique(key, axis=0, return_inverse=True)
-    inverse = np.asarray(inverse).ravel()
-    rep_of_class = np.empty(inverse.max() + 1, dtype=np.intp)
-    rep_of_class[inverse[row_rep]] = np.arange(row_rep.size)
-    return rep_of_class[inverse]
 
 
 def _uncertified_columns(Xu, Lu, R_u, tau):

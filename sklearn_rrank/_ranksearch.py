@@ -31,6 +31,7 @@ polish below the bound) but report every candidate through the same incumbent.
 
 import time
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 import scipy.sparse as sp
@@ -38,7 +39,71 @@ import scipy.sparse as sp
 from sklearn_rrank._base import RankSearchResult
 from sklearn_rrank._rounding import DEFAULT_MARGIN, _count_uncertified
 
-__all__ = ["Deadline", "Incumbent", "ascend", "rank_zero_possible", "run_rank_search"]
+__all__ = [
+    "BinaryData",
+    "Deadline",
+    "Incumbent",
+    "ascend",
+    "rank_zero_possible",
+    "run_rank_search",
+]
+
+
+class BinaryData:
+    """Validated binary data and what the methods ask of it, computed once.
+
+    Built by a public door after validation and handed to every method of a call
+    (through :class:`Incumbent`), so that counts and the merging of identical rows
+    and columns are not recomputed by each method.
+
+    Parameters
+    ----------
+    X : ndarray or CSR matrix of shape (n_samples, n_features), dtype float64
+        Validated binary data (NaN = missing in dense arrays); read only.
+    """
+
+    def __init__(self, X):
+        self.X = X
+        self.shape = X.shape
+
+    @cached_property
+    def n_ones(self):
+        """Number of ones (entries)."""
+        if sp.issparse(self.X):
+            return int(self.X.count_nonzero())
+        return int(np.count_nonzero(self.X == 1))
+
+    @cached_property
+    def has_missing(self):
+        """True iff some entry is missing (NaN)."""
+        return not sp.issparse(self.X) and bool(np.isnan(self.X).any())
+
+    @cached_property
+    def unique_columns(self):
+        """``(representatives, owner)``: first column of each distinct column, in
+        order of first occurrence, and for every column the index of its class."""
+        from sklearn_rrank._lp import _unique_columns
+
+        return _unique_columns(self._dense)
+
+    @cached_property
+    def unique_rows(self):
+        """``(representatives, counts, owner)`` of the distinct rows (as columns)."""
+        from sklearn_rrank._lp import _row_keys
+
+        keys = _row_keys(self._dense)
+        _, first, inverse, counts = np.unique(
+            keys, return_index=True, return_inverse=True, return_counts=True
+        )
+        order = np.argsort(first)
+        rank = np.empty_like(order)
+        rank[order] = np.arange(order.size)
+        owner = rank[np.asarray(inverse).ravel()]
+        return first[order], counts[order].astype(np.float64), owner
+
+    @property
+    def _dense(self):
+        return self.X.toarray() if sp.issparse(self.X) else self.X
 
 
 class Deadline:
@@ -141,6 +206,8 @@ class Incumbent:
         from it.
     progress : callable or None, default=None
         Called with an event dict at each step and improvement.
+    data : BinaryData or None, default=None
+        The call's data object (built from ``X`` if None).
     """
 
     X: np.ndarray
@@ -157,10 +224,13 @@ class Incumbent:
     curve: list = field(default_factory=list)
     errors_by_k: dict = field(default_factory=dict)
     n_offers: int = 0
+    data: BinaryData | None = None
 
     def __post_init__(self):
         if self.origin is None:
             self.origin = time.monotonic()
+        if self.data is None:
+            self.data = BinaryData(self.X)
 
     # -- what a search may ask -------------------------------------------------------
     @property
@@ -296,6 +366,7 @@ def run_rank_search(
     n_jobs=None,
     verbose=0,
     params=None,
+    data=None,
 ):
     """Run one family's rank search inside the skeleton.
 
@@ -318,6 +389,8 @@ def run_rank_search(
         Passed to ``search``.
     params : dict or None, default=None
         Method parameters, already checked against the method's accepted names.
+    data : BinaryData or None, default=None
+        The call's shared data object for ``X`` (built here if None).
 
     Returns
     -------
@@ -337,6 +410,7 @@ def run_rank_search(
         cap_factors=cap_factors,
         origin=origin,
         progress=progress,
+        data=data if data is not None and data.X is X else None,
     )
     t0 = time.monotonic()
     inc.event("start")

@@ -274,3 +274,24 @@ def test_cv_exact_finds_rank_zero_like_rounding_rank_bounds(X, tau):
     cv = RoundingRankCV(RoundingRankFactorization(method="rsvd", tau=tau)).fit(X)
     b = rounding_rank_bounds(X, methods=("rsvd",), tau=tau)
     assert cv.n_components_ == b.upper == 0 and cv.certified_
+
+
+def test_binary_data_merges_rows_and_columns_once():
+    from sklearn_rrank._ranksearch import BinaryData
+
+    rng = np.random.default_rng(0)
+    X = (rng.random((30, 12)) < 0.3).astype(float)
+    X[7] = X[2]
+    X[:, 5] = X[:, 1]
+    X[3, 4] = np.nan
+    data = BinaryData(X)
+    rep, owner = data.unique_columns
+    assert np.array_equal(
+        np.nan_to_num(X[:, rep][:, owner], nan=2), np.nan_to_num(X, nan=2)
+    )
+    rows, counts, row_owner = data.unique_rows
+    assert counts.sum() == X.shape[0] and 7 not in rows and 2 in rows
+    assert np.array_equal(
+        np.nan_to_num(X[rows][row_owner], nan=2), np.nan_to_num(X, nan=2)
+    )
+    assert data.n_ones == int(np.nansum(X)) and data.has_missing
