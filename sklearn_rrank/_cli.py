@@ -8,6 +8,7 @@ import argparse
 import contextlib
 import json
 import os
+import re
 import sys
 import threading
 import time
@@ -32,7 +33,22 @@ def _load_data(spec):
         bunch = DATASETS[spec]()
         return np.asarray(bunch.data), spec
     if os.path.exists(spec):
-        return load_binary_matrix(spec), os.path.basename(spec)
+        try:
+            X = load_binary_matrix(spec)
+        except ValueError as exc:
+            # the loader's advice (sparse=True) is for Python callers
+            msg, n = re.subn(
+                r"; (load it with sparse=True|the file stores a dense matrix).*$",
+                "",
+                str(exc),
+            )
+            if not n:
+                raise
+            raise CLIError(
+                f"{msg}; the command line works on the dense matrix (check the file: "
+                "a huge column id in a .fimi file implies a huge matrix)"
+            ) from None
+        return X, os.path.basename(os.path.normpath(spec))
     raise CLIError(
         f"unknown data set or file {spec!r}; bundled data sets: "
         f"{', '.join(sorted(DATASETS))} (or give a path to .npz/.npy/.mtx/.csv/.tsv/"
@@ -276,16 +292,32 @@ def _cmd_factorize(args):
 
 
 def _cli_warning(message, args):
-    """A solver warning in command-line terms (options, not Python attributes)."""
+    """A solver warning in command-line terms (options, not Python attributes).
+
+    A ``ConvergenceWarning`` of the estimator names Python parameters and
+    attributes (``method='lpca'``, ``max_iter``, ``tol``, ``solver_info_``) that a
+    command-line user cannot see or set: they become options, hints without an
+    option are dropped, and the message ends with what to change on the command line.
+    """
     from sklearn.exceptions import ConvergenceWarning
 
+    from sklearn_rrank._methods import METHODS
+
     text = str(message)
-    if isinstance(message, ConvergenceWarning):
-        text = text.split(" (raise max_iter)")[0].split(" (check the input)")[0]
-        if args.method in ("lpca", "projlp"):
-            current = "the default" if args.max_iter is None else args.max_iter
-            text += f"; try a larger --max-iter (now {current})"
-    return text
+    if not isinstance(message, ConvergenceWarning):
+        return text
+    text = re.sub(r"method='([^']*)'", r"\1", text)
+    text = re.sub(r"\bmax_iter=(\d+)", r"--max-iter \1", text)
+    text = re.sub(r"\s*\((see \w+_|raise max_iter|check the input)\)", "", text)
+    text = re.sub(r",? or raise tol to accept this fit", "", text)
+    text = re.sub(r"\bmax_iter\b", "--max-iter", text)
+    text = re.sub(r"\s*\(?\bsee (the )?\w+_\)?", "", text)  # other attributes
+    text = text.rstrip(" .;")
+    spec = METHODS.get(args.method)
+    if spec is not None and spec.uses_max_iter:
+        current = "the method's default" if args.max_iter is None else args.max_iter
+        return f"{text}; try a larger --max-iter (now {current})"
+    return f"{text}; try another --method or another -k"
 
 
 def _cmd_nested(args):
@@ -387,27 +419,62 @@ def _build_parser():
     from sklearn_rrank._methods import DEFAULT_METHODS, FIT_METHODS, METHODS
     from sklearn_rrank._version import __version__
 
-    fmt = argparse.ArgumentDefaultsHelpFormatter
+    class fmt(argparse.ArgumentDefaultsHelpFormatter):
+        """Defaults after each option's help; the epilog keeps its line breaks."""
+
+        def _fill_text(self, text, width, indent):
+            return "".join(indent + line for line in text.splitlines(keepends=True))
+
+    tau, seed = 0.5, 0
+    factorize_method = "lpca"
+    nested_methods = ["mt+nnrr1", "mt", "nnrr1", "rsvd"]
+    epilog = (
+        "defaults (every option and its default: rrank COMMAND --help):\n"
+        f"  bounds, factorize, nested: --tau {tau}; --random-state {seed}; "
+        "--n-jobs None (one job)\n"
+        f"  bounds:    --methods {','.join(DEFAULT_METHODS)}; --time-limit None "
+        "(no limit)\n"
+        f"  factorize: --method {factorize_method}; --max-iter None (the method's "
+        "default)\n"
+        f"  nested:    --method {nested_methods[0]}"
+    )
     parser = argparse.ArgumentParser(
         prog="rrank",
         description="Rounding rank of binary matrices (Neumann, Gemulla, Miettinen, "
         "ICDM 2016).",
+        epilog=epilog,
         formatter_class=fmt,
     )
     parser.add_argument("--version", action="version", version=__version__)
     sub = parser.add_subparsers(dest="command", required=True)
 
+    def output_file(text):
+        # checked before any computation; numpy's savez appends .npz when missing
+        parent = os.path.dirname(os.path.abspath(text))
+        if not os.path.isdir(parent):
+            raise argparse.ArgumentTypeError(f"directory {parent} does not exist")
+        if os.path.isdir(text):
+            raise argparse.ArgumentTypeError(f"{text} is a directory; give a file name")
+        return text
+
     def common(p):
         p.add_argument(
             "data", help="bundled data set name (see 'rrank datasets') or file"
         )
-        p.add_argument("--tau", type=float, default=0.5, help="rounding threshold")
+        p.add_argument("--tau", type=float, default=tau, help="rounding threshold")
         p.add_argument(
             "--n-jobs", type=int, default=None, help="parallel jobs (None: one)"
         )
-        p.add_argument("--random-state", type=int, default=0, help="seed")
+        p.add_argument("--random-state", type=int, default=seed, help="seed")
         p.add_argument("--json", action="store_true", help="print JSON on stdout")
-        p.add_argument("--output", default=None, help="save results to this .npz file")
+        p.add_argument(
+            "--output",
+            type=output_file,
+            default=None,
+            metavar="FILE.npz",
+            help="save results to this .npz file (.npz is appended when missing; the "
+            "path written is printed)",
+        )
         p.add_argument(
             "-q", "--quiet", action="store_true", help="no progress on stderr"
         )
@@ -445,9 +512,19 @@ def _build_parser():
     )
     common(p)
     p.add_argument(
-        "-k", "--n-components", type=_positive_int, required=True, help="the rank k"
+        "-k",
+        "--n-components",
+        type=_positive_int,
+        required=True,
+        default=argparse.SUPPRESS,  # required: no default to show
+        help="the rank k (required)",
     )
-    p.add_argument("--method", default="lpca", choices=list(FIT_METHODS))
+    p.add_argument(
+        "--method",
+        default=factorize_method,
+        choices=list(FIT_METHODS),
+        help="; ".join(f"{n}: {METHODS[n].summary}" for n in FIT_METHODS),
+    )
     p.add_argument(
         "--max-iter",
         type=_positive_int,
@@ -464,7 +541,12 @@ def _build_parser():
     )
     common(p)
     p.add_argument(
-        "--method", default="mt+nnrr1", choices=["mt+nnrr1", "mt", "nnrr1", "rsvd"]
+        "--method",
+        default=nested_methods[0],
+        choices=nested_methods,
+        help="BMNA heuristic: mt (Mannila-Terzi-style reorderings), nnrr1 "
+        "(alternating non-negative rounding rank one), mt+nnrr1 (mt, then nnrr1 "
+        "from it), rsvd (rounded rank-one SVD)",
     )
     p.set_defaults(func=_cmd_nested)
 

@@ -91,3 +91,147 @@ def test_module_entry_point():
     )
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr and "rrank: error" in proc.stderr
+
+
+def test_output_without_npz_prints_the_file_written(capsys, tmp_path, monkeypatch):
+    # numpy's savez appends .npz: the path printed (and in JSON) is the real file
+    monkeypatch.chdir(tmp_path)
+    argv = ["factorize", "paleo", "-k", "3", "--method", "rsvd", "-q"]
+    assert main([*argv, "--output", "certfile"]) == 0
+    out = capsys.readouterr().out
+    assert "factors saved to   certfile.npz\n" in out
+    assert (tmp_path / "certfile.npz").is_file()
+    assert not (tmp_path / "certfile").exists()
+    assert main([*argv, "--output", "other", "--json"]) == 0
+    written = json.loads(capsys.readouterr().out)["output"]
+    assert written == "other.npz" and (tmp_path / written).is_file()
+    cmd = ["bounds", "paleo", "--methods", "spectral,rsvd", "-q"]
+    assert main([*cmd, "--output", "cert"]) == 0
+    assert "certificate saved to cert.npz\n" in capsys.readouterr().out
+    assert sorted(np.load(tmp_path / "cert.npz").files) == ["L", "R", "tau"]
+
+
+def test_output_into_a_missing_directory_is_a_usage_error(capsys, tmp_path):
+    # refused before any computation, not after it
+    with pytest.raises(SystemExit) as exc:
+        main(["bounds", "paleo", "--output", str(tmp_path / "no" / "cert")])
+    assert exc.value.code == 2
+    assert "does not exist" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", [None, "bounds", "factorize", "nested"])
+def test_help_shows_every_default(command, capsys):
+    import argparse
+
+    from sklearn_rrank._cli import _build_parser
+
+    with pytest.raises(SystemExit) as exc:
+        main(["--help"] if command is None else [command, "--help"])
+    assert exc.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())  # undo argparse's wrapping
+    if command is None:  # the top level names the main defaults of every command
+        for default in [
+            "--tau 0.5",
+            "--methods rank_one,spectral,rsvd,vc,lpca,projlp",
+            "--time-limit None (no limit)",
+            "--method lpca",
+            "--method mt+nnrr1",
+        ]:
+            assert default in text, default
+        return
+    sub = next(
+        a for a in _build_parser()._actions if isinstance(a, argparse._SubParsersAction)
+    )
+    for action in sub.choices[command]._actions:
+        if not action.option_strings or action.default == argparse.SUPPRESS:
+            continue  # positional data, --help, required -k
+        default = action.default
+        if isinstance(default, str):
+            default = " ".join(default.split())
+        assert f"(default: {default})" in text, action.dest
+
+
+def test_factorize_convergence_warning_names_options(capsys):
+    argv = ["factorize", "paleo", "-k", "5", "--max-iter", "1", "-q"]
+    for method in ["lpca", "projlp"]:
+        assert main([*argv, "--method", method]) == 0
+        err = capsys.readouterr().err
+        (line,) = [w for w in err.splitlines() if w.startswith("warning:")]
+        assert line.endswith("try a larger --max-iter (now 1)"), line
+        for python_name in ["solver_info_", "max_iter", "method=", "raise tol"]:
+            assert python_name not in line, (python_name, line)
+
+
+def test_convergence_warning_text_in_cli_terms():
+    import argparse
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    from sklearn_rrank._cli import _cli_warning
+
+    args = argparse.Namespace(method="rsvd", max_iter=None)
+    w = ConvergenceWarning(
+        "method='rsvd' did not converge (see solver_info_); the factorization may "
+        "be worse (check the input)."
+    )
+    text = _cli_warning(w, args)
+    assert "solver_info_" not in text and "method=" not in text
+    assert text.endswith("try another --method or another -k")
+    args = argparse.Namespace(method="lpca", max_iter=None)
+    assert _cli_warning(w, args).endswith("--max-iter (now the method's default)")
+    assert _cli_warning(UserWarning("as is"), args) == "as is"
+
+
+def test_data_errors_are_one_line_exit_2(capsys, tmp_path, monkeypatch):
+    from sklearn_rrank.datasets import _base
+
+    monkeypatch.chdir(tmp_path)
+    for spec in ["no_such_data", "missing.fimi", str(tmp_path)]:
+        assert main(["factorize", spec, "-k", "2"]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("rrank: error:") and err.count("\n") == 1, err
+    assert "is a directory" in err
+    # a 13-byte .fimi file implying 10^9 entries: refused before densifying, in
+    # command-line terms (no sparse=True, which the command line cannot pass)
+    monkeypatch.setattr(_base, "_available_memory", lambda: 2**30)
+    (tmp_path / "big.fimi").write_text("0 1000000000")
+    assert main(["bounds", "big.fimi"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("rrank: error: big.fimi: a dense 1 x 1000000001 matrix")
+    assert err.count("\n") == 1 and "sparse=True" not in err
+
+
+def test_unexpected_errors_are_one_line_exit_1(capsys, tmp_path, monkeypatch):
+    import scipy.sparse.linalg
+
+    import sklearn_rrank
+
+    def crash(*args, **kwargs):
+        raise scipy.sparse.linalg.ArpackError(-9999)
+
+    monkeypatch.setattr(sklearn_rrank, "rounding_rank_bounds", crash)
+    monkeypatch.delenv("RRANK_DEBUG", raising=False)
+    assert main(["bounds", "paleo", "-q"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("rrank: internal error: ArpackError") and "RRANK_DEBUG" in err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    monkeypatch.setenv("RRANK_DEBUG", "1")  # asks for the traceback
+    with pytest.raises(scipy.sparse.linalg.ArpackError):
+        main(["bounds", "paleo", "-q"])
+
+
+@pytest.mark.parametrize("methods", ["rsvd", "spectral,rsvd", "rank_one,rsvd,vc"])
+def test_bounds_on_an_all_zero_file_prints_no_traceback(methods, tmp_path):
+    path = tmp_path / "zeros.csv"
+    path.write_text("0,0,0\n0,0,0\n0,0,0\n0,0,0\n")
+    proc = subprocess.run(
+        [sys.executable, "-m", "sklearn_rrank", "bounds", str(path)]
+        + ["--methods", methods, "-q"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert proc.returncode in (0, 1, 2)
+    if proc.returncode == 0:
+        assert "rounding rank in [0, 0]" in proc.stdout

@@ -17,46 +17,123 @@ from sklearn_rrank.datasets import (
 
 
 @pytest.mark.parametrize(
-    "loader, shape, name",
-    [
-        (load_paleo, (124, 139), "paleo"),
-        (load_apj, (2044, 1164), "apj"),
-        (load_abstracts, (12841, 4894), "abstracts"),
-    ],
+    "loader, name",
+    [(load_paleo, "paleo"), (load_apj, "apj"), (load_abstracts, "abstracts")],
 )
-def test_bundled_data_sets(loader, shape, name):
-    # the packaged copy itself: checksum, shape, number of ones, binary
+def test_bundled_data_sets(loader, name):
+    # the packaged copy itself (never files beside the repository): its SHA-256,
+    # shape, number of ones, dtype and 0/1 values against the manifest, and the
+    # manifest against the paper's table
     from importlib import resources
 
-    from sklearn_rrank.datasets._base import _CHECKSUMS
+    from sklearn_rrank.datasets._base import _MANIFEST, _PAPER
 
-    digest, n_ones = _CHECKSUMS[name]
+    entry = _MANIFEST[name]
     raw = resources.files("sklearn_rrank.datasets").joinpath(f"data/{name}.npz")
-    assert hashlib.sha256(raw.read_bytes()).hexdigest() == digest
-    b = loader(sparse=True)
-    assert b.data.shape == shape and sp.issparse(b.data)
-    assert b.data.nnz == n_ones and set(np.unique(b.data.data)) == {1}
-    assert "Licence" in b.DESCR and b.licence and b.source
-    assert tuple(b.paper["shape"]) == shape
-    if name != "abstracts":  # the real rank of the paper's table (a full SVD)
-        assert np.linalg.matrix_rank(b.data.toarray()) == b.paper["rank"]
+    assert hashlib.sha256(raw.read_bytes()).hexdigest() == entry["sha256"]
+    assert entry["shape"] == _PAPER[name]["shape"]
+    b = loader()
+    X = b.data
+    assert isinstance(X, np.ndarray) and X.dtype == np.dtype(entry["dtype"])
+    assert X.shape == entry["shape"]
+    assert np.count_nonzero(X) == entry["n_ones"]
+    assert set(np.unique(X)) <= {0, 1}
+    S = loader(sparse=True).data
+    assert sp.issparse(S) and S.shape == entry["shape"] and S.nnz == entry["n_ones"]
+    assert set(np.unique(S.data)) == {1}
+    assert "Licence" in b.DESCR and b.licence and b.source and b.name == name
+    assert tuple(b.paper["shape"]) == entry["shape"]
+    if name != "abstracts":  # the paper's real rank (a full SVD; too slow for 63 M)
+        assert np.linalg.matrix_rank(X.astype(np.float64)) == b.paper["rank"]
+
+
+def test_bundled_data_sets_need_nothing_beside_the_package(monkeypatch, tmp_path):
+    # the loaders read only the package: they work from any directory
+    monkeypatch.chdir(tmp_path)
+    assert load_paleo().data.shape == (124, 139)
 
 
 def test_fimi_trailing_blank_lines_and_directories(tmp_path):
     (tmp_path / "t.fimi").write_text("0 2\n1\n\n\n")
+    (tmp_path / "s.fimi").write_text("0 2\n1\n  \n\t\n")  # whitespace-only lines
     (tmp_path / "m.fimi").write_text("0 2\n\n1\n")
-    assert load_binary_matrix(tmp_path / "t.fimi").shape == (2, 3)
-    assert load_binary_matrix(tmp_path / "m.fimi").shape == (3, 3)  # an empty row
-    with pytest.raises(ValueError, match="directory"):
+    (tmp_path / "w.fimi").write_text("0 2\r\n1\r\n\r\n")  # Windows line ends
+    (tmp_path / "lead.fimi").write_text("\n0 2\n")
+    for f in ["t.fimi", "s.fimi", "w.fimi"]:
+        np.testing.assert_array_equal(
+            load_binary_matrix(tmp_path / f), [[1, 0, 1], [0, 1, 0]], err_msg=f
+        )
+    # a blank line inside the file is an empty row, also at the start
+    np.testing.assert_array_equal(
+        load_binary_matrix(tmp_path / "m.fimi"), [[1, 0, 1], [0, 0, 0], [0, 1, 0]]
+    )
+    assert load_binary_matrix(tmp_path / "lead.fimi").shape == (2, 3)
+    with pytest.raises(ValueError, match="is a directory"):
         load_binary_matrix(tmp_path)
+    with pytest.raises(ValueError, match="is a directory"):
+        load_binary_matrix(str(tmp_path) + os.sep)
 
 
-def test_huge_implied_size_is_refused_before_densifying(tmp_path):
-    (tmp_path / "big.fimi").write_text("0 1000000000")
-    with pytest.raises(ValueError, match="sparse=True"):
+@pytest.fixture
+def one_gib(monkeypatch):
+    """Pretend that 1 GiB of memory is available (the check is machine-independent)."""
+    from sklearn_rrank.datasets import _base
+
+    monkeypatch.setattr(_base, "_available_memory", lambda: 2**30)
+
+
+def test_huge_implied_size_is_refused_before_densifying(tmp_path, one_gib):
+    (tmp_path / "big.fimi").write_text("0 1000000000")  # 13 bytes, 1 x 10^9
+    with pytest.raises(ValueError) as exc:
         load_binary_matrix(tmp_path / "big.fimi")
-    X = load_binary_matrix(tmp_path / "big.fimi", sparse=True)
-    assert X.shape == (1, 1000000001) and X.nnz == 2
+    msg = str(exc.value)
+    assert "1 x 1000000001" in msg and "sparse=True" in msg
+    assert "1,000,000,001 bytes" in msg  # uint8
+    assert "8,000,000,008 bytes" in msg  # one float64 copy
+    X = load_binary_matrix(tmp_path / "big.fimi", sparse=True)  # stays sparse
+    assert sp.issparse(X) and X.shape == (1, 1000000001) and X.nnz == 2
+
+
+def test_every_densifying_format_is_checked(tmp_path, one_gib):
+    # sparse files whose shape implies 10^9 entries: refused dense, kept sparse
+    big = sp.csr_matrix(([1.0], ([0], [10**9 - 1])), shape=(1, 10**9))
+    sp.save_npz(tmp_path / "s.npz", big)
+    scipy.io.mmwrite(tmp_path / "s.mtx", big.tocoo())
+    for f in ["s.npz", "s.mtx"]:
+        with pytest.raises(ValueError, match="sparse=True"):
+            load_binary_matrix(tmp_path / f)
+        assert load_binary_matrix(tmp_path / f, sparse=True).nnz == 1
+    # a compressed dense .npz inflates: refused from its header, before reading
+    np.savez_compressed(tmp_path / "d.npz", X=np.zeros((20_000, 10_000), np.uint8))
+    assert (tmp_path / "d.npz").stat().st_size < 2**20
+    with pytest.raises(ValueError, match="20000 x 10000.*stores a dense matrix"):
+        load_binary_matrix(tmp_path / "d.npz")
+    # a .npy and a dense Matrix Market file: their headers tell the shape
+    with open(tmp_path / "d.npy", "wb") as fh:
+        np.lib.format.write_array_header_1_0(
+            fh, {"descr": "|u1", "fortran_order": False, "shape": (40_000, 40_000)}
+        )
+    (tmp_path / "d.mtx").write_text(
+        "%%MatrixMarket matrix array real general\n40000 40000\n1\n"
+    )
+    for f in ["d.npy", "d.mtx"]:
+        with pytest.raises(ValueError, match="40000 x 40000"):
+            load_binary_matrix(tmp_path / f)
+        with pytest.raises(ValueError, match="40000 x 40000"):
+            load_binary_matrix(tmp_path / f, sparse=True)  # read dense anyway
+    # small files pass the check
+    np.save(tmp_path / "ok.npy", np.eye(3, dtype=np.uint8))
+    np.testing.assert_array_equal(load_binary_matrix(tmp_path / "ok.npy"), np.eye(3))
+
+
+def test_available_memory_is_a_positive_number_or_unknown(monkeypatch):
+    from sklearn_rrank.datasets import _base
+
+    avail = _base._available_memory()
+    assert avail is None or (isinstance(avail, int) and avail > 0)
+    # unknown memory: nothing is refused
+    monkeypatch.setattr(_base, "_available_memory", lambda: None)
+    _base._check_dense_size((10**6, 10**6), "x.fimi")
 
 
 def test_dense_load_and_paper_values():

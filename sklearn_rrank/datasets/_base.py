@@ -1,6 +1,8 @@
 """Bundled binary data sets (the paper's Paleo, APJ and Abstracts) and file loaders."""
 
+import math
 import os
+import zipfile
 from importlib import resources
 
 import numpy as np
@@ -120,19 +122,29 @@ _INFO = {
 }
 
 
-# SHA-256 of each bundled file and the number of ones of its matrix: the packaged
-# copies are checked against these (tests/test_datasets.py), never against files
-# outside the package
-_CHECKSUMS = {
-    "paleo": (
-        "3e44e9790729ef465051fefa74b0a42fd17a503a5190b94371cc6ea59de47961",
-        1978,
-    ),
-    "apj": ("4ad20e803877a420d1cb0f9788e843a30d3b80da878fb1eac3754300c9e5732d", 6841),
-    "abstracts": (
-        "4669d3482d2273163d819fadb4b16f18300eb1d9500f45d2932dac4b6dcf9198",
-        564462,
-    ),
+# Manifest of the bundled files: the SHA-256 of each packaged ``data/<name>.npz``
+# and the matrix it holds (shape, number of ones, dtype; the real rank is the
+# paper's, in _PAPER). tests/test_datasets.py checks the packaged copies against
+# these values, never files outside the package.
+_MANIFEST = {
+    "paleo": {
+        "sha256": "3e44e9790729ef465051fefa74b0a42fd17a503a5190b94371cc6ea59de47961",
+        "shape": (124, 139),
+        "n_ones": 1978,
+        "dtype": "uint8",
+    },
+    "apj": {
+        "sha256": "4ad20e803877a420d1cb0f9788e843a30d3b80da878fb1eac3754300c9e5732d",
+        "shape": (2044, 1164),
+        "n_ones": 6841,
+        "dtype": "uint8",
+    },
+    "abstracts": {
+        "sha256": "4669d3482d2273163d819fadb4b16f18300eb1d9500f45d2932dac4b6dcf9198",
+        "shape": (12841, 4894),
+        "n_ones": 564462,
+        "dtype": "uint8",
+    },
 }
 
 
@@ -239,44 +251,118 @@ def load_abstracts(*, sparse=False):
     return _load("abstracts", sparse)
 
 
-# float64 copies of the data that dense computations hold at once (for the check)
+# float64 copies of the data that dense work holds at once (the validated data, a
+# product L R^T, a mask): the methods compute in float64, so a dense load is refused
+# when these copies and the uint8 array itself would not fit in memory
 _DENSE_COPIES = 4
 
 
+def _read_int(path):
+    """The integer in a one-line file such as a cgroup limit, or None."""
+    try:
+        with open(path) as fh:
+            return int(fh.read().strip())
+    except (OSError, ValueError):  # missing, unreadable or "max"
+        return None
+
+
 def _available_memory():
-    """Bytes of memory available now (``MemAvailable``), or None if unknown."""
+    """Bytes of memory available now, or None if unknown.
+
+    ``MemAvailable`` of ``/proc/meminfo``, else ``sysconf`` (available, then
+    physical pages), lowered to what a cgroup memory limit (a container) still
+    allows.
+    """
+    avail = None
     try:
         with open("/proc/meminfo") as fh:
             for line in fh:
                 if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
+                    avail = int(line.split()[1]) * 1024
+                    break
+    except (OSError, ValueError, IndexError):
         pass
-    try:
-        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):
-        return None
+    for pages in ("SC_AVPHYS_PAGES", "SC_PHYS_PAGES"):
+        if avail is not None:
+            break
+        try:
+            avail = os.sysconf(pages) * os.sysconf("SC_PAGE_SIZE")
+        except (ValueError, OSError, AttributeError):
+            pass
+    for limit_file, usage_file in (
+        ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
+        (
+            "/sys/fs/cgroup/memory/memory.limit_in_bytes",
+            "/sys/fs/cgroup/memory/memory.usage_in_bytes",
+        ),
+    ):
+        limit = _read_int(limit_file)
+        if limit is not None and limit < 2**60:  # v1 reports "no limit" as ~2**63
+            left = max(limit - (_read_int(usage_file) or 0), 0)
+            avail = left if avail is None else min(avail, left)
+            break
+    return avail if avail is not None and avail > 0 else None
 
 
-def _check_dense_size(shape, path):
-    """Raise ``ValueError`` if dense work on a matrix of ``shape`` would not fit.
+def _gib(n_bytes):
+    return f"{n_bytes:,} bytes ({n_bytes / 2**30:.1f} GiB)"
 
-    The methods work on float64 and hold a few dense copies at once (the data, a
-    product, a mask), so a matrix whose four float64 copies (32 bytes an entry) do
-    not fit in the memory available is refused before any dense array is
-    allocated; ``sparse=True`` keeps it sparse.
+
+def _check_dense_size(shape, path, *, float64_copies=_DENSE_COPIES, dense_file=False):
+    """Raise ``ValueError`` if a dense matrix of ``shape`` would not fit in memory.
+
+    Called before any dense array of that shape is allocated. The need is the
+    uint8 array (1 byte an entry) plus ``float64_copies`` float64 copies (8 bytes an
+    entry each); nothing is checked when the memory available is unknown.
+    ``dense_file`` marks a file that stores a dense matrix (it cannot be loaded
+    sparse without reading it dense first).
     """
-    m, n = shape
-    need = _DENSE_COPIES * 8 * int(m) * int(n)
+    entries = math.prod(int(d) for d in shape)
+    uint8, float64 = entries, 8 * entries
+    need = uint8 + float64_copies * float64
     avail = _available_memory()
-    if avail is not None and need > avail:
-        raise ValueError(
-            f"{path}: dense work on a {m} x {n} matrix needs about "
-            f"{need / 2**30:.1f} GiB ({_DENSE_COPIES} float64 copies) but only "
-            f"{avail / 2**30:.1f} GiB of memory are available; "
-            "load it with sparse=True (or check the file: a huge column id in a .fimi "
-            "file makes a huge matrix)."
+    if avail is None or need <= avail:
+        return
+    dims = " x ".join(str(int(d)) for d in shape)
+    if dense_file:
+        fix = (
+            "the file stores a dense matrix; store it sparse (scipy.sparse.save_npz, "
+            ".mtx or .fimi) and load it with sparse=True."
         )
+    else:
+        fix = (
+            "load it with sparse=True to keep it sparse (or check the file: a huge "
+            "column id in a .fimi file implies a huge matrix)."
+        )
+    raise ValueError(
+        f"{path}: a dense {dims} matrix needs {_gib(uint8)} as uint8 and "
+        f"{_gib(float64)} per float64 copy; with the {float64_copies} float64 "
+        f"cop{'y' if float64_copies == 1 else 'ies'} dense work holds that is "
+        f"{_gib(need)}, but only {_gib(avail)} of memory are available; {fix}"
+    )
+
+
+def _npy_shape(fh):
+    """Shape of the array in an open ``.npy`` stream, from its header only."""
+    version = np.lib.format.read_magic(fh)
+    if version == (1, 0):
+        shape, _, _ = np.lib.format.read_array_header_1_0(fh)
+    else:
+        shape, _, _ = np.lib.format.read_array_header_2_0(fh)
+    return shape
+
+
+def _npz_dense_key(path):
+    """Key of the dense matrix in a ``numpy.savez`` file ('X' or the only array)."""
+    with np.load(path, allow_pickle=False) as z:
+        keys = list(z.keys())
+    if "X" in keys:
+        return "X"
+    if len(keys) == 1:
+        return keys[0]
+    raise ValueError(
+        f"{path}: .npz file has keys {keys}; expected 'X' or a single array."
+    )
 
 
 def _read_fimi(path):
@@ -344,6 +430,15 @@ def load_binary_matrix(path, *, sparse=False):
     column ids of its ones; a blank line inside the file is an all-zero row,
     blank lines at its end are ignored).
 
+    Before a dense array is allocated, its size is checked against the memory
+    available (``MemAvailable``, or a container's memory limit): the uint8 array
+    (1 byte an entry) plus the float64 copies the methods work on (8 bytes an entry
+    each, four for a dense result). A file whose ids or header imply a matrix too
+    large for that (e.g. the 13-byte ``.fimi`` file ``0 1000000000``, 1 x 10^9)
+    raises ``ValueError`` naming the shape and the bytes needed; ``sparse=True``
+    keeps sparse formats (``.fimi``, ``.mtx`` coordinate, ``scipy.sparse`` ``.npz``)
+    sparse without any dense allocation.
+
     Parameters
     ----------
     path : str or path-like
@@ -361,8 +456,8 @@ def load_binary_matrix(path, *, sparse=False):
         If the file does not exist.
     ValueError
         If the ending is unknown, the file is malformed, the matrix is not binary,
-        ``path`` is a directory, or (``sparse=False``) a dense float64 copy of the
-        matrix would not fit in the memory available.
+        ``path`` is a directory, or the dense matrix (``sparse=False``, or a file
+        that stores a dense matrix) would not fit in the memory available.
 
     Examples
     --------
@@ -380,25 +475,35 @@ def load_binary_matrix(path, *, sparse=False):
     if not os.path.isfile(path):
         raise FileNotFoundError(f"No such data file: {path}")
     ext = os.path.splitext(path)[1].lower()
+    # a file holding a dense matrix is read dense and validated as float64 (one
+    # copy) even for sparse=True; densifying sparse data needs the full dense work
+    dense_file_copies = 1 if sparse else _DENSE_COPIES
     try:
         if ext == ".npz":
             try:
                 X = sp.load_npz(path)
             except (ValueError, KeyError, OSError):
+                key = _npz_dense_key(path)
+                with zipfile.ZipFile(path) as zf, zf.open(f"{key}.npy") as fh:
+                    shape = _npy_shape(fh)  # a compressed file may inflate a lot
+                _check_dense_size(
+                    shape, path, float64_copies=dense_file_copies, dense_file=True
+                )
                 with np.load(path, allow_pickle=False) as z:
-                    keys = list(z.keys())
-                    if "X" in keys:
-                        X = z["X"]
-                    elif len(keys) == 1:
-                        X = z[keys[0]]
-                    else:
-                        raise ValueError(
-                            f"{path}: .npz file has keys {keys}; expected 'X' or a "
-                            "single array."
-                        ) from None
+                    X = z[key]
         elif ext == ".npy":
+            with open(path, "rb") as fh:
+                shape = _npy_shape(fh)
+            _check_dense_size(
+                shape, path, float64_copies=dense_file_copies, dense_file=True
+            )
             X = np.load(path, allow_pickle=False)
         elif ext == ".mtx":
+            m, n, _, layout, _, _ = scipy.io.mminfo(path)
+            if layout == "array":  # dense Matrix Market
+                _check_dense_size(
+                    (m, n), path, float64_copies=dense_file_copies, dense_file=True
+                )
             X = scipy.io.mmread(path)
         elif ext in (".csv", ".tsv", ".txt"):
             X = _read_delimited(path, {".csv": ",", ".tsv": "\t"}.get(ext))
@@ -409,7 +514,7 @@ def load_binary_matrix(path, *, sparse=False):
                 f"{path}: unknown file ending {ext!r}; use .npz, .npy, .mtx, .csv, "
                 ".tsv, .txt or .fimi."
             )
-    except (OSError, EOFError) as exc:
+    except (OSError, EOFError, KeyError, zipfile.BadZipFile) as exc:
         raise ValueError(f"{path}: could not be read ({exc}).") from exc
     except ValueError as exc:
         if str(exc).startswith(path):
