@@ -74,6 +74,8 @@ def _save_plot(display_factory, path):
         raise CLIError(
             'saving a plot needs matplotlib: pip install "sklearn_rrank[plot]"'
         ) from None
+    if not os.path.splitext(path)[1]:
+        path += ".png"  # what matplotlib would write; report the real name
     display = display_factory()
     display.figure_.savefig(path, dpi=120, bbox_inches="tight")
     return path
@@ -223,7 +225,16 @@ def _json_default(obj):
 
 def _cmd_factorize(args):
     from sklearn_rrank import RoundingRankFactorization
+    from sklearn_rrank._methods import METHODS
 
+    if not METHODS[args.method].uses_max_iter:
+        given = (("--max-iter", args.max_iter), ("--time-limit", args.time_limit))
+        for option, value in given:
+            if value is not None:
+                raise CLIError(
+                    f"{option} is not used by --method {args.method} (a one-shot "
+                    "method); leave it out"
+                )
     X, name = _load_data(args.data)
     m, n, _ = _describe(X)
     if not args.json and not args.quiet:
@@ -238,6 +249,7 @@ def _cmd_factorize(args):
         tau=args.tau,
         nonnegative=args.nonnegative,
         max_iter=args.max_iter,
+        time_limit=args.time_limit,
         random_state=args.random_state,
         n_jobs=args.n_jobs,
         verbose=max(args.verbose - 1, 0),
@@ -308,12 +320,18 @@ def _cli_warning(message, args):
         return text
     text = re.sub(r"method='([^']*)'", r"\1", text)
     text = re.sub(r"\bmax_iter=(\d+)", r"--max-iter \1", text)
-    text = re.sub(r"\s*\((see \w+_|raise max_iter|check the input)\)", "", text)
+    stopped_by_time = "raise time_limit" in text
+    text = re.sub(
+        r"\s*\((see \w+_|raise max_iter|raise time_limit|check the input)\)", "", text
+    )
+    text = re.sub(r";? raise time_limit", "", text)
     text = re.sub(r",? or raise tol to accept this fit", "", text)
     text = re.sub(r"\bmax_iter\b", "--max-iter", text)
     text = re.sub(r"\s*\(?\bsee (the )?\w+_\)?", "", text)  # other attributes
     text = text.rstrip(" .;")
     spec = METHODS.get(args.method)
+    if stopped_by_time:
+        return f"{text}; try a larger --time-limit (now {args.time_limit:g} s)"
     if spec is not None and spec.uses_max_iter:
         current = "the method's default" if args.max_iter is None else args.max_iter
         return f"{text}; try a larger --max-iter (now {current})"
@@ -435,7 +453,7 @@ def _build_parser():
         f"  bounds:    --methods {','.join(DEFAULT_METHODS)}; --time-limit None "
         "(no limit)\n"
         f"  factorize: --method {factorize_method}; --max-iter None (the method's "
-        "default)\n"
+        "default); --time-limit None (no limit)\n"
         f"  nested:    --method {nested_methods[0]}"
     )
     parser = argparse.ArgumentParser(
@@ -530,6 +548,13 @@ def _build_parser():
         type=_positive_int,
         default=None,
         help="iterations of lpca/projlp (None: the method's default)",
+    )
+    p.add_argument(
+        "--time-limit",
+        type=float,
+        default=None,
+        help="wall-clock budget in seconds of the lpca/projlp fit; at the limit the "
+        "best factors so far are reported with a warning (None: no limit)",
     )
     p.add_argument(
         "--nonnegative", action="store_true", help="non-negative factors (projlp)"

@@ -86,6 +86,15 @@ class RoundingRankFactorization(
     tol : float or None, default=None
         Relative tolerance of ``"lpca"`` and ``"projlp"`` (None = the method's
         default); setting it for ``"rsvd"`` or ``"asso"`` raises ``ValueError``.
+    time_limit : float or None, default=None
+        Wall-clock budget of the fit in seconds for ``"lpca"`` and ``"projlp"``
+        (None: no limit). At the limit the solver returns the best factors it has
+        (fewest rounding errors seen for ``"projlp"``, the last sweep for
+        ``"lpca"``), ``solver_info_`` records the stop and a ``ConvergenceWarning``
+        says so; the training rows are then not solved again by ``transform``
+        (which otherwise makes ``fit_transform(X)`` equal ``fit(X).transform(X)``).
+        Setting it for ``"rsvd"`` or ``"asso"`` (one-shot methods) raises
+        ``ValueError``.
     method_params : dict or None, default=None
         Extra parameters of the method's solver: ``"lpca"``: ``fit_bias``,
         ``solver``, ``alpha``, ``init``; ``"projlp"``: ``projection``, ``eps``;
@@ -150,6 +159,7 @@ class RoundingRankFactorization(
         "nonnegative": ["boolean"],
         "max_iter": [None, Interval(numbers.Integral, 1, None, closed="left")],
         "tol": [None, Interval(numbers.Real, 0, None, closed="left")],
+        "time_limit": [None, Interval(numbers.Real, 0, None, closed="left")],
         "method_params": [None, dict],
         "random_state": ["random_state"],
         "n_jobs": [None, numbers.Integral],
@@ -166,6 +176,7 @@ class RoundingRankFactorization(
         nonnegative=False,
         max_iter=None,
         tol=None,
+        time_limit=None,
         method_params=None,
         random_state=None,
         n_jobs=None,
@@ -178,6 +189,7 @@ class RoundingRankFactorization(
         self.nonnegative = nonnegative
         self.max_iter = max_iter
         self.tol = tol
+        self.time_limit = time_limit
         self.method_params = method_params
         self.random_state = random_state
         self.n_jobs = n_jobs
@@ -209,7 +221,7 @@ class RoundingRankFactorization(
         """Keyword arguments of the registry's fit/transform, checked once."""
         spec = METHODS[self.method]
         if not spec.uses_max_iter:
-            for name in ("max_iter", "tol"):
+            for name in ("max_iter", "tol", "time_limit"):
                 if getattr(self, name) is not None:
                     raise ValueError(
                         f"{name}={getattr(self, name)!r} is not used by "
@@ -221,6 +233,7 @@ class RoundingRankFactorization(
             "nonnegative": bool(self.nonnegative),
             "max_iter": self.max_iter,
             "tol": self.tol,
+            "time_limit": self.time_limit,
             "random_state": self.random_state,
             "n_jobs": self.n_jobs,
             "verbose": self.verbose,
@@ -301,7 +314,17 @@ class RoundingRankFactorization(
         Xd = X.toarray() if sp.issparse(X) else X
         L_fit = result.L
         one_shot = self.method == "projlp" and self.max_iter == 0
-        if spec.transform is not None and self.method != "asso" and not one_shot:
+        # the budget is spent: keep the fitted rows (fit_transform(X) may then differ
+        # from fit(X).transform(X), which solves every row again)
+        out_of_time = (
+            self.time_limit is not None and time.perf_counter() - t0 >= self.time_limit
+        )
+        if (
+            spec.transform is not None
+            and self.method != "asso"
+            and not one_shot
+            and not out_of_time
+        ):
             # Use the rows that transform() gives for the training data when they are
             # no worse, so that fit_transform(X) equals fit(X).transform(X): the
             # per-row problems (LPs, logistic regressions) may have other optima
@@ -324,7 +347,13 @@ class RoundingRankFactorization(
             seconds=time.perf_counter() - t0,
         )
         if not result.converged:
-            hint = "raise max_iter" if spec.uses_max_iter else "check the input"
+            info = result.info
+            if "time_limit" in (info.get("status"), info.get("stop_reason")):
+                hint = "raise time_limit"
+            elif spec.uses_max_iter:
+                hint = "raise max_iter"
+            else:
+                hint = "check the input"
             warnings.warn(
                 f"method={self.method!r} did not converge or an LP did not end "
                 f"optimal ({result.info.get('message', 'no details')}); the "

@@ -35,9 +35,8 @@ from sklearn_rrank._lpca import (
 )
 from sklearn_rrank._ranksearch import Deadline, run_rank_search
 from sklearn_rrank._rounding import (
-    DEFAULT_MARGIN,
-    _certified_block,
     _count_errors_factors,
+    _uncertified_counts,
 )
 from sklearn_rrank._validation import check_binary_matrix, check_tau
 
@@ -47,16 +46,6 @@ __all__ = ["lpca_rank_upper_bound", "lpca_refine"]
 # ---------------------------------------------------------------------------------
 # refinement by L1-slack LPs
 # ---------------------------------------------------------------------------------
-
-
-def _uncertified_counts(X, L, R, tau, axis):
-    """Observed entries per column (axis=0) or row (axis=1) not certified.
-
-    Uses the criterion of :func:`~sklearn_rrank.certify_rounding` with its default
-    margin.
-    """
-    ok = _certified_block(X, L, R, tau, DEFAULT_MARGIN)
-    return (~ok).sum(axis=axis)
 
 
 @validate_params(

@@ -13,8 +13,9 @@ The callables follow fixed contracts, so no door filters keyword arguments:
 * ``lower(X, *, tau, deadline) -> (bound, info)`` on validated data;
 * ``search(X, incumbent, deadline, *, tau, random_state, n_jobs, verbose, **params)``
   (the family part of :func:`~sklearn_rrank._ranksearch.run_rank_search`);
-* ``fit(X, k, *, tau, nonnegative, max_iter, tol, random_state, n_jobs, verbose,
-  **params) -> FactorizationResult``;
+* ``fit(X, k, *, tau, nonnegative, max_iter, tol, time_limit, random_state, n_jobs,
+  verbose, **params) -> FactorizationResult`` (``max_iter``, ``tol`` and
+  ``time_limit`` are None unless the family has ``uses_max_iter``);
 * ``transform(X, R, *, tau, nonnegative, n_jobs, **params) -> L``.
 """
 
@@ -64,7 +65,8 @@ class MethodSpec:
         Method parameters (``method_params``) that ``fit``/``transform`` and
         ``search`` accept.
     uses_max_iter, uses_random_state, uses_n_jobs : bool
-        Whether ``fit`` uses the estimator's ``max_iter``/``tol``, ``random_state``
+        Whether ``fit`` uses the estimator's ``max_iter``/``tol``/``time_limit``,
+        ``random_state``
         and ``n_jobs`` (a value given for an unused one raises).
     cost : int
         Portfolio order: cheap methods run first.
@@ -183,9 +185,20 @@ def _rsvd_fit(X, k, *, tau, random_state, **_):
 
 
 def _lpca_fit(
-    X, k, *, tau, nonnegative, max_iter, tol, random_state, n_jobs, verbose, **params
+    X,
+    k,
+    *,
+    tau,
+    nonnegative,
+    max_iter,
+    tol,
+    time_limit,
+    random_state,
+    n_jobs,
+    verbose,
+    **params,
 ):
-    kw = _given(max_iter=max_iter, tol=tol)
+    kw = _given(max_iter=max_iter, tol=tol, time_limit=time_limit)
     return _lpca.lpca_fit(
         X,
         k,
@@ -208,9 +221,20 @@ def _lpca_transform(X, R, *, tau, n_jobs, fit_bias=True, alpha=None, **_):
 
 
 def _projlp_fit(
-    X, k, *, tau, nonnegative, max_iter, tol, random_state, n_jobs, verbose, **params
+    X,
+    k,
+    *,
+    tau,
+    nonnegative,
+    max_iter,
+    tol,
+    time_limit,
+    random_state,
+    n_jobs,
+    verbose,
+    **params,
 ):
-    kw = _given(max_iter=max_iter, tol=tol)
+    kw = _given(max_iter=max_iter, tol=tol, time_limit=time_limit)
     return _projlp.projlp_fit(
         X,
         k,
@@ -232,7 +256,18 @@ def _projlp_transform(X, R, *, tau, nonnegative, n_jobs, eps=None, **_):
 
 
 def _asso_fit(
-    X, k, *, tau, nonnegative, max_iter, tol, random_state, n_jobs, verbose, **params
+    X,
+    k,
+    *,
+    tau,
+    nonnegative,
+    max_iter,
+    tol,
+    time_limit,
+    random_state,
+    n_jobs,
+    verbose,
+    **params,
 ):
     return _asso.asso_fit(X, k, tau=tau, n_jobs=n_jobs, verbose=verbose, **params)
 
@@ -261,6 +296,7 @@ def _fit_search(fit):
                 nonnegative=nonnegative,
                 max_iter=None,
                 tol=None,
+                time_limit=None,
                 random_state=random_state,
                 n_jobs=n_jobs,
                 verbose=max(verbose - 1, 0),

@@ -54,11 +54,10 @@ from sklearn_rrank._lp import (
     _solve_public,
     solve_rows_l1,
 )
-from sklearn_rrank._ranksearch import run_rank_search
+from sklearn_rrank._ranksearch import Deadline, run_rank_search
 from sklearn_rrank._rounding import (
-    DEFAULT_MARGIN,
-    _certified_block,
     _count_errors_factors,
+    _uncertified_counts,
 )
 from sklearn_rrank._validation import check_binary_matrix, check_tau
 
@@ -73,6 +72,14 @@ _REFINE_TOL = 1e-2
 _ZERO_SLACK = 1e-9
 # the refinement stops (converged) when its fewest errors have not improved this long
 _STALL_ROUNDS = 5
+# phase 0 (batched separation with copied columns) runs on merged matrices with at
+# least this many entries, where the LP phases cannot reach a certificate in time
+_SEPARATION_ENTRIES = 4_000_000
+# descent steps of the batched separation per width tried in phase 0
+_SEPARATION_ITER = 60
+# phase 0 offers a repaired certificate at most this often (seconds): each offer
+# multiplies factors of width d + |F| over all m x n entries
+_OFFER_EVERY = 60.0
 # projections tested concurrently in phase 3 of the rank search
 _PHASE3_BATCH = 4
 
@@ -157,6 +164,7 @@ def projlp_fit(
     eps=DEFAULT_EPS,
     max_iter=50,
     tol=1e-4,
+    time_limit=None,
     random_state=None,
     n_jobs=None,
     verbose=0,
@@ -203,6 +211,12 @@ def projlp_fit(
     tol : float, default=1e-4
         Relative decrease of the total slack per round below which the refinement
         stops.
+    time_limit : float or None, default=None
+        Wall-clock budget in seconds for the whole fit (None: no limit). At the
+        limit the LPs still running stop (their columns or rows keep the last
+        iterate, or zero if never started), and the factors with the fewest
+        rounding errors seen so far are returned with ``converged=False`` and
+        ``info["stop_reason"] == "time_limit"``.
     random_state : int, RandomState instance or None, default=None
         Seed of the projection.
     n_jobs : int or None, default=None
@@ -251,6 +265,15 @@ def projlp_fit(
     max_iter = _check_nonnegative_int(max_iter, "max_iter")
     if not (isinstance(tol, numbers.Real) and not isinstance(tol, bool) and tol >= 0):
         raise ValueError(f"tol must be a number >= 0, got {tol!r}.")
+    if time_limit is not None and not (
+        isinstance(time_limit, numbers.Real)
+        and not isinstance(time_limit, bool)
+        and time_limit >= 0
+    ):
+        raise ValueError(
+            f"time_limit must be None or a number >= 0, got {time_limit!r}."
+        )
+    deadline = None if time_limit is None else Deadline(float(time_limit))
     rng = check_random_state(random_state)
     t0 = time.perf_counter()
     m, n = X.shape
@@ -267,11 +290,17 @@ def projlp_fit(
         n_jobs=n_jobs,
         max_iter=max_iter,
         tol=float(tol),
+        deadline=deadline,
         verbose=verbose,
     )
     n_bad = sum(c for name, c in out["status_counts"].items() if name != "optimal")
     mostly_optimal = n_bad <= 0.01 * max(out["n_lps"], 1)
-    converged = mostly_optimal and (max_iter == 0 or out["stop"] != "max_iter")
+    converged = (
+        mostly_optimal
+        and out["stop"] != "time_limit"
+        and (max_iter == 0 or out["stop"] != "max_iter")
+    )
+    stop_text = "by the time limit" if out["stop"] == "time_limit" else out["stop"]
     info = {
         "lp_status_counts": out["status_counts"],
         "n_lps": out["n_lps"],
@@ -281,7 +310,7 @@ def projlp_fit(
         "errors_history": out["errors_history"],
         "stop_reason": out["stop"],
         "message": (
-            f"refinement stopped: {out['stop']}; {n_bad} of {out['n_lps']} LPs "
+            f"refinement stopped: {stop_text}; {n_bad} of {out['n_lps']} LPs "
             "did not end optimal"
         ),
         "seconds": time.perf_counter() - t0,
@@ -388,6 +417,9 @@ def _alternate(
     if errors == 0 or value <= zero:
         stop = "exact" if errors == 0 else "zero_slack"
         max_iter = 0
+    elif deadline is not None and deadline.expired():
+        stop = "time_limit"  # the first sweep itself may be cut short
+        max_iter = 0
     for _ in range(max_iter):
         if deadline is not None and deadline.expired():
             stop = "time_limit"
@@ -412,6 +444,9 @@ def _alternate(
         if errors == 0 or new_value <= zero:
             # zero total slack with errors left: entries within ~1e-9 of tau
             stop = "exact" if errors == 0 else "zero_slack"
+            break
+        if deadline is not None and deadline.expired():
+            stop = "time_limit"  # this round's LPs may have been cut short
             break
         if value - new_value <= tol * value:
             stop = "tol"
@@ -753,6 +788,9 @@ def _projlp_search(
         "n_projections": 0,
         "refine_tried": [],
         "phase2_seconds": None,
+        "phase0_width": None,
+        "phase0_copied": None,
+        "phase0_tried": [],
         "improvements": [],
         "lp_status_counts": {},
     }
@@ -848,6 +886,33 @@ def _projlp_search(
         )
 
     with Parallel(n_jobs=n_jobs, prefer="threads") as parallel:
+        if not nonnegative and m_u * n_u >= _SEPARATION_ENTRIES:
+            # ---- phase 0 (large input): separation with copied columns -------------
+            _copied_columns_search(
+                Xu,
+                X0u,
+                weights,
+                row_owner,
+                col_owner,
+                incumbent,
+                deadline,
+                tau=tau,
+                eps=eps,
+                projection=projection,
+                rng=rng,
+                n_jobs=n_jobs,
+                parallel=parallel,
+                info=info,
+                status_counts=status_counts,
+            )
+            if info["phase0_width"] is not None:
+                return finish(
+                    deadline.expired(),
+                    f"phase 0: projection width {info['phase0_width']} and "
+                    f"{info['phase0_copied']} copied columns",
+                )
+            if incumbent.bound is not None:
+                return finish(True, "phase 0 did not improve the known bound")
         # ---- phase 1: d = max(1, lower), ... below the known bound -----------------
         proj = _Projection(X0u, projection, nonnegative, rng) if nested else None
         solved = np.zeros(n_u, dtype=bool)
@@ -1083,5 +1148,156 @@ def _uncertified_columns(Xu, Lu, R_u, tau):
     The certificate kernel of :func:`~sklearn_rrank.certify_rounding` on the merged
     matrix (its rows and columns stand for the repeated ones of ``X``).
     """
-    ok = _certified_block(Xu, Lu, R_u, tau, DEFAULT_MARGIN)
-    return ~ok.all(axis=0)
+    return _uncertified_counts(Xu, Lu, R_u, tau, axis=0) > 0
+
+
+def _copied_columns_factors(Lu, R_sep, separated, Xu, tau):
+    """Factors of width ``d + |F|``, exact by construction.
+
+    ``F`` are the columns not ``separated`` by ``(Lu, R_sep)``. Column ``j`` of ``F``
+    is copied into the left factor and reproduced by ``r = 2 tau e_j`` (for
+    ``tau > 0``: ones give ``2 tau >= tau``, zeros ``0 < tau``). For ``tau <= 0`` the
+    caller's ``Lu[:, 0]`` is a column of ones and ``r = 2 e_j + (tau - 1) e_0`` (ones
+    give ``tau + 1``, zeros ``tau - 1``). This is the subadditivity of the rounding
+    rank over a split of the columns, with the trivial bound on the part ``F``.
+    """
+    m_u, n_u = Xu.shape
+    d = Lu.shape[1]
+    F = np.flatnonzero(~separated)
+    L = np.zeros((m_u, d + F.size))
+    R = np.zeros((n_u, d + F.size))
+    L[:, :d] = Lu
+    R[separated, :d] = R_sep[separated]
+    copies = d + np.arange(F.size)
+    L[:, copies] = np.nan_to_num(Xu[:, F])
+    if tau > 0:
+        R[F, copies] = 2.0 * tau
+    else:
+        R[F, copies] = 2.0
+        R[F, 0] = tau - 1.0
+    return L, R
+
+
+def _copied_columns_search(
+    Xu,
+    X0u,
+    weights,
+    row_owner,
+    col_owner,
+    incumbent,
+    deadline,
+    *,
+    tau,
+    eps,
+    projection,
+    rng,
+    n_jobs,
+    parallel,
+    info,
+    status_counts,
+):
+    """Phase 0 of the ProjLP search (large input): see :func:`projlp_rank_upper_bound`.
+
+    1. For a few widths ``d`` (a pattern search from ``min(m', n') / 12``: up by
+       half while the bound drops, else down), ``L = X A_d`` and every column is
+       separated by :func:`~sklearn_rrank._separation.separate_columns`; the columns
+       ``F`` it cannot separate are copied into ``L``, which gives a certificate of
+       width ``d + |F|`` (:func:`_copied_columns_factors`), offered to the incumbent.
+       For ``tau <= 0`` the first column of ``L`` is a column of ones (an offset).
+    2. At the best width the columns of ``F`` get the exact feasibility LP, fewest
+       ones first; each feasible one leaves ``F`` and lowers the bound by one. The
+       repaired certificate is offered every ``_OFFER_EVERY`` seconds and at the end.
+    """
+    from sklearn_rrank._separation import separate_columns
+
+    m_u, n_u = Xu.shape
+    n_in = X0u.shape[1]
+    seed = rng.randint(np.iinfo(np.int32).max)
+    d_max = min(m_u, n_u) - 1
+    if d_max < 1:
+        return
+    A = _projection_matrix(n_in, d_max, projection, False, seed)
+
+    def try_width(d):
+        if tau > 0:
+            Lu = X0u @ A[:, :d]
+        else:  # an offset column: rows of zeros need L_i . r < tau <= 0
+            Lu = np.hstack([np.ones((m_u, 1)), X0u @ A[:, : d - 1]])
+        R_sep, separated = separate_columns(
+            Lu, Xu, tau=tau, n_iter=_SEPARATION_ITER, deadline=deadline, n_jobs=n_jobs
+        )
+        bound = d + int((~separated).sum())
+        info["phase0_tried"].append((d, bound))
+        incumbent.record(
+            bound,
+            None,
+            message=f"phase 0: width {d}, {int(separated.sum())}/{n_u} columns "
+            "separated",
+        )
+        return Lu, R_sep, separated, bound
+
+    def offer(state):
+        Lu, R_sep, separated, _ = state
+        L, R = _copied_columns_factors(Lu, R_sep, separated, Xu, tau)
+        if incumbent.worth_trying(L.shape[1]) and incumbent.offer(
+            L[row_owner], R[col_owner]
+        ):
+            info["improvements"].append((L.shape[1], round(deadline.elapsed(), 4)))
+            info["phase0_width"] = Lu.shape[1]
+            info["phase0_copied"] = int((~separated).sum())
+
+    # 1. pattern search over the projection width: up by half while the bound
+    # drops; if the first step up does not help, down by a third while it drops
+    best = try_width(max(1, min(d_max, round(min(m_u, n_u) / 12))))
+    offer(best)
+    for factor in (1.5, 1 / 1.5):
+        moved = False
+        while not deadline.expired():
+            d = max(1, min(d_max, round(best[0].shape[1] * factor)))
+            if any(d == t for t, _ in info["phase0_tried"]):
+                break
+            state = try_width(d)
+            if state[3] >= best[3]:
+                break
+            best, moved = state, True
+            offer(best)
+        if moved:
+            break
+    # 2. exact LPs for the copied columns, fewest ones first
+    Lu, R_sep, separated, _ = best
+    R_sep = R_sep.copy()
+    separated = separated.copy()
+    ones = np.nansum(Xu, axis=0)
+    todo = [int(j) for j in np.argsort(ones, kind="stable") if not separated[j]]
+    block = 8 * max(1, effective_n_jobs(n_jobs))
+    last_offer = deadline.elapsed()
+    improved = False
+    for start in range(0, len(todo), block):
+        if deadline.expired() or incumbent.done:
+            break
+        cols = np.array(todo[start : start + block], dtype=np.intp)
+        R_d, codes, _, feasible = _solve(
+            Lu,
+            Xu,
+            tau=tau,
+            eps=eps,
+            nonnegative=False,
+            feasibility=True,
+            n_jobs=n_jobs,
+            time_limit=deadline.remaining(),
+            columns=cols,
+            weights=weights,
+            parallel=parallel,
+        )
+        attempted = codes != _NOT_SOLVED
+        info["n_lps"] += int(attempted.sum())
+        info["n_infeasible_lps"] += int((attempted & ~feasible).sum())
+        status_counts.update(STATUS_NAMES[c] for c in codes[attempted])
+        R_sep[cols[feasible]] = R_d[feasible]
+        separated[cols[feasible]] = True
+        improved |= bool(feasible.any())
+        if improved and deadline.elapsed() - last_offer >= _OFFER_EVERY:
+            offer((Lu, R_sep, separated, None))
+            last_offer, improved = deadline.elapsed(), False
+    if improved:
+        offer((Lu, R_sep, separated, None))

@@ -172,6 +172,25 @@ def _certified_block(Xb, Lb, R, tau, margin):
     return ok | np.isnan(Xb)
 
 
+def _uncertified_counts(X, L, R, tau, axis, margin=DEFAULT_MARGIN):
+    """Observed entries per column (``axis=0``) or row (``axis=1``) not certified.
+
+    The kernel of :func:`_count_uncertified`, by row blocks of about ``2**23``
+    entries (the float64 temporaries stay small), for a dense validated ``X``.
+    """
+    m, n = X.shape
+    if axis == 0:
+        counts = np.zeros(n, dtype=np.int64)
+        for rows in _row_batches(m, n):
+            counts += (~_certified_block(X[rows], L[rows], R, tau, margin)).sum(axis=0)
+        return counts
+    counts = np.empty(m, dtype=np.int64)
+    for rows in _row_batches(m, n):
+        ok = _certified_block(X[rows], L[rows], R, tau, margin)
+        counts[rows] = (~ok).sum(axis=1)
+    return counts
+
+
 def _count_uncertified(X, L, R, tau, margin=DEFAULT_MARGIN, *, stop_early=False):
     """Number of observed entries of validated ``X`` that the factors do not certify.
 

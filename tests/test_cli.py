@@ -235,3 +235,42 @@ def test_bounds_on_an_all_zero_file_prints_no_traceback(methods, tmp_path):
     assert proc.returncode in (0, 1, 2)
     if proc.returncode == 0:
         assert "rounding rank in [0, 0]" in proc.stdout
+
+
+def test_factorize_time_limit(capsys):
+    argv = ["factorize", "paleo", "-k", "5", "-q", "--time-limit", "0"]
+    assert main([*argv, "--method", "projlp"]) == 0
+    err = capsys.readouterr().err
+    (line,) = [w for w in err.splitlines() if w.startswith("warning:")]
+    assert line.endswith("try a larger --time-limit (now 0 s)"), line
+    assert "time_limit" not in line
+    # one-shot methods: a usage error naming the option, not a Python parameter
+    for option in (["--time-limit", "5"], ["--max-iter", "3"]):
+        assert main([*argv[:5], *option, "--method", "rsvd"]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"rrank: error: {option[0]} is not used by --method")
+        assert err.count("\n") == 1
+
+
+def test_plot_without_extension_reports_the_file_written(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    path = tmp_path / "pic"
+    assert (
+        main(
+            [
+                "factorize",
+                "paleo",
+                "-k",
+                "3",
+                "--method",
+                "rsvd",
+                "-q",
+                "--plot",
+                str(path),
+            ]
+        )
+        == 0
+    )
+    out = capsys.readouterr().out
+    assert (tmp_path / "pic.png").exists()
+    assert f"plot saved to      {path}.png" in out

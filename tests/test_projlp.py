@@ -333,3 +333,78 @@ def test_deadline_returns_promptly():
         _projlp_search, X.astype(float), method="projlp", tau=0.5, deadline=0.5
     )
     assert time.monotonic() - t0 < 1.5 and res.stopped_early
+
+
+@pytest.mark.parametrize("method", ["projlp", "lpca"])
+def test_time_limit_returns_best_so_far_and_says_so(paleo, method):
+    from sklearn.exceptions import ConvergenceWarning
+
+    from sklearn_rrank import RoundingRankFactorization
+
+    est = RoundingRankFactorization(10, method=method, random_state=0, time_limit=0.0)
+    with pytest.warns(ConvergenceWarning, match="raise time_limit"):
+        est.fit(paleo)
+    info = est.solver_info_
+    assert "time_limit" in (info.get("status"), info.get("stop_reason"))
+    assert not est.certified_
+    # the reported error is the error of the returned factors
+    L = est.transform(paleo) if method == "lpca" else None
+    if L is not None:
+        assert L.shape == (paleo.shape[0], 10)
+    assert 0 < est.reconstruction_err_ <= paleo.size
+
+
+def test_time_limit_unused_by_one_shot_methods_raises(paleo):
+    from sklearn_rrank import RoundingRankFactorization
+
+    for method in ["rsvd", "asso"]:
+        est = RoundingRankFactorization(3, method=method, time_limit=5.0)
+        with pytest.raises(ValueError, match="time_limit=5.0 is not used"):
+            est.fit(paleo)
+
+
+def test_projlp_fit_time_limit_validation(planted):
+    with pytest.raises(ValueError, match="time_limit"):
+        projlp_fit(planted, 2, time_limit=-1)
+    res = projlp_fit(planted, 3, random_state=0, time_limit=1e6)
+    assert res.info["stop_reason"] != "time_limit"
+
+
+# -- phase 0 (large input): batched separation with copied columns -----------------
+@pytest.mark.parametrize("tau", [0.5, 2.0, 0.0, -0.3])
+def test_copied_columns_factors_are_exact(tau):
+    from sklearn_rrank._projlp import _copied_columns_factors
+
+    rng = np.random.default_rng(0)
+    X = (rng.random((30, 12)) < 0.3).astype(float)
+    X[0] = 1.0  # a row of ones and one of zeros
+    X[1] = 0.0
+    Lu = np.ones((30, 1)) if tau <= 0 else np.zeros((30, 1))
+    L, R = _copied_columns_factors(Lu, np.zeros((12, 1)), np.zeros(12, bool), X, tau)
+    assert L.shape[1] == 13
+    assert certify_rounding(X, L, R, tau=tau)
+
+
+@pytest.mark.parametrize("tau", [0.5, 0.0, -0.3])
+def test_phase0_certifies_and_is_reproducible(monkeypatch, planted, tau):
+    from sklearn_rrank import _projlp
+
+    monkeypatch.setattr(_projlp, "_SEPARATION_ENTRIES", 0)  # as on large input
+    res = projlp_rank_upper_bound(planted, tau=tau, random_state=0, n_jobs=1)
+    info = res.info
+    assert info["phase0_tried"] and res.certified
+    assert certify_rounding(planted, res.L, res.R, tau=tau)
+    assert res.rank <= min(planted.shape) + 1
+    best = min(bound for _, bound in info["phase0_tried"])
+    assert res.rank <= best  # the LP repair only lowers it
+    again = projlp_rank_upper_bound(planted, tau=tau, random_state=0, n_jobs=2)
+    assert again.rank == res.rank
+    np.testing.assert_array_equal(again.L, res.L)
+
+
+def test_phase0_respects_the_deadline(monkeypatch, planted):
+    from sklearn_rrank import _projlp
+
+    monkeypatch.setattr(_projlp, "_SEPARATION_ENTRIES", 0)
+    res = projlp_rank_upper_bound(planted, random_state=0, time_limit=0.0)
+    assert res.stopped_early

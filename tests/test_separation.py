@@ -1,0 +1,84 @@
+"""Tests of the batched separation (sklearn_rrank._separation)."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sklearn_rrank import _separation, certify_rounding
+from sklearn_rrank._separation import separate_columns
+
+
+def _planted(m, n, d, tau, seed):
+    rng = np.random.default_rng(seed)
+    L = rng.standard_normal((m, d))
+    R = rng.standard_normal((n, d))
+    X = (L @ R.T >= tau).astype(np.float64)
+    return L, X
+
+
+@pytest.mark.parametrize("tau", [0.5, 0.0, -1.0, 2.0])
+def test_separable_columns_are_found_and_certified(tau):
+    L, X = _planted(200, 60, 5, tau, 0)
+    R, separated = separate_columns(L, X, tau=tau, n_iter=1000)
+    assert separated.mean() > 0.6
+    assert certify_rounding(X[:, separated], L, R[separated], tau=tau)
+
+
+def test_reported_columns_always_certify_and_others_do_not():
+    rng = np.random.default_rng(1)
+    L = rng.standard_normal((80, 3))
+    X = (rng.random((80, 40)) < 0.3).astype(np.float64)  # mostly not separable
+    R, separated = separate_columns(L, X, n_iter=50)
+    for j in range(X.shape[1]):
+        ok = certify_rounding(X[:, [j]], L, R[[j]])
+        assert ok == separated[j], j
+
+
+def test_missing_entries_drop_their_constraint():
+    L, X = _planted(150, 30, 4, 0.5, 2)
+    Xm = X.copy()
+    Xm[::7, ::3] = np.nan
+    Xm[::7, 1::3] = 1 - X[::7, 1::3]  # flips, hidden below as missing
+    Xm[::7, 1::3] = np.nan
+    R, separated = separate_columns(L, Xm, n_iter=1000)
+    assert separated.mean() > 0.6
+    assert certify_rounding(Xm[:, separated], L, R[separated])
+
+
+def test_result_does_not_depend_on_n_jobs(monkeypatch):
+    monkeypatch.setattr(_separation, "_BLOCK_ENTRIES", 1000)  # several blocks
+    L, X = _planted(100, 50, 4, 0.5, 3)
+    R1, s1 = separate_columns(L, X, n_jobs=1)
+    R2, s2 = separate_columns(L, X, n_jobs=2)
+    np.testing.assert_array_equal(R1, R2)
+    np.testing.assert_array_equal(s1, s2)
+
+
+def test_rank_deficient_and_degenerate_left_factors():
+    L, X = _planted(60, 20, 3, 0.5, 4)
+    L2 = np.hstack([L, L[:, :1], np.zeros((60, 1))])  # duplicate and zero column
+    R, separated = separate_columns(L2, X, n_iter=1000)
+    assert R.shape == (20, 5) and separated.mean() > 0.6
+    assert certify_rounding(X[:, separated], L2, R[separated])
+    R0, s0 = separate_columns(np.zeros((60, 0)), X)
+    assert R0.shape == (20, 0)
+    np.testing.assert_array_equal(s0, ~X.any(axis=0))  # only all-zero columns
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    m=st.integers(1, 12),
+    n=st.integers(1, 8),
+    d=st.integers(1, 4),
+    tau=st.sampled_from([0.5, 0.0, 1.0, -0.5]),
+    seed=st.integers(0, 2**16),
+)
+def test_never_claims_an_uncertified_column(m, n, d, tau, seed):
+    rng = np.random.default_rng(seed)
+    L = rng.integers(-2, 3, size=(m, d)).astype(np.float64)
+    X = (rng.random((m, n)) < 0.5).astype(np.float64)
+    R, separated = separate_columns(L, X, tau=tau, n_iter=20)
+    assert R.shape == (n, d) and np.isfinite(R).all()
+    if separated.any():
+        assert certify_rounding(X[:, separated], L, R[separated], tau=tau)
