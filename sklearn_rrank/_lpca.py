@@ -905,24 +905,60 @@ def _kind(mu):
     return "global" if _is_global(mu) else "column"
 
 
-def _joint_chunk(rows, U, V, mu, q, w):
-    theta = U[rows] @ V.T
+def _grad_terms(theta, q, out=None):
+    """``sigmoid(theta) - x = (tanh(theta / 2) - q) / 2`` (``out`` may be ``theta``)."""
+    t = np.multiply(theta, 0.5, out=out)
+    np.tanh(t, out=t)
+    np.subtract(t, q, out=t, dtype=theta.dtype)
+    t *= 0.5
+    return t
+
+
+def _joint_chunk(rows, U, V, mu, q, w, n_missing, delta):
+    """Loss, gradient parts and unsafe entries of a block of rows (reused buffers)."""
+    Uc = U[rows]
+    shape = (Uc.shape[0], V.shape[0])
+    theta = np.matmul(Uc, V.T, out=_buffer("theta", shape, U.dtype))
     if mu is not None:
         theta += mu
     qc = q[rows]
-    terms = _loss_terms(theta, qc)
-    g, _ = _grad_hess_terms(theta, qc)
+    tmp = _buffer("g", shape, U.dtype)
+    n_unsafe = _count_unsafe(theta, qc, n_missing[rows].sum(), delta, tmp=tmp)
+    terms = _loss_terms(theta, qc, out=_buffer("h", shape, U.dtype), tmp=tmp)
     if w is not None:
         terms *= w[rows]
+    loss = float(terms.sum(dtype=np.float64))
+    g = _grad_terms(theta, qc, out=theta)  # theta is not needed any more
+    if w is not None:
         g *= w[rows]
-    return terms.sum(), g @ V, g.T @ U[rows], g.sum(axis=0)
+    return loss, g @ V, g.T @ Uc, g.sum(axis=0, dtype=np.float64), n_unsafe
 
 
-def _joint_objective(z, data, p, kind, alpha, parallel=None):
-    """Objective and gradient over ``z = [U.ravel(), V.ravel(), mu]`` (L-BFGS)."""
+def _joint_objective(z, data, p, kind, alpha, parallel=None, tau=0.5, counts=None):
+    """Objective and gradient over ``z = [U.ravel(), V.ravel(), mu]`` (L-BFGS).
+
+    The m x n work runs in ``data.dtype`` (float32 mode: the factors are cast down
+    for it; the sums and the returned gradient are float64). If ``counts`` is a
+    dict, ``counts["unsafe"]`` receives the entries that are wrong or within the
+    stop margin at ``z`` (see :func:`_evaluate`), computed from the same logits.
+    """
     m, n = data.shape
     U, V, mu = _unpack(z, m, n, p, kind)
-    parts = _run_chunks(parallel, _joint_chunk, _chunks(m, n), U, V, mu, data.q, data.w)
+    Uw, Vw = U.astype(data.dtype, copy=False), V.astype(data.dtype, copy=False)
+    muw = None if mu is None else mu.astype(data.dtype, copy=False)
+    delta = _stop_delta(Uw, Vw, muw, tau)
+    parts = _run_chunks(
+        parallel,
+        _joint_chunk,
+        _chunks(m, n),
+        Uw,
+        Vw,
+        muw,
+        data.q,
+        data.w,
+        data.n_missing,
+        delta,
+    )
     f = sum(r[0] for r in parts) + 0.5 * alpha * float(z @ z)
     gU = np.concatenate([r[1] for r in parts], axis=0) + alpha * U
     gV = sum(r[2] for r in parts) + alpha * V
@@ -931,7 +967,9 @@ def _joint_objective(z, data, p, kind, alpha, parallel=None):
         grads.append(sum(r[3] for r in parts) + alpha * mu)
     elif kind == "global":
         grads.append([sum(float(r[3].sum()) for r in parts) + alpha * float(mu)])
-    return f, np.concatenate(grads)
+    if counts is not None:
+        counts["unsafe"] = sum(r[4] for r in parts)
+    return f, np.concatenate(grads).astype(np.float64, copy=False)
 
 
 def _lbfgs_fit(
@@ -966,8 +1004,14 @@ def _lbfgs_fit(
     def unpack(z):
         return _unpack(z, m, n, p, kind)
 
+    last = {}  # the unsafe count at the last point evaluated
+
     def fun(z):
-        return _joint_objective(z, data, p, kind, alpha, parallel)
+        counts = {}
+        out = _joint_objective(z, data, p, kind, alpha, parallel, tau, counts)
+        last.clear()
+        last[z.tobytes()] = counts["unsafe"]
+        return out
 
     z0 = np.concatenate([U.ravel(), V.ravel()] + ([] if mu is None else [np.ravel(mu)]))
     bounds = None
@@ -982,8 +1026,11 @@ def _lbfgs_fit(
         history.append(float(intermediate_result.fun))
         if verbose >= 2:
             print(f"[lpca] iter {state['n_iter']}: loss {history[-1]:.6g}")
-        U_, V_, mu_ = unpack(intermediate_result.x)
-        _, _, n_unsafe = _evaluate(parallel, U_, V_, mu_, data, tau)
+        # the accepted point is normally the last one evaluated: reuse its count
+        n_unsafe = last.get(intermediate_result.x.tobytes())
+        if n_unsafe is None:
+            U_, V_, mu_ = unpack(intermediate_result.x)
+            _, _, n_unsafe = _evaluate(parallel, U_, V_, mu_, data, tau)
         unsafe_history.append(n_unsafe)
         if tick is not None:
             tick(state["n_iter"], n_unsafe)

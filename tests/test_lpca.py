@@ -89,6 +89,26 @@ def test_joint_gradient_finite_difference(rng, kind):
         assert_allclose((fp - fm) / (2 * eps), grad @ d, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("kind", ["column", "none", "global"])
+def test_joint_objective_counts_match_evaluate(rng, kind):
+    m, n, p = 30, 20, 3
+    X = _random_binary(rng, m, n, missing=0.2)
+    data = _lpca._Data(X)
+    size = (m + n) * p + {"column": n, "none": 0, "global": 1}[kind]
+    z = rng.normal(size=size)
+    counts = {}
+    f, _ = _lpca._joint_objective(z, data, p, kind, 0.3, None, 0.5, counts)
+    U, V, mu = _lpca._unpack(z, m, n, p, kind)
+    losses, _, n_unsafe = _lpca._evaluate(None, U, V, mu, data, 0.5)
+    assert counts["unsafe"] == n_unsafe
+    assert_allclose(f, _lpca._objective(losses, U, V, mu, 0.3))
+    # float32 mode: the same objective up to float32 rounding
+    data32 = _lpca._Data(X, dtype=np.float32)
+    f32, g32 = _lpca._joint_objective(z, data32, p, kind, 0.3)
+    assert g32.dtype == np.float64
+    assert_allclose(f32, f, rtol=1e-5)
+
+
 def test_newton_step_uses_exact_gradient_and_hessian(rng):
     # one undamped Newton step on a strictly convex row problem equals the minimiser
     # of its quadratic model; check gradient and Hessian of the row objective by
