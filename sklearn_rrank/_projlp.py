@@ -79,8 +79,10 @@ _SEPARATION_ENTRIES = 4_000_000
 _SEPARATION_ITER = 60
 # bisection steps of the width after phase 0's pattern search
 _BISECTIONS = 3
-# rounds of the longer descent (4x the steps each) on phase 0's copied columns
-_LONG_ROUNDS = 3
+# Newton steps per copied column in phase 0
+_NEWTON_ITER = 60
+# phase 0 descends to this fraction of a width at which every column is separated
+_DESCENT = 0.9
 # phase 0 offers a repaired certificate at most this often (seconds): each offer
 # multiplies factors of width d + |F| over all m x n entries
 _OFFER_EVERY = 60.0
@@ -601,10 +603,11 @@ def projlp_rank_upper_bound(
     separate are copied into ``L`` (a column ``X_j`` of ``L`` reproduces column ``j``
     exactly): a certificate of width ``d + |F|``, by the subadditivity of the
     rounding rank over a split of the columns. At the best width the copied columns
-    then get longer descents and then the exact feasibility LP, fewest ones first;
-    every column separated lowers the bound by one, until the deadline. Measured on
-    Abstracts (2 cores, n_jobs=2): width 408 gave 1501 at 91 s, width 612 gave 648
-    at 162 s (R-SVD: 4421; the paper's ProjLP: 449 in 437 h).
+    then get the finite Newton method of the L2-SVM and then the exact feasibility
+    LP, fewest ones first; every column separated lowers the bound by one. When no
+    column is left, the search descends to 90% of the width, until the deadline.
+    Measured on Abstracts (2 cores, n_jobs=2): width 408 gave 1501 at 91 s, width
+    612 gave 648 at 162 s (R-SVD: 4421; the paper's ProjLP: 449 in 437 h).
 
     **Phase 1** (the paper's loop). For ``d = 1, 2, ...`` set ``L = X A_d`` and solve
     the feasibility LP of the columns until one is infeasible (then go to ``d + 1``) or
@@ -810,6 +813,7 @@ def _projlp_search(
         "phase0_width": None,
         "phase0_copied": None,
         "phase0_tried": [],
+        "n_newton": 0,
         "improvements": [],
         "lp_status_counts": {},
     }
@@ -1224,11 +1228,15 @@ def _copied_columns_search(
        ``F`` it cannot separate are copied into ``L``, which gives a certificate of
        width ``d + |F|`` (:func:`_copied_columns_factors`), offered to the incumbent.
        For ``tau <= 0`` the first column of ``L`` is a column of ones (an offset).
-    2. At the best width the columns of ``F`` alone get up to three longer descents
-       (4, 16, 64 times the steps), each certified column leaving ``F``.
+    2. At the best width the columns of ``F`` get the finite Newton method of
+       :func:`~sklearn_rrank._separation.separate_columns` (``solver="newton"``),
+       fewest ones first, in blocks; each certified column leaves ``F``.
     3. The columns left get the exact feasibility LP, fewest ones first; each
-       feasible one leaves ``F`` and lowers the bound by one. The repaired
-       certificate is offered every ``_OFFER_EVERY`` seconds and at the end.
+       feasible one leaves ``F``. Every column leaving ``F`` lowers the bound by one;
+       the repaired certificate is offered every ``_OFFER_EVERY`` seconds and at
+       the end of the width.
+    4. If no column is left, the search descends to 90% of the width (step 1 at
+       that width, then 2 and 3), until the deadline or the lower bound.
     """
     from sklearn_rrank._separation import separate_columns
 
@@ -1298,61 +1306,84 @@ def _copied_columns_search(
         if state[3] < best[3]:
             best = state
             offer(best)
-    Lu, R_sep, separated, _ = best
-    R_sep = R_sep.copy()
-    separated = separated.copy()
-    # 2. a longer descent on the copied columns only (4x the steps per round)
-    n_iter = _SEPARATION_ITER
-    for _ in range(_LONG_ROUNDS):
-        F = np.flatnonzero(~separated)
-        if F.size == 0 or deadline.expired() or incumbent.done:
-            break
-        n_iter *= 4
-        R_F, sep_F = separate_columns(
-            Lu, Xu[:, F], tau=tau, n_iter=n_iter, deadline=deadline, n_jobs=n_jobs
-        )
-        if not sep_F.any():
-            break
-        R_sep[F[sep_F]] = R_F[sep_F]
-        separated[F[sep_F]] = True
-        incumbent.record(
-            Lu.shape[1] + int((~separated).sum()),
-            None,
-            message=f"phase 0: {n_iter} descent steps on the copied columns",
-        )
-        offer((Lu, R_sep, separated, None))
-    # 3. exact LPs for the copied columns left, fewest ones first
     ones = np.nansum(Xu, axis=0)
-    todo = [int(j) for j in np.argsort(ones, kind="stable") if not separated[j]]
     block = 8 * max(1, effective_n_jobs(n_jobs))
-    last_offer = deadline.elapsed()
-    improved = False
-    for start in range(0, len(todo), block):
-        if deadline.expired() or incumbent.done:
-            break
-        cols = np.array(todo[start : start + block], dtype=np.intp)
-        R_d, codes, _, feasible = _solve(
-            Lu,
-            Xu,
-            tau=tau,
-            eps=eps,
-            nonnegative=False,
-            feasibility=True,
-            n_jobs=n_jobs,
-            time_limit=deadline.remaining(),
-            columns=cols,
-            weights=weights,
-            parallel=parallel,
-        )
-        attempted = codes != _NOT_SOLVED
-        info["n_lps"] += int(attempted.sum())
-        info["n_infeasible_lps"] += int((attempted & ~feasible).sum())
-        status_counts.update(STATUS_NAMES[c] for c in codes[attempted])
-        R_sep[cols[feasible]] = R_d[feasible]
-        separated[cols[feasible]] = True
-        improved |= bool(feasible.any())
-        if improved and deadline.elapsed() - last_offer >= _OFFER_EVERY:
+
+    def finish_copied(state):
+        """Stages 2 and 3 at one width: Newton, then LPs, for the copied columns."""
+        Lu, R_sep, separated, _ = state
+        R_sep, separated = R_sep.copy(), separated.copy()
+        last_offer = deadline.elapsed()
+        improved = False
+
+        def progress(R_new, ok, cols, how):
+            nonlocal last_offer, improved
+            R_sep[cols[ok]] = R_new[ok]
+            separated[cols[ok]] = True
+            improved |= bool(ok.any())
+            incumbent.record(
+                Lu.shape[1] + int((~separated).sum()),
+                None,
+                message=f"phase 0: width {Lu.shape[1]}, {how}",
+            )
+            if improved and deadline.elapsed() - last_offer >= _OFFER_EVERY:
+                offer((Lu, R_sep, separated, None))
+                last_offer, improved = deadline.elapsed(), False
+
+        for how in ("newton", "lp"):
+            todo = np.array(
+                [j for j in np.argsort(ones, kind="stable") if not separated[j]],
+                dtype=np.intp,
+            )
+            for start in range(0, todo.size, block):
+                if deadline.expired() or incumbent.done:
+                    break
+                cols = todo[start : start + block]
+                if how == "newton":
+                    R_c, ok = separate_columns(
+                        Lu,
+                        Xu[:, cols],
+                        tau=tau,
+                        n_iter=_NEWTON_ITER,
+                        solver="newton",
+                        deadline=deadline,
+                        n_jobs=n_jobs,
+                    )
+                    info["n_newton"] += int(cols.size)
+                    progress(R_c, ok, cols, f"Newton, {int(ok.sum())}/{cols.size}")
+                    continue
+                R_c, codes, _, ok = _solve(
+                    Lu,
+                    Xu,
+                    tau=tau,
+                    eps=eps,
+                    nonnegative=False,
+                    feasibility=True,
+                    n_jobs=n_jobs,
+                    time_limit=deadline.remaining(),
+                    columns=cols,
+                    weights=weights,
+                    parallel=parallel,
+                )
+                attempted = codes != _NOT_SOLVED
+                info["n_lps"] += int(attempted.sum())
+                info["n_infeasible_lps"] += int((attempted & ~ok).sum())
+                status_counts.update(STATUS_NAMES[c] for c in codes[attempted])
+                progress(R_c, ok, cols, f"LPs, {int(ok.sum())}/{cols.size}")
+        if improved:
             offer((Lu, R_sep, separated, None))
-            last_offer, improved = deadline.elapsed(), False
-    if improved:
-        offer((Lu, R_sep, separated, None))
+        return Lu, R_sep, separated
+
+    while True:
+        Lu, _, separated = finish_copied(best)
+        d = round(_DESCENT * Lu.shape[1])
+        if (
+            not separated.all()
+            or deadline.expired()
+            or incumbent.done
+            or d < max(1, incumbent.lower)
+        ):
+            return
+        # every column separated at this width: descend to a smaller one
+        best = try_width(d)
+        offer(best)

@@ -10,11 +10,14 @@ used on large data: it minimises the squared hinge loss
     sum_i max(0, 1 - q_ij (<L_i, r_j> - tau t_j))^2,   q_ij = 2 X_ij - 1,
 
 over ``(r_j, t_j)`` for every column at once (the offset scale ``t_j`` makes the
-margin scale-free; then ``R_j = r_j / t_j``), by gradient descent with momentum in an
-orthonormal basis ``U`` of ``[L, -tau]`` (thin SVD ``U diag(s) V^T``; the loss then
-has curvature at most 1, so step 1 is safe). Each step is two matrix products over a block of columns, in
-float32; the result is mapped back (``R^T = V diag(1/s) W``) and every column is
-checked in float64 with the certificate of :func:`~sklearn_rrank.certify_rounding`.
+margin scale-free; then ``R_j = r_j / t_j``), by gradient descent with momentum in
+an orthonormal basis ``U`` of ``[L, -tau]`` (thin SVD ``U diag(s) V^T``; the loss
+then has curvature at most 1, so step 1 is safe). Each step is two matrix products
+over a block of columns, in float32; the result is mapped back
+(``R^T = V diag(1/s) W``) and every column is checked in float64 with the
+certificate of :func:`~sklearn_rrank.certify_rounding`. The columns the descent
+leaves can be finished by the finite Newton method of the L2-SVM
+(``solver="newton"``).
 A column is reported separated only if it passes that check; the others go to the
 LPs or to the fallback of the caller.
 
@@ -63,7 +66,51 @@ def _separate_block(Q32, Xb, n_iter, deadline):
     return W
 
 
-def separate_columns(L, X, *, tau=0.5, n_iter=100, deadline=None, n_jobs=None):
+def _newton_column(Q, x, n_iter, deadline):
+    """Finite Newton method for one column's squared hinge (Keerthi, DeCoste 2005).
+
+    ``Q`` (m, p) is the float64 orthonormal basis, ``x`` the column (NaN: missing).
+    Each step solves the least-squares problem of the active entries (those below
+    the margin) and takes the best point on the segment to it (exact line search of
+    the piecewise quadratic by halving). Returns the coefficients ``w`` (p,).
+    """
+    observed = ~np.isnan(x)
+    q = np.where(observed, 2.0 * np.nan_to_num(x) - 1.0, 0.0)
+    w = Q.T @ q
+    ridge = 1e-10 * Q.shape[0]
+
+    def loss(w_):
+        v = np.maximum(1.0 - q * (Q @ w_), 0.0) * observed
+        return float(v @ v)
+
+    f = loss(w)
+    for _ in range(n_iter):
+        if f == 0.0 or (deadline is not None and deadline.expired()):
+            break
+        active = observed & (q * (Q @ w) < 1.0)
+        QA = Q[active]
+        H = QA.T @ QA
+        H[np.diag_indices_from(H)] += ridge
+        try:
+            target = np.linalg.solve(H, QA.T @ q[active])
+        except np.linalg.LinAlgError:  # pragma: no cover - ridge keeps H regular
+            break
+        t, improved = 1.0, False
+        for _ in range(30):
+            trial = w + t * (target - w)
+            f_trial = loss(trial)
+            if f_trial < f:
+                w, f, improved = trial, f_trial, True
+                break
+            t *= 0.5
+        if not improved:
+            break
+    return w
+
+
+def separate_columns(
+    L, X, *, tau=0.5, n_iter=100, solver="descent", deadline=None, n_jobs=None
+):
     """Right factor for a fixed ``L`` by batched squared-hinge descent, checked.
 
     The offset is learned with the direction: every column solves the homogeneous
@@ -80,7 +127,15 @@ def separate_columns(L, X, *, tau=0.5, n_iter=100, deadline=None, n_jobs=None):
     tau : float, default=0.5
         Rounding threshold.
     n_iter : int, default=100
-        Descent steps per column block (each step: two products of the block).
+        ``"descent"``: steps per column block (each step: two products of the
+        block); ``"newton"``: Newton steps per column.
+    solver : {"descent", "newton"}, default="descent"
+        ``"descent"``: whitened gradient descent with momentum on blocks of columns
+        (float32 products; cheap per column, slow to finish hard columns).
+        ``"newton"``: the finite Newton method of the L2-SVM (S. S. Keerthi, D.
+        DeCoste, JMLR 2005) per column in float64, each step a least-squares
+        solve on the entries below the margin (costly per column, few steps): for
+        the few columns the descent leaves.
     deadline : Deadline or None, default=None
         Checked between steps; at expiry every block returns what it has.
     n_jobs : int or None, default=None
@@ -96,6 +151,8 @@ def separate_columns(L, X, *, tau=0.5, n_iter=100, deadline=None, n_jobs=None):
         True for the columns whose every observed entry is certified in float64
         with the margin of :func:`~sklearn_rrank.certify_rounding`.
     """
+    if solver not in ("descent", "newton"):
+        raise ValueError(f"solver must be 'descent' or 'newton', got {solver!r}.")
     m, n = X.shape
     d = L.shape[1]
     tau = float(tau)
@@ -106,12 +163,19 @@ def separate_columns(L, X, *, tau=0.5, n_iter=100, deadline=None, n_jobs=None):
     # orthonormal basis of the column space: La = U diag(s) Vt
     U, s, Vt = np.linalg.svd(La, full_matrices=False)
     keep = s > 1e-10 * max(s.max(initial=0.0), 1e-300)
-    Q32 = np.ascontiguousarray(U[:, keep], dtype=np.float32)
-    blocks = list(gen_batches(n, max(1, _BLOCK_ENTRIES // max(m, 1))))
-    Ws = Parallel(n_jobs=n_jobs, prefer="threads")(
-        delayed(_separate_block)(Q32, X[:, b], n_iter, deadline) for b in blocks
-    )
-    W = np.hstack(Ws).astype(np.float64)  # La @ coef = U_keep @ W
+    if solver == "newton":
+        Q = np.ascontiguousarray(U[:, keep])
+        Ws = Parallel(n_jobs=n_jobs, prefer="threads")(
+            delayed(_newton_column)(Q, X[:, j], n_iter, deadline) for j in range(n)
+        )
+        W = np.column_stack(Ws)
+    else:
+        Q32 = np.ascontiguousarray(U[:, keep], dtype=np.float32)
+        blocks = list(gen_batches(n, max(1, _BLOCK_ENTRIES // max(m, 1))))
+        Ws = Parallel(n_jobs=n_jobs, prefer="threads")(
+            delayed(_separate_block)(Q32, X[:, b], n_iter, deadline) for b in blocks
+        )
+        W = np.hstack(Ws).astype(np.float64)  # La @ coef = U_keep @ W
     coef = (Vt[keep].T @ (W / s[keep, None])).T  # (n, d or d + 1)
     if tau != 0:
         t = coef[:, d]

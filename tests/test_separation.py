@@ -25,6 +25,18 @@ def test_separable_columns_are_found_and_certified(tau):
     assert certify_rounding(X[:, separated], L, R[separated], tau=tau)
 
 
+@pytest.mark.parametrize("tau", [0.5, 0.0, -1.0])
+def test_newton_finishes_separable_columns(tau):
+    L, X = _planted(200, 60, 5, tau, 0)
+    R, separated = separate_columns(L, X, tau=tau, n_iter=60, solver="newton")
+    assert separated.all()  # the descent needs far more steps (see above)
+    assert certify_rounding(X, L, R, tau=tau)
+    R1, _ = separate_columns(L, X, tau=tau, n_iter=60, solver="newton", n_jobs=2)
+    np.testing.assert_array_equal(R, R1)
+    with pytest.raises(ValueError, match="solver"):
+        separate_columns(L, X, solver="lp")
+
+
 def test_reported_columns_always_certify_and_others_do_not():
     rng = np.random.default_rng(1)
     L = rng.standard_normal((80, 3))
@@ -73,12 +85,13 @@ def test_rank_deficient_and_degenerate_left_factors():
     d=st.integers(1, 4),
     tau=st.sampled_from([0.5, 0.0, 1.0, -0.5]),
     seed=st.integers(0, 2**16),
+    solver=st.sampled_from(["descent", "newton"]),
 )
-def test_never_claims_an_uncertified_column(m, n, d, tau, seed):
+def test_never_claims_an_uncertified_column(m, n, d, tau, seed, solver):
     rng = np.random.default_rng(seed)
     L = rng.integers(-2, 3, size=(m, d)).astype(np.float64)
     X = (rng.random((m, n)) < 0.5).astype(np.float64)
-    R, separated = separate_columns(L, X, tau=tau, n_iter=20)
+    R, separated = separate_columns(L, X, tau=tau, n_iter=20, solver=solver)
     assert R.shape == (n, d) and np.isfinite(R).all()
     if separated.any():
         assert certify_rounding(X[:, separated], L, R[separated], tau=tau)
