@@ -71,13 +71,18 @@ def _newton_column(Q, x, n_iter, deadline):
 
     ``Q`` (m, p) is the float64 orthonormal basis, ``x`` the column (NaN: missing).
     Each step solves the least-squares problem of the active entries (those below
-    the margin) and takes the best point on the segment to it (exact line search of
-    the piecewise quadratic by halving). Returns the coefficients ``w`` (p,).
+    the margin) and takes the best point on the segment to it (line search by
+    halving). The normal equations of the active entries are updated with the rows
+    that enter or leave the active set, not rebuilt. Returns ``w`` (p,).
     """
     observed = ~np.isnan(x)
     q = np.where(observed, 2.0 * np.nan_to_num(x) - 1.0, 0.0)
     w = Q.T @ q
-    ridge = 1e-10 * Q.shape[0]
+    p = Q.shape[1]
+    H = np.zeros((p, p))
+    H[np.diag_indices_from(H)] = 1e-10 * Q.shape[0]  # ridge: H stays regular
+    b = np.zeros(p)
+    active = np.zeros(q.shape, dtype=bool)
 
     def loss(w_):
         v = np.maximum(1.0 - q * (Q @ w_), 0.0) * observed
@@ -87,13 +92,16 @@ def _newton_column(Q, x, n_iter, deadline):
     for _ in range(n_iter):
         if f == 0.0 or (deadline is not None and deadline.expired()):
             break
-        active = observed & (q * (Q @ w) < 1.0)
-        QA = Q[active]
-        H = QA.T @ QA
-        H[np.diag_indices_from(H)] += ridge
+        new_active = observed & (q * (Q @ w) < 1.0)
+        for rows, sign in ((new_active & ~active, 1.0), (active & ~new_active, -1.0)):
+            if rows.any():
+                Qr = Q[rows]
+                H += sign * (Qr.T @ Qr)
+                b += sign * (Qr.T @ q[rows])
+        active = new_active
         try:
-            target = np.linalg.solve(H, QA.T @ q[active])
-        except np.linalg.LinAlgError:  # pragma: no cover - ridge keeps H regular
+            target = np.linalg.solve(H, b)
+        except np.linalg.LinAlgError:  # pragma: no cover - the ridge keeps H regular
             break
         t, improved = 1.0, False
         for _ in range(30):
