@@ -872,7 +872,7 @@ def _projlp_search(
             queue.insert(pos, first)
         return attempted
 
-    def attempt(Lu, cols, parallel):
+    def attempt(Lu, cols, parallel, stop_at_first_infeasible=True):
         R_d, codes, _, feasible = _solve(
             Lu,
             Xu,
@@ -883,7 +883,7 @@ def _projlp_search(
             n_jobs=n_jobs,
             time_limit=deadline.remaining(),
             columns=cols,
-            stop_at_first_infeasible=True,
+            stop_at_first_infeasible=stop_at_first_infeasible,
             weights=weights,
             parallel=parallel,
             first_block=8,
@@ -914,19 +914,16 @@ def _projlp_search(
             _copied_columns_search(
                 Xu,
                 X0u,
-                weights,
                 row_owner,
                 col_owner,
                 incumbent,
                 deadline,
                 tau=tau,
-                eps=eps,
                 projection=projection,
                 rng=rng,
                 n_jobs=n_jobs,
-                parallel=parallel,
                 info=info,
-                status_counts=status_counts,
+                lps=lambda Lu, cols: attempt(Lu, cols, parallel, False)[:2],
             )
             if info["phase0_width"] is not None:
                 return finish(
@@ -1204,22 +1201,22 @@ def _copied_columns_factors(Lu, R_sep, separated, Xu, tau):
 def _copied_columns_search(
     Xu,
     X0u,
-    weights,
     row_owner,
     col_owner,
     incumbent,
     deadline,
     *,
     tau,
-    eps,
     projection,
     rng,
     n_jobs,
-    parallel,
     info,
-    status_counts,
+    lps,
 ):
     """Phase 0 of the ProjLP search (large input): see :func:`projlp_rank_upper_bound`.
+
+    ``lps(Lu, cols)`` solves the feasibility LPs of the merged columns ``cols`` for
+    the left factor ``Lu`` (counting them in ``info``) and returns ``(R, feasible)``.
 
     1. For a few widths ``d`` (a pattern search from ``min(m', n') / 12``: up by
        half while the bound drops, else down; then up to three bisections between
@@ -1352,23 +1349,7 @@ def _copied_columns_search(
                     info["n_newton"] += int(cols.size)
                     progress(R_c, ok, cols, f"Newton, {int(ok.sum())}/{cols.size}")
                     continue
-                R_c, codes, _, ok = _solve(
-                    Lu,
-                    Xu,
-                    tau=tau,
-                    eps=eps,
-                    nonnegative=False,
-                    feasibility=True,
-                    n_jobs=n_jobs,
-                    time_limit=deadline.remaining(),
-                    columns=cols,
-                    weights=weights,
-                    parallel=parallel,
-                )
-                attempted = codes != _NOT_SOLVED
-                info["n_lps"] += int(attempted.sum())
-                info["n_infeasible_lps"] += int((attempted & ~ok).sum())
-                status_counts.update(STATUS_NAMES[c] for c in codes[attempted])
+                R_c, ok = lps(Lu, cols)
                 progress(R_c, ok, cols, f"LPs, {int(ok.sum())}/{cols.size}")
         if improved:
             offer((Lu, R_sep, separated, None))

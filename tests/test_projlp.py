@@ -408,3 +408,16 @@ def test_phase0_respects_the_deadline(monkeypatch, planted):
     monkeypatch.setattr(_projlp, "_SEPARATION_ENTRIES", 0)
     res = projlp_rank_upper_bound(planted, random_state=0, time_limit=0.0)
     assert res.stopped_early
+
+
+def test_phase0_lps_finish_what_the_descent_and_newton_leave(monkeypatch, planted):
+    from sklearn_rrank import _projlp
+
+    monkeypatch.setattr(_projlp, "_SEPARATION_ENTRIES", 0)
+    monkeypatch.setattr(_projlp, "_SEPARATION_ITER", 1)
+    monkeypatch.setattr(_projlp, "_NEWTON_ITER", 0)  # Newton returns its start
+    res = projlp_rank_upper_bound(planted, random_state=0, n_jobs=2)
+    assert res.info["n_lps"] > 0 and res.certified
+    assert certify_rounding(planted, res.L, res.R)
+    first = res.info["phase0_tried"][0]
+    assert res.rank < first[1]  # the LPs lowered the first width's bound
