@@ -838,8 +838,7 @@ def _projlp_search(
     # rows of X[:, col_rep], which holds a copy of every distinct column)
     col_rep, col_owner = incumbent.data.unique_columns
     row_rep, weights, row_owner = incumbent.data.unique_rows
-    Xc = X[:, col_rep]
-    Xu = np.ascontiguousarray(Xc[row_rep])
+    Xu = X[np.ix_(row_rep, col_rep)]  # one m' x n' copy
     X0u = _projection_input(X[row_rep], nonnegative)
     n_in = X0u.shape[1]
     m_u, n_u = Xu.shape
