@@ -1360,7 +1360,7 @@ def _copied_columns_search(
 
     while True:
         Lu, _, separated = finish_copied(best)
-        d = round(_DESCENT * Lu.shape[1])
+        d = min(Lu.shape[1] - 1, round(_DESCENT * Lu.shape[1]))  # always smaller
         if (
             not separated.all()
             or deadline.expired()
