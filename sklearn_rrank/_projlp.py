@@ -1238,21 +1238,19 @@ def _copied_columns_search(
     4. If no column is left, the search descends to 97% of the width (step 1 at
        that width, then 2 and 3), until the deadline or the lower bound.
     """
-    from sklearn_rrank._separation import separate_columns
+    from sklearn_rrank._separation import separate_columns, separation_basis
 
     m_u, n_u = Xu.shape
-    n_in = X0u.shape[1]
-    seed = rng.randint(np.iinfo(np.int32).max)
     d_max = min(m_u, n_u) - 1
     if d_max < 1:
         return
-    A = _projection_matrix(n_in, d_max, projection, False, seed)
+    proj = _Projection(X0u, projection, False, rng)  # nested, drawn on demand
 
     def try_width(d):
         if tau > 0:
-            Lu = X0u @ A[:, :d]
+            Lu = proj.left(d)
         else:  # an offset column: rows of zeros need L_i . r < tau <= 0
-            Lu = np.hstack([np.ones((m_u, 1)), X0u @ A[:, : d - 1]])
+            Lu = np.hstack([np.ones((m_u, 1)), proj.left(d - 1)])
         R_sep, separated = separate_columns(
             Lu, Xu, tau=tau, n_iter=_SEPARATION_ITER, deadline=deadline, n_jobs=n_jobs
         )
@@ -1268,10 +1266,10 @@ def _copied_columns_search(
 
     def offer(state):
         Lu, R_sep, separated, _ = state
+        if not incumbent.worth_trying(Lu.shape[1] + int((~separated).sum())):
+            return
         L, R = _copied_columns_factors(Lu, R_sep, separated, Xu, tau)
-        if incumbent.worth_trying(L.shape[1]) and incumbent.offer(
-            L[row_owner], R[col_owner]
-        ):
+        if incumbent.offer(L[row_owner], R[col_owner]):
             info["improvements"].append((L.shape[1], round(deadline.elapsed(), 4)))
             info["phase0_width"] = Lu.shape[1]
             info["phase0_copied"] = int((~separated).sum())
@@ -1313,6 +1311,7 @@ def _copied_columns_search(
         """Stages 2 and 3 at one width: Newton, then LPs, for the copied columns."""
         Lu, R_sep, separated, _ = state
         R_sep, separated = R_sep.copy(), separated.copy()
+        basis = separation_basis(Lu, tau)  # one SVD for every Newton block
         last_offer = deadline.elapsed()
         improved = False
 
@@ -1348,6 +1347,7 @@ def _copied_columns_search(
                         solver="newton",
                         deadline=deadline,
                         n_jobs=n_jobs,
+                        basis=basis,
                     )
                     info["n_newton"] += int(cols.size)
                     progress(R_c, ok, cols, f"Newton, {int(ok.sum())}/{cols.size}")

@@ -34,7 +34,7 @@ from sklearn.utils.parallel import Parallel, delayed
 
 from sklearn_rrank._rounding import _uncertified_counts
 
-__all__ = ["separate_columns"]
+__all__ = ["separate_columns", "separation_basis"]
 
 # entries of X per column block (float32 temporaries of this size, a few per block)
 _BLOCK_ENTRIES = 1 << 24
@@ -85,14 +85,15 @@ def _newton_column(Q, x, n_iter, deadline):
     active = np.zeros(q.shape, dtype=bool)
 
     def loss(w_):
-        v = np.maximum(1.0 - q * (Q @ w_), 0.0) * observed
-        return float(v @ v)
+        margin = q * (Q @ w_)
+        v = np.maximum(1.0 - margin, 0.0) * observed
+        return float(v @ v), margin
 
-    f = loss(w)
+    f, margin = loss(w)
     for _ in range(n_iter):
         if f == 0.0 or (deadline is not None and deadline.expired()):
             break
-        new_active = observed & (q * (Q @ w) < 1.0)
+        new_active = observed & (margin < 1.0)
         for rows, sign in ((new_active & ~active, 1.0), (active & ~new_active, -1.0)):
             if rows.any():
                 Qr = Q[rows]
@@ -106,9 +107,9 @@ def _newton_column(Q, x, n_iter, deadline):
         t, improved = 1.0, False
         for _ in range(30):
             trial = w + t * (target - w)
-            f_trial = loss(trial)
+            f_trial, margin_trial = loss(trial)
             if f_trial < f:
-                w, f, improved = trial, f_trial, True
+                w, f, margin, improved = trial, f_trial, margin_trial, True
                 break
             t *= 0.5
         if not improved:
@@ -116,8 +117,34 @@ def _newton_column(Q, x, n_iter, deadline):
     return w
 
 
+def separation_basis(L, tau):
+    """The orthonormal basis that :func:`separate_columns` computes for ``L``.
+
+    Pass it as ``basis`` to calls with the same ``L`` and ``tau`` (and other
+    columns) to compute the SVD once.
+    """
+    tau = float(tau)
+    La = np.hstack([L, np.full((L.shape[0], 1), -tau)]) if tau != 0 else L
+    return _basis(La)
+
+
+def _basis(La):
+    """Thin SVD ``La = U diag(s) Vt`` and the mask of the directions kept."""
+    U, s, Vt = np.linalg.svd(La, full_matrices=False)
+    keep = s > 1e-10 * max(s.max(initial=0.0), 1e-300)
+    return U, s, Vt, keep
+
+
 def separate_columns(
-    L, X, *, tau=0.5, n_iter=100, solver="descent", deadline=None, n_jobs=None
+    L,
+    X,
+    *,
+    tau=0.5,
+    n_iter=100,
+    solver="descent",
+    deadline=None,
+    n_jobs=None,
+    basis=None,
 ):
     """Right factor for a fixed ``L`` by batched squared-hinge descent, checked.
 
@@ -149,6 +176,8 @@ def separate_columns(
     n_jobs : int or None, default=None
         Column blocks run in parallel threads; the blocks do not depend on
         ``n_jobs``, so neither does the result.
+    basis : tuple or None, default=None
+        ``separation_basis(L, tau)``, to reuse across calls with the same ``L``.
 
     Returns
     -------
@@ -164,13 +193,10 @@ def separate_columns(
     m, n = X.shape
     d = L.shape[1]
     tau = float(tau)
-    La = np.hstack([L, np.full((m, 1), -tau)]) if tau != 0 else L
-    if La.shape[1] == 0 or n == 0 or m == 0:
+    if d + (tau != 0) == 0 or n == 0 or m == 0:
         R = np.zeros((n, d))
         return R, _uncertified_counts(X, L, R, tau, axis=0) == 0
-    # orthonormal basis of the column space: La = U diag(s) Vt
-    U, s, Vt = np.linalg.svd(La, full_matrices=False)
-    keep = s > 1e-10 * max(s.max(initial=0.0), 1e-300)
+    U, s, Vt, keep = separation_basis(L, tau) if basis is None else basis
     if solver == "newton":
         Q = np.ascontiguousarray(U[:, keep])
         Ws = Parallel(n_jobs=n_jobs, prefer="threads")(
@@ -188,6 +214,13 @@ def separate_columns(
     if tau != 0:
         t = coef[:, d]
         R = np.where(t[:, None] > 0, coef[:, :d] / np.where(t > 0, t, 1.0)[:, None], 0)
+        # if L spans the constants (L e = 1), an offset of either sign needs no
+        # rescaling: L (r + tau (1 - t) e) - tau = L r - tau t (for t <= 0)
+        bad = t <= 0
+        if bad.any():
+            e = np.linalg.lstsq(L, np.ones(m), rcond=None)[0]
+            if np.allclose(L @ e, 1.0, rtol=0, atol=1e-9):
+                R[bad] = coef[bad, :d] + tau * (1.0 - t[bad])[:, None] * e
     else:
         R = coef
     separated = _uncertified_counts(X, L, R, tau, axis=0) == 0

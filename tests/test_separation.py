@@ -95,3 +95,29 @@ def test_never_claims_an_uncertified_column(m, n, d, tau, seed, solver):
     assert R.shape == (n, d) and np.isfinite(R).all()
     if separated.any():
         assert certify_rounding(X[:, separated], L, R[separated], tau=tau)
+
+
+def test_a_precomputed_basis_gives_the_same_result():
+    from sklearn_rrank._separation import separation_basis
+
+    L, X = _planted(120, 30, 4, 0.5, 5)
+    for solver in ["descent", "newton"]:
+        R1, s1 = separate_columns(L, X, solver=solver, n_iter=30)
+        basis = separation_basis(L, 0.5)
+        R2, s2 = separate_columns(L, X, solver=solver, n_iter=30, basis=basis)
+        np.testing.assert_array_equal(R1, R2)
+        np.testing.assert_array_equal(s1, s2)
+
+
+@pytest.mark.parametrize("tau", [-0.3, 0.5])
+def test_offset_of_either_sign_with_a_constant_column(tau):
+    # L holds a column of ones (as ProjLP's phase 0 for tau <= 0): the offset
+    # column -tau is then collinear with it and the offset may take either sign
+    rng = np.random.default_rng(6)
+    L = np.hstack([np.ones((150, 1)), rng.standard_normal((150, 4))])
+    R_true = rng.standard_normal((40, 5))
+    R_true[:, 0] = rng.uniform(-3, 3, 40)
+    X = (L @ R_true.T >= tau).astype(np.float64)
+    R, separated = separate_columns(L, X, tau=tau, n_iter=60, solver="newton")
+    assert separated.all()
+    assert certify_rounding(X, L, R, tau=tau)
