@@ -77,13 +77,20 @@ _STALL_ROUNDS = 5
 _SEPARATION_ENTRIES = 4_000_000
 # descent steps of the batched separation per width tried in phase 0
 _SEPARATION_ITER = 60
+# rounds of alternating separation (rows, then columns) per width tried in phase 0,
+# and the relative decrease of the uncertified entries below which they stop
+# (Abstracts from a random projection, one round: width 400 exact in 122 s, 250 in
+# 120 s, where the columns step alone left 1187 and 4504 columns unseparated; from
+# the truncated SVD, width 200 after 6 rounds: 4753/4894 columns separated, 370 s)
+_ALTERNATIONS = 8
+_ALTERNATION_TOL = 0.05
 # bisection steps of the width after phase 0's pattern search
 _BISECTIONS = 3
 # Newton steps per copied column in phase 0
 _NEWTON_ITER = 60
 # phase 0 descends to this fraction of a width at which every column is separated
-# (0.9 on Abstracts: 454 at 964 s, then width 409 left columns that neither Newton
-# nor the LPs separated in the remaining 38 minutes; 0.97 is not measured yet)
+# (without alternation, 0.9 on Abstracts stalled: 454 at 964 s, then width 409 left
+# columns that neither Newton nor the LPs separated in the remaining 38 minutes)
 _DESCENT = 0.97
 # phase 0 offers a repaired certificate at most this often (seconds): each offer
 # multiplies factors of width d + |F| over all m x n entries
@@ -599,19 +606,21 @@ def projlp_rank_upper_bound(
     ``4e6`` entries (and ``nonnegative=False``), one LP per column and width is too
     slow (Abstracts, 12841 x 4894: about 3-12 s per column at ``d = 400``), so phases
     1-3 are replaced by: for a few widths ``d`` (a pattern search from ``min(m',
-    n') / 12``), ``L = X A_d`` and every column is separated at once by
-    :func:`~sklearn_rrank._separation.separate_columns` (batched squared-hinge
-    descent, each column then certified in float64). The ``F`` columns it cannot
-    separate are copied into ``L`` (a column ``X_j`` of ``L`` reproduces column ``j``
-    exactly): a certificate of width ``d + |F|``, by the subadditivity of the
-    rounding rank over a split of the columns. At the best width the copied columns
-    then get the finite Newton method of the L2-SVM and then the exact feasibility
-    LP, fewest ones first; every column separated lowers the bound by one. When no
-    column is left, the search descends to 97% of the width, until the deadline.
-    Measured on Abstracts (2 cores, n_jobs=2, ``rrank bounds abstracts --methods
-    rank_one,spectral,rsvd,projlp --time-limit 3300``, with a 90% descent): bounds
-    1453 at 87 s, 612 at 134 s, 505 at 483 s, 466 at 911 s and 454 at 964 s, peak
-    memory 3.8 GiB (R-SVD: 4421; the paper's ProjLP: 449 after 437 hours).
+    n') / 12``), the factors start from the truncated SVD ``(U_d S_d, V_d)`` of ``X``
+    and :func:`~sklearn_rrank._separation.alternate_separation` refines them: rounds
+    of batched squared-hinge descent over all columns (``L`` fixed), then all rows
+    (``R`` fixed), every row and column certified in float64 and never made worse
+    (ProjLP's alternating refinement with the L2-SVM in place of the LPs). The ``F``
+    columns left unseparated are copied into ``L`` (a column ``X_j`` of ``L``
+    reproduces column ``j`` exactly): a certificate of width ``d + |F|``, by the
+    subadditivity of the rounding rank over a split of the columns. At the best
+    width the copied columns then get the finite Newton method of the L2-SVM and
+    then the exact feasibility LP, fewest ones first; every column separated lowers
+    the bound by one. When no column is left, the search descends to 97% of the
+    width, starting from the truncation of the factors just found, until the
+    deadline. For ``tau <= 0`` phase 0 keeps ``L = [1, X A_{d-1}]`` (a column of ones
+    as the offset) and separates the columns only, without alternation.
+    Measured on Abstracts: see the user guide, section "Large matrices".
 
     **Phase 1** (the paper's loop). For ``d = 1, 2, ...`` set ``L = X A_d`` and solve
     the feasibility LP of the columns until one is infeasible (then go to ``d + 1``) or
@@ -817,6 +826,7 @@ def _projlp_search(
         "phase0_width": None,
         "phase0_copied": None,
         "phase0_tried": [],
+        "phase0_alternation": [],
         "n_newton": 0,
         "improvements": [],
         "lp_status_counts": {},
@@ -1010,7 +1020,7 @@ def _projlp_search(
             tried.add((width, incumbent.bound))
             info["refine_tried"].append(width)
             Lb, Rb = best_reduced()
-            L0 = _truncated_product_factor(Lb, Rb, width)
+            L0, _ = _truncated_product(Lb, Rb, width)
             if nonnegative:
                 # a non-negative start: orient every factor column, clip at zero
                 L0 = np.maximum(L0 * np.where(L0.sum(axis=0) < 0, -1.0, 1.0), 0.0)
@@ -1126,20 +1136,23 @@ def _trivial_factors(Xu, tau, nonnegative):
     return L, R
 
 
-def _truncated_product_factor(L, R, width):
-    """Left factor ``U_w S_w^(1/2)`` of the best rank-``width`` approximation of L R^T.
+def _truncated_product(L, R, width):
+    """Balanced factors ``(U_w S_w^(1/2), V_w S_w^(1/2))`` of the best rank-``width``
+    approximation of ``L R^T``.
 
     Computed from thin QR factorizations of ``L`` and ``R`` (cost O((m + n) k^2)).
     When ``L R^T`` has fewer than ``width`` singular values (a matrix with fewer
-    distinct rows or columns than ``width``), zero columns pad the factor.
+    distinct rows or columns than ``width``), zero columns pad the factors.
     """
     Q1, T1 = np.linalg.qr(L)
     Q2, T2 = np.linalg.qr(R)
-    U, s, _ = np.linalg.svd(T1 @ T2.T, full_matrices=False)
+    U, s, Vt = np.linalg.svd(T1 @ T2.T, full_matrices=False)
     r = min(width, s.shape[0])
     F = np.zeros((L.shape[0], width))
+    G = np.zeros((R.shape[0], width))
     F[:, :r] = (Q1 @ U[:, :r]) * np.sqrt(s[:r])
-    return F
+    G[:, :r] = (Q2 @ Vt[:r].T) * np.sqrt(s[:r])
+    return F, G
 
 
 def _test_projection(Lu, Xu, cols, weights, tau, eps, nonnegative, time_budget):
@@ -1201,6 +1214,28 @@ def _copied_columns_factors(Lu, R_sep, separated, Xu, tau):
     return L, R
 
 
+class _SVDStart:
+    """Start factors ``(U_d S_d, V_d)`` of phase 0: the truncated SVD of ``X0``.
+
+    ``X0`` is the merged matrix, missing entries set to 0. The triplets come from the Gram matrix (:func:`sklearn_rrank._rsvd._gram_svd`),
+    computed once for ``K = 1.5 d`` components and again, for ``max(2 K, 1.5 d)``,
+    when a wider start is asked for.
+    """
+
+    def __init__(self, X0):
+        self.X0 = X0
+        self.K = 0
+
+    def factors(self, d):
+        from sklearn_rrank._rsvd import _gram_svd
+
+        if d > self.K:
+            self.K = min(min(self.X0.shape), max(2 * self.K, int(1.5 * d)))
+            U, s, Vt = _gram_svd(self.X0, self.K)
+            self.L, self.R = U * s, Vt.T
+        return self.L[:, :d], self.R[:, :d]
+
+
 def _copied_columns_search(
     Xu,
     X0u,
@@ -1223,11 +1258,13 @@ def _copied_columns_search(
 
     1. For a few widths ``d`` (a pattern search from ``min(m', n') / 12``: up by
        half while the bound drops, else down; then up to three bisections between
-       the best width and the next smaller one tried), ``L = X A_d`` and every column is
-       separated by :func:`~sklearn_rrank._separation.separate_columns`; the columns
-       ``F`` it cannot separate are copied into ``L``, which gives a certificate of
-       width ``d + |F|`` (:func:`_copied_columns_factors`), offered to the incumbent.
-       For ``tau <= 0`` the first column of ``L`` is a column of ones (an offset).
+       the best width and the next smaller one tried), the truncated SVD of ``X`` is
+       refined by :func:`~sklearn_rrank._separation.alternate_separation`; the
+       columns ``F`` it cannot separate are copied into ``L``, which gives a
+       certificate of width ``d + |F|`` (:func:`_copied_columns_factors`), offered
+       to the incumbent. For ``tau <= 0``, ``L = [1, X A_{d-1}]`` (an offset column
+       of ones) and only the columns are separated
+       (:func:`~sklearn_rrank._separation.separate_columns`).
     2. At the best width the columns of ``F`` get the finite Newton method of
        :func:`~sklearn_rrank._separation.separate_columns` (``solver="newton"``),
        fewest ones first, in blocks; each certified column leaves ``F``.
@@ -1236,26 +1273,54 @@ def _copied_columns_search(
        the repaired certificate is offered every ``_OFFER_EVERY`` seconds and at
        the end of the width.
     4. If no column is left, the search descends to 97% of the width (step 1 at
-       that width, then 2 and 3), until the deadline or the lower bound.
+       that width, started from the truncation of the factors just found
+       (:func:`_truncated_product`), then 2 and 3), until the deadline or the lower
+       bound.
     """
-    from sklearn_rrank._separation import separate_columns, separation_basis
+    from sklearn_rrank._separation import (
+        alternate_separation,
+        separate_columns,
+        separation_basis,
+    )
 
     m_u, n_u = Xu.shape
     d_max = min(m_u, n_u) - 1
     if d_max < 1:
         return
     proj = _Projection(X0u, projection, False, rng)  # nested, drawn on demand
+    svd_start = _SVDStart(np.where(np.isnan(Xu), 0.0, Xu) if np.isnan(Xu).any() else Xu)
 
-    def try_width(d):
+    def try_width(d, warm=None):
         if tau > 0:
-            Lu = proj.left(d)
+            L0, R0 = (
+                svd_start.factors(d) if warm is None else _truncated_product(*warm, d)
+            )
+            Lu, R_sep, counts, history = alternate_separation(
+                L0,
+                Xu,
+                init=R0,
+                tau=tau,
+                n_rounds=_ALTERNATIONS,
+                n_iter=_SEPARATION_ITER,
+                tol=_ALTERNATION_TOL,
+                deadline=deadline,
+                n_jobs=n_jobs,
+            )
+            separated = counts == 0
         else:  # an offset column: rows of zeros need L_i . r < tau <= 0
             Lu = np.hstack([np.ones((m_u, 1)), proj.left(d - 1)])
-        R_sep, separated = separate_columns(
-            Lu, Xu, tau=tau, n_iter=_SEPARATION_ITER, deadline=deadline, n_jobs=n_jobs
-        )
+            R_sep, separated = separate_columns(
+                Lu,
+                Xu,
+                tau=tau,
+                n_iter=_SEPARATION_ITER,
+                deadline=deadline,
+                n_jobs=n_jobs,
+            )
+            history = []
         bound = d + int((~separated).sum())
         info["phase0_tried"].append((d, bound))
+        info["phase0_alternation"].append((d, history))
         incumbent.record(
             bound,
             None,
@@ -1334,10 +1399,10 @@ def _copied_columns_search(
                 [j for j in np.argsort(ones, kind="stable") if not separated[j]],
                 dtype=np.intp,
             )
-            for start in range(0, todo.size, block):
+            for begin in range(0, todo.size, block):
                 if deadline.expired() or incumbent.done:
                     break
-                cols = todo[start : start + block]
+                cols = todo[begin : begin + block]
                 if how == "newton":
                     R_c, ok = separate_columns(
                         Lu,
@@ -1359,7 +1424,7 @@ def _copied_columns_search(
         return Lu, R_sep, separated
 
     while True:
-        Lu, _, separated = finish_copied(best)
+        Lu, R_sep, separated = finish_copied(best)
         d = min(Lu.shape[1] - 1, round(_DESCENT * Lu.shape[1]))  # always smaller
         if (
             not separated.all()
@@ -1368,6 +1433,7 @@ def _copied_columns_search(
             or d < max(1, incumbent.lower)
         ):
             return
-        # every column separated at this width: descend to a smaller one
-        best = try_width(d)
+        # every column separated at this width: descend to a smaller one, from the
+        # truncation of the factors just found
+        best = try_width(d, warm=(Lu, R_sep))
         offer(best)

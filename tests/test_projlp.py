@@ -258,13 +258,13 @@ def test_search_stays_below_the_cap_and_descends_from_its_factors(monkeypatch):
     X0 = X0.astype(float)
     assert certify_rounding(X0, L, R)
     starts = []
-    original = _projlp._truncated_product_factor
+    original = _projlp._truncated_product
 
     def spy(Lb, Rb, width):
         starts.append((Lb, Rb))
         return original(Lb, Rb, width)
 
-    monkeypatch.setattr(_projlp, "_truncated_product_factor", spy)
+    monkeypatch.setattr(_projlp, "_truncated_product", spy)
     res = run_rank_search(
         _projlp_search,
         X0,
@@ -397,6 +397,9 @@ def test_phase0_certifies_and_is_reproducible(monkeypatch, planted, tau):
     assert res.rank <= min(planted.shape) + 1
     best = min(bound for _, bound in info["phase0_tried"])
     assert res.rank <= best  # the LP repair only lowers it
+    for _, history in info["phase0_alternation"]:  # rows and columns, never worse
+        assert history == sorted(history, reverse=True)
+        assert (len(history) > 0) == (tau > 0)
     again = projlp_rank_upper_bound(planted, tau=tau, random_state=0, n_jobs=2)
     assert again.rank == res.rank
     np.testing.assert_array_equal(again.L, res.L)

@@ -121,3 +121,77 @@ def test_offset_of_either_sign_with_a_constant_column(tau):
     R, separated = separate_columns(L, X, tau=tau, n_iter=60, solver="newton")
     assert separated.all()
     assert certify_rounding(X, L, R, tau=tau)
+
+
+# -- alternating separation (rows, then columns) -----------------------------------
+def _counts(X, L, R, tau):
+    return np.array(
+        [
+            0 if certify_rounding(X[:, [j]], L, R[[j]], tau=tau) else 1
+            for j in range(X.shape[1])
+        ]
+    )
+
+
+@pytest.mark.parametrize("tau", [0.5, 0.0, -1.0])
+def test_alternation_is_monotone_and_its_counts_are_certified(tau):
+    L0, X = _planted(120, 80, 4, tau, 5)
+    rng = np.random.default_rng(0)
+    start = rng.standard_normal(L0.shape)  # a start unrelated to the planted L
+    L, R, counts, history = _separation.alternate_separation(
+        start, X, tau=tau, n_rounds=6, n_iter=80
+    )
+    assert all(
+        a >= b for a, b in zip(history[:-1], history[1:], strict=True)
+    )  # never worse
+    assert history[-1] == counts.sum() < history[0]  # the rows step helped
+    assert L.shape == start.shape and R.shape == (80, 4)
+    np.testing.assert_array_equal(counts == 0, _counts(X, L, R, tau) == 0)
+    assert len(history) <= 7
+    np.testing.assert_array_equal(
+        start, np.random.default_rng(0).standard_normal(L0.shape)
+    )
+
+
+def test_alternation_stops_when_exact_and_never_modifies_its_inputs():
+    L0, X = _planted(100, 60, 3, 0.5, 6)
+    X_copy, L_copy = X.copy(), L0.copy()
+    L, R, counts, history = _separation.alternate_separation(
+        L0, X, n_rounds=20, n_iter=1000
+    )
+    assert history[-1] == 0 and len(history) < 21  # stopped as soon as exact
+    assert not counts.any()
+    assert certify_rounding(X, L, R)
+    np.testing.assert_array_equal(X, X_copy)
+    np.testing.assert_array_equal(L0, L_copy)
+    # a warm start that separates everything is kept as it is
+    Lx, Rx, cx, hx = _separation.alternate_separation(L, X, init=R, n_rounds=3)
+    assert hx == [0]
+    np.testing.assert_array_equal(Rx, R)
+    np.testing.assert_array_equal(Lx, L)
+
+
+def test_warm_start_is_never_worse_column_by_column():
+    L, X = _planted(150, 50, 4, 0.5, 7)
+    R_good, sep_good = separate_columns(L, X, n_iter=2000)
+    assert sep_good.any()
+    R, separated = separate_columns(L, X, n_iter=1, init=R_good)
+    assert np.all(separated[sep_good])  # one step from a separating start keeps it
+    assert certify_rounding(X[:, separated], L, R[separated])
+
+
+def test_alternation_does_not_depend_on_n_jobs_and_reads_transposes(monkeypatch):
+    monkeypatch.setattr(_separation, "_BLOCK_ENTRIES", 500)  # several blocks
+    L0, X = _planted(90, 70, 3, 0.5, 8)
+    start = L0 + 0.5 * np.random.default_rng(1).standard_normal(L0.shape)
+    a = _separation.alternate_separation(start, X, n_rounds=3, n_jobs=1)
+    b = _separation.alternate_separation(start, X, n_rounds=3, n_jobs=2)
+    for x, y in zip(a[:3], b[:3], strict=True):
+        np.testing.assert_array_equal(x, y)
+    assert a[3] == b[3]
+    # the row step counts a transposed view by rows: the same as a copy
+    L, R = a[0], a[1]
+    np.testing.assert_array_equal(
+        _separation._column_counts(X.T, R, L, 0.5),
+        _separation._column_counts(np.ascontiguousarray(X.T), R, L, 0.5),
+    )
