@@ -97,7 +97,8 @@ class RoundingRankFactorization(
         ``ValueError``.
     method_params : dict or None, default=None
         Extra parameters of the method's solver: ``"lpca"``: ``fit_bias``,
-        ``solver``, ``alpha``, ``init``; ``"projlp"``: ``projection``, ``eps``;
+        ``solver``, ``alpha``, ``init``; ``"projlp"``: ``projection``, ``eps``,
+        ``solver`` (``"auto"``, ``"lp"`` or ``"hinge"``);
         ``"asso"``: ``threshold``, ``bonus_covered``, ``penalty_overcovered``,
         ``strict``, ``orientation``; ``"rsvd"``: none. Unknown names raise
         ``ValueError`` listing the valid ones.

@@ -81,7 +81,11 @@ Neumann, Gemulla, Miettinen, "What You Will Gain By Rounding: Theory and Algorit
 Rounding Rank", ICDM 2016, Section 3, paragraph "Projection-based algorithm (ProjLP)".
 """
 
+import ctypes
 import numbers
+import os
+import sys
+import threading
 import time
 
 import highspy
@@ -214,13 +218,53 @@ def _build_model(L, nonnegative):
     lp.a_matrix_.index_ = np.tile(np.arange(d, dtype=np.int32), m)
     lp.a_matrix_.value_ = np.ascontiguousarray(L).ravel()
     lp.sense_ = highspy.ObjSense.kMaximize
-    h = highspy.Highs()
+    h = _new_highs()
     for key, value in _HIGHS_OPTIONS.items():
         h.setOptionValue(key, value)
     status = h.passModel(lp)
     if status == highspy.HighsStatus.kError:  # pragma: no cover - defensive
         raise RuntimeError("HiGHS rejected the LP model.")
     return h
+
+
+_BANNER_LOCK = threading.Lock()
+_banner_pid = None  # the process whose first HiGHS instance has been built
+
+
+def _new_highs():
+    """A HiGHS instance whose banner does not reach standard output.
+
+    highspy (seen with 1.16) prints its "Running HiGHS ..." banner on standard
+    output once per process, when the first instance is built (before any option
+    can turn the output off). That line would break machine-readable output such
+    as ``rrank ... --json``, so the first instance of every process is built with
+    file descriptor 1 pointed at standard error (C's buffers flushed before it is
+    restored). Later instances are built as usual.
+    """
+    global _banner_pid
+    if _banner_pid == os.getpid():
+        return highspy.Highs()
+    with _BANNER_LOCK:
+        if _banner_pid == os.getpid():
+            return highspy.Highs()
+        sys.stdout.flush()
+        try:
+            saved = os.dup(1)
+        except OSError:  # no standard output to protect
+            _banner_pid = os.getpid()
+            return highspy.Highs()
+        try:
+            os.dup2(2, 1)
+            h = highspy.Highs()
+            try:
+                ctypes.CDLL(None).fflush(None)
+            except (OSError, AttributeError):  # pragma: no cover - not POSIX
+                pass
+        finally:
+            os.dup2(saved, 1)
+            os.close(saved)
+        _banner_pid = os.getpid()
+        return h
 
 
 def _certified_mask(gap, scale, s, tau, k):

@@ -391,7 +391,7 @@ METHODS = MappingProxyType(
                 transform=_projlp_transform,
                 missing=True,
                 nonnegative=True,
-                fit_params=frozenset({"projection", "eps"}),
+                fit_params=frozenset({"projection", "eps", "solver"}),
                 search_params=frozenset(
                     {
                         "nested",

@@ -45,6 +45,34 @@ def test_bounds_table_and_progress(capsys):
     assert "rsvd" in captured.err  # progress on stderr
 
 
+def test_json_stays_json_when_lps_run(tmp_path):
+    # highspy prints a banner on standard output when a process builds its first
+    # HiGHS instance; it must not reach the JSON (a fresh process: the first one)
+    X = (np.random.default_rng(0).random((20, 12)) < 0.4).astype(float)
+    np.save(tmp_path / "x.npy", X)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "sklearn_rrank",
+            "factorize",
+            str(tmp_path / "x.npy"),
+            "-k",
+            "2",
+            "--method",
+            "projlp",
+            "--max-iter",
+            "1",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["n_components"] == 2
+
+
 def test_factorize(capsys):
     assert main(["factorize", "paleo", "-k", "10", "--method", "rsvd", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)

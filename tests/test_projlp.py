@@ -424,3 +424,46 @@ def test_phase0_lps_finish_what_the_descent_and_newton_leave(monkeypatch, plante
     assert certify_rounding(planted, res.L, res.R)
     first = res.info["phase0_tried"][0]
     assert res.rank < first[1]  # the LPs lowered the first width's bound
+
+
+# -- projlp_fit with the squared hinge (large input) --------------------------------
+@pytest.mark.parametrize("tau", [0.5, -0.3])
+def test_hinge_solver_lowers_the_errors_and_reports_them(planted, tau):
+    one_shot = projlp_fit(planted, 3, tau=tau, solver="hinge", max_iter=0)
+    res = projlp_fit(planted, 3, tau=tau, solver="hinge", max_iter=20, random_state=0)
+    info = res.info
+    assert info["solver"] == "hinge" and info["n_lps"] == 0
+    assert one_shot.info["stop_reason"] in ("one_shot", "exact")
+    errors = int(np.sum((res.L @ res.R.T >= tau) != (planted == 1)))
+    assert info["n_errors"] == errors <= info["objective_history"][-1]
+    history = info["objective_history"]
+    assert history == sorted(history, reverse=True)  # uncertified entries
+    assert info["stop_reason"] in ("exact", "tol", "max_iter")
+    again = projlp_fit(
+        planted, 3, tau=tau, solver="hinge", max_iter=20, random_state=0, n_jobs=2
+    )
+    np.testing.assert_array_equal(again.L, res.L)
+    np.testing.assert_array_equal(again.R, res.R)
+
+
+def test_hinge_solver_recovers_a_planted_matrix():
+    X = make_rounding_rank_matrix(120, 80, 3, random_state=1).astype(float)
+    res = projlp_fit(X, 6, solver="hinge", max_iter=30, random_state=0)
+    lp = projlp_fit(X, 6, solver="lp", max_iter=0, random_state=0)
+    assert res.info["n_errors"] < lp.info["n_errors"]  # below the one-shot LP
+
+
+def test_hinge_solver_choice_and_validation(monkeypatch, planted):
+    from sklearn_rrank import _projlp
+
+    assert projlp_fit(planted, 2, max_iter=1).info["solver"] == "lp"  # small input
+    monkeypatch.setattr(_projlp, "_SEPARATION_ENTRIES", 0)  # as on large input
+    assert projlp_fit(planted, 2, max_iter=1).info["solver"] == "hinge"
+    assert projlp_fit(planted, 2, max_iter=1, nonnegative=True).info["solver"] == "lp"
+    with pytest.raises(ValueError, match="non-negative"):
+        projlp_fit(planted, 2, solver="hinge", nonnegative=True)
+    with pytest.raises(ValueError, match="solver"):
+        projlp_fit(planted, 2, solver="newton")
+    res = projlp_fit(planted, 2, solver="hinge", time_limit=0.0)
+    assert res.info["stop_reason"] in ("time_limit", "exact")
+    assert not res.converged or res.info["stop_reason"] == "exact"
