@@ -20,6 +20,8 @@ Prints a summary and writes ``benchmarks/results/abstracts_bound.json``.
 
 import argparse
 import json
+import os
+import platform
 import re
 import subprocess
 import sys
@@ -95,6 +97,13 @@ def main():
         first_at_most_4421=first_time_at_most(out["report"], PAPER["rsvd"]),
         first_at_most_449=first_time_at_most(out["report"], PAPER["projlp"]),
         paper=PAPER,
+        machine=f"{os.cpu_count()} cores, {platform.machine()}, run alone",
+        commit=subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            cwd=Path(__file__).parent,
+        ).stdout.strip(),
         verified={
             "factor_width": int(L.shape[1]),
             "wrong_entries_float64": wrong,

@@ -326,28 +326,15 @@ def projlp_fit(
     A = _projection_matrix(P.shape[1], k, projection, bool(nonnegative), seed)
     L = _nonzero_columns(P, A, np.random.RandomState(seed))
     del P
+    common = dict(
+        tau=tau, n_jobs=n_jobs, max_iter=max_iter, tol=float(tol), deadline=deadline
+    )
     if solver == "hinge":
-        out = _alternate_hinge(
-            X,
-            L,
-            tau=tau,
-            n_jobs=n_jobs,
-            max_iter=max_iter,
-            tol=float(tol),
-            deadline=deadline,
-        )
+        out = _alternate_hinge(X, L, **common)
     else:
+        nonnegative = bool(nonnegative)
         out = _alternate(
-            X,
-            L,
-            tau=tau,
-            eps=eps,
-            nonnegative=bool(nonnegative),
-            n_jobs=n_jobs,
-            max_iter=max_iter,
-            tol=float(tol),
-            deadline=deadline,
-            verbose=verbose,
+            X, L, eps=eps, nonnegative=nonnegative, verbose=verbose, **common
         )
     n_bad = sum(c for name, c in out["status_counts"].items() if name != "optimal")
     mostly_optimal = n_bad <= 0.01 * max(out["n_lps"], 1)
