@@ -248,8 +248,8 @@ def _projlp_fit(
     )
 
 
-def _projlp_transform(X, R, *, tau, nonnegative, n_jobs, eps=None, **_):
-    kw = _given(eps=eps)
+def _projlp_transform(X, R, *, tau, nonnegative, n_jobs, eps=None, solver=None, **_):
+    kw = _given(eps=eps, solver=solver)
     return _projlp.projlp_transform(
         X, R, tau=tau, nonnegative=nonnegative, n_jobs=n_jobs, **kw
     )

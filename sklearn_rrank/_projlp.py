@@ -50,6 +50,7 @@ from sklearn_rrank._lp import (
     DEFAULT_EPS,
     STATUS_NAMES,
     _check_eps,
+    _check_factor,
     _solve,
     _solve_public,
     solve_rows_l1,
@@ -307,16 +308,7 @@ def projlp_fit(
         raise ValueError(
             f"time_limit must be None or a number >= 0, got {time_limit!r}."
         )
-    if solver not in ("auto", "lp", "hinge"):
-        raise ValueError(f"solver must be 'auto', 'lp' or 'hinge', got {solver!r}.")
-    if solver == "hinge" and nonnegative:
-        raise ValueError(
-            "solver='hinge' cannot keep the factors non-negative; use solver='lp' "
-            "with nonnegative=True."
-        )
-    if solver == "auto":
-        large = X.size >= _SEPARATION_ENTRIES
-        solver = "hinge" if large and not nonnegative else "lp"
+    solver = _check_solver(solver, nonnegative, X.size)
     deadline = None if time_limit is None else Deadline(float(time_limit))
     rng = check_random_state(random_state)
     t0 = time.perf_counter()
@@ -559,11 +551,23 @@ def _alternate_hinge(X, L, *, tau, n_jobs, max_iter, tol, deadline):
     }
 
 
-def projlp_transform(X, R, *, tau=0.5, eps=DEFAULT_EPS, nonnegative=False, n_jobs=None):
+def projlp_transform(
+    X,
+    R,
+    *,
+    tau=0.5,
+    eps=DEFAULT_EPS,
+    nonnegative=False,
+    n_jobs=None,
+    solver="auto",
+):
     """Left factor for (new) rows with the right factor ``R`` fixed.
 
     Row ``i`` gets the ``L_i`` that minimises the L1 slacks of
-    ``round_tau(<L_i, R_j>) = X_ij`` over the observed entries of the row.
+    ``round_tau(<L_i, R_j>) = X_ij`` over the observed entries of the row
+    (``solver="lp"``), or their squared hinge (``solver="hinge"``, our addition for
+    large input: all rows at once by the batched descent of
+    :func:`~sklearn_rrank._separation.separate_columns` on ``X^T``).
 
     Parameters
     ----------
@@ -578,7 +582,12 @@ def projlp_transform(X, R, *, tau=0.5, eps=DEFAULT_EPS, nonnegative=False, n_job
     nonnegative : bool, default=False
         If True, restrict ``L >= 0``.
     n_jobs : int or None, default=None
-        Parallel LP workers; the result does not depend on it.
+        Parallel LP workers (threads for the descent); the result does not depend
+        on it.
+    solver : {"auto", "lp", "hinge"}, default="auto"
+        As in :func:`projlp_fit`: ``"auto"`` is ``"hinge"`` from 4 million entries
+        when ``nonnegative`` is False, else ``"lp"``; ``eps`` is used by the LPs
+        only.
 
     Returns
     -------
@@ -587,7 +596,8 @@ def projlp_transform(X, R, *, tau=0.5, eps=DEFAULT_EPS, nonnegative=False, n_job
     Raises
     ------
     ValueError
-        If ``X`` is not binary or ``R`` does not have ``n_features`` rows.
+        If ``X`` is not binary, ``R`` does not have ``n_features`` rows, ``solver``
+        is unknown, or ``solver="hinge"`` is asked for with ``nonnegative=True``.
 
     References
     ----------
@@ -603,10 +613,34 @@ def projlp_transform(X, R, *, tau=0.5, eps=DEFAULT_EPS, nonnegative=False, n_job
     >>> (L @ R.T >= 0.5).astype(int).tolist()
     [[0, 1, 1], [0, 0, 1]]
     """
-    L, _, _ = solve_rows_l1(
-        R, X, tau=tau, eps=eps, nonnegative=nonnegative, n_jobs=n_jobs
-    )
+    X = check_binary_matrix(X, allow_missing=True, accept_sparse=False, method="projlp")
+    solver = _check_solver(solver, nonnegative, X.size)
+    if solver == "lp":
+        L, _, _ = solve_rows_l1(
+            R, X, tau=tau, eps=eps, nonnegative=nonnegative, n_jobs=n_jobs
+        )
+        return L
+    from sklearn_rrank._separation import separate_columns
+
+    tau = check_tau(tau)
+    R = _check_factor(R, X.shape[1], "R", "columns")
+    L, _ = separate_columns(R, X.T, tau=tau, n_iter=_SEPARATION_ITER, n_jobs=n_jobs)
     return L
+
+
+def _check_solver(solver, nonnegative, n_entries):
+    """The solver of :func:`projlp_fit` and :func:`projlp_transform` ("lp"/"hinge")."""
+    if solver not in ("auto", "lp", "hinge"):
+        raise ValueError(f"solver must be 'auto', 'lp' or 'hinge', got {solver!r}.")
+    if solver == "hinge" and nonnegative:
+        raise ValueError(
+            "solver='hinge' cannot keep the factors non-negative; use solver='lp' "
+            "with nonnegative=True."
+        )
+    if solver == "auto":
+        large = n_entries >= _SEPARATION_ENTRIES
+        solver = "hinge" if large and not nonnegative else "lp"
+    return solver
 
 
 # ----------------------------------------------------------------------------------

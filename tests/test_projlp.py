@@ -467,3 +467,35 @@ def test_hinge_solver_choice_and_validation(monkeypatch, planted):
     res = projlp_fit(planted, 2, solver="hinge", time_limit=0.0)
     assert res.info["stop_reason"] in ("time_limit", "exact")
     assert not res.converged or res.info["stop_reason"] == "exact"
+
+
+def test_hinge_transform_rows_and_choice(monkeypatch):
+    from sklearn_rrank import RoundingRankFactorization, _projlp
+
+    X, L, R, _ = make_rounding_rank_matrix(
+        150, 60, 3, random_state=2, return_factors=True
+    )
+    X = X.astype(float)
+    L_h = projlp_transform(X, R, solver="hinge")
+    L_lp = projlp_transform(X, R, solver="lp")
+    assert L_h.shape == L_lp.shape == (150, 3)
+    # the planted R separates every row: both solvers find rows that round to X
+    assert np.mean((L_h @ R.T >= 0.5) == (X == 1)) > 0.99
+    with pytest.raises(ValueError, match="non-negative"):
+        projlp_transform(X, np.abs(R), solver="hinge", nonnegative=True)
+    with pytest.raises(ValueError, match="rows"):
+        projlp_transform(X, R[:5], solver="hinge")
+    # the estimator hands the solver to transform, so fit_transform stays cheap
+    calls = []
+    original = _projlp.projlp_transform
+
+    def spy(*args, **kwargs):
+        calls.append(kwargs.get("solver"))
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(_projlp, "projlp_transform", spy)
+    est = RoundingRankFactorization(
+        3, method="projlp", random_state=0, method_params={"solver": "hinge"}
+    ).fit(X)
+    assert calls == ["hinge"] and est.solver_info_["solver"] == "hinge"
+    assert est.transform(X).shape == (150, 3)
