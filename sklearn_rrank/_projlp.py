@@ -1398,7 +1398,9 @@ def _copied_columns_search(
     if d_max < 1:
         return
     proj = _Projection(X0u, projection, False, rng)  # nested, drawn on demand
-    svd_start = _SVDStart(np.where(np.isnan(Xu), 0.0, Xu) if np.isnan(Xu).any() else Xu)
+    missing = np.isnan(Xu)
+    svd_start = _SVDStart(np.where(missing, 0.0, Xu) if missing.any() else Xu)
+    del missing
 
     def try_width(d, warm=None):
         if tau > 0:
