@@ -499,3 +499,28 @@ def test_hinge_transform_rows_and_choice(monkeypatch):
     ).fit(X)
     assert calls == ["hinge"] and est.solver_info_["solver"] == "hinge"
     assert est.transform(X).shape == (150, 3)
+
+
+@pytest.mark.parametrize("method", ["projlp", "lpca"])
+def test_time_limit_keeps_the_fitted_rows(paleo, monkeypatch, method):
+    """With a budget, fit never re-solves the training rows (transform has no
+    deadline): on Abstracts k=100 that re-solve ran minutes past the limit."""
+    import dataclasses
+
+    from sklearn_rrank import RoundingRankFactorization, _factorization
+
+    methods = dict(_factorization.METHODS)
+    spec = methods[method]
+
+    def no_transform(*args, **kwargs):
+        raise AssertionError("transform called inside a budgeted fit")
+
+    methods[method] = dataclasses.replace(spec, transform=no_transform)
+    monkeypatch.setattr(_factorization, "METHODS", methods)
+    est = RoundingRankFactorization(5, method=method, random_state=0, time_limit=60)
+    L = est.fit_transform(paleo)
+    assert L.shape == (paleo.shape[0], 5)
+    # without a budget the rows are solved again (and the patched transform runs)
+    est = RoundingRankFactorization(5, method=method, random_state=0)
+    with pytest.raises(AssertionError, match="transform called"):
+        est.fit(paleo)
