@@ -99,8 +99,10 @@ class RoundingRankFactorization(
         ``ValueError``.
     method_params : dict or None, default=None
         Extra parameters of the method's solver: ``"lpca"``: ``fit_bias``,
-        ``solver``, ``alpha``, ``init``; ``"projlp"``: ``projection``, ``eps``,
-        ``solver`` (``"auto"``, ``"lp"`` or ``"hinge"``);
+        ``solver``, ``alpha``, ``init``, ``dtype`` (``"float32"`` computes the
+        sweeps in float32; the returned factors and the error count are float64;
+        :meth:`transform` always computes in float64); ``"projlp"``:
+        ``projection``, ``eps``, ``solver`` (``"auto"``, ``"lp"`` or ``"hinge"``);
         ``"asso"``: ``threshold``, ``bonus_covered``, ``penalty_overcovered``,
         ``strict``, ``orientation``; ``"rsvd"``: none. Unknown names raise
         ``ValueError`` listing the valid ones.

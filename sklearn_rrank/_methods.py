@@ -372,7 +372,7 @@ METHODS = MappingProxyType(
                 fit=_lpca_fit,
                 transform=_lpca_transform,
                 missing=True,
-                fit_params=frozenset({"fit_bias", "solver", "alpha", "init"}),
+                fit_params=frozenset({"fit_bias", "solver", "alpha", "init", "dtype"}),
                 search_params=frozenset(
                     {"start", "max_rank", "refine", "polish", "fit_bias"}
                 ),

@@ -37,3 +37,24 @@ def test_real_non_convergence_still_warns_and_says_what_to_change(paleo):
     res = lpca_fit(paleo, 5, max_iter=2, random_state=0)
     assert not res.converged and res.info["status"] == "max_iter"
     assert "max_iter" in res.info["message"] and "tol" in res.info["message"]
+
+
+@pytest.mark.parametrize(
+    ("k", "solver", "stalls"),
+    [(5, "auto", True), (30, "auto", False), (5, "lbfgs", False), (30, "newton", True)],
+)
+def test_stall_rule_follows_the_solver_that_runs(paleo, monkeypatch, k, solver, stalls):
+    """The stall rule ends the alternating solvers' fits only, also when "auto"
+    picks L-BFGS (Abstracts k=50 stopped at 0.54 by it)."""
+    from sklearn_rrank import _lpca
+
+    seen = {}
+    core = _lpca._fit_core
+
+    def spy(*args, **kwargs):
+        seen["stall"] = kwargs["stall"]
+        return core(*args, **{**kwargs, "max_iter": 1})
+
+    monkeypatch.setattr(_lpca, "_fit_core", spy)
+    lpca_fit(paleo, k, solver=solver, random_state=0)
+    assert (seen["stall"] is not None) == stalls
