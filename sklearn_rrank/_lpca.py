@@ -912,7 +912,7 @@ _TASK_CHUNKS = 16
 _LOG2 = float(np.log(2.0))
 
 
-def _joint_task(chunks, U, V, mu, q, w, n_missing, delta, gU):
+def _joint_task(chunks, U, V, mu, q, w, n_missing, delta):
     """Loss, gradient parts and unsafe entries of a run of chunks of rows.
 
     One fused element-wise pass per chunk: with ``t = tanh(theta / 2)`` and the
@@ -920,8 +920,8 @@ def _joint_task(chunks, U, V, mu, q, w, n_missing, delta, gU):
     ``max(-a, 0) + log 2 - log1p(|t|)`` (since ``tanh(|a| / 2) = |t|`` and
     ``log1p(exp(-|a|)) = log(2 / (1 + |t|))``) and twice its derivative is
     ``t - q``; the factor 1/2 is applied to the small products, not to the entries.
-    The rows of ``2 dF/dU`` are written into ``gU``; the task's share of
-    ``2 dF/dV`` and ``2 dF/dmu`` is accumulated in place. The loss of the
+    Returns the task's rows of ``2 dF/dU`` and its shares of ``2 dF/dV`` and
+    ``2 dF/dmu`` (accumulated in place over the chunks). The loss of the
     well-classified entries (``|a| > 17`` in float32) is lost to rounding in
     ``log 2 - log1p(|t|)``; each such entry's true loss is below ``5e-8``.
     """
@@ -930,6 +930,8 @@ def _joint_task(chunks, U, V, mu, q, w, n_missing, delta, gU):
     # with a bias, G.T @ [U, 1] gives the gradients of V and mu in one product
     p1 = p + (mu is not None)
     gVmu = np.zeros((n, p1), dtype=dt)
+    first = chunks[0].start
+    gU = np.empty((chunks[-1].stop - first, p), dtype=dt)
     Ub = np.ones((_CHUNK_ENTRIES // max(n, 1) + 1, p1), dtype=dt)
     loss, n_unsafe = 0.0, 0
     for rows in chunks:
@@ -961,11 +963,11 @@ def _joint_task(chunks, U, V, mu, q, w, n_missing, delta, gU):
         g = np.subtract(t, qc, out=t, dtype=dt)  # twice the derivative
         if w is not None:
             g *= wc
-        np.matmul(g, V, out=gU[rows])
+        np.matmul(g, V, out=gU[rows.start - first : rows.stop - first])
         gVmu += np.matmul(g.T, Ub1, out=_buffer("gV", gVmu.shape, dt))
     if mu is None:
-        return loss, gVmu, None, n_unsafe
-    return loss, gVmu[:, :p], gVmu[:, p].astype(np.float64), n_unsafe
+        return loss, gU, gVmu, None, n_unsafe
+    return loss, gU, gVmu[:, :p], gVmu[:, p].astype(np.float64), n_unsafe
 
 
 def _joint_objective(z, data, p, kind, alpha, parallel=None, tau=0.5, counts=None):
@@ -984,22 +986,24 @@ def _joint_objective(z, data, p, kind, alpha, parallel=None, tau=0.5, counts=Non
     delta = _stop_delta(Uw, Vw, muw, tau)
     chunks = _chunks(m, n)
     tasks = [chunks[i : i + _TASK_CHUNKS] for i in range(0, len(chunks), _TASK_CHUNKS)]
-    gUw = np.empty((m, p), dtype=data.dtype)
-    args = (Uw, Vw, muw, data.q, data.w, data.n_missing, delta, gUw)
+    args = (Uw, Vw, muw, data.q, data.w, data.n_missing, delta)
+    # the tasks return their results (no shared output array): the same on every
+    # joblib backend, threads or processes of a cluster
     parts = _run_chunks(parallel, _joint_task, tasks, *args)
     f = sum(r[0] for r in parts) + 0.5 * alpha * float(z @ z)
-    gV = parts[0][1].astype(np.float64)
+    gU = np.concatenate([r[1] for r in parts], axis=0)
+    gV = parts[0][2].astype(np.float64)
     for r in parts[1:]:
-        gV += r[1]
-    grads = [(0.5 * gUw + alpha * U).ravel(), (0.5 * gV + alpha * V).ravel()]
+        gV += r[2]
+    grads = [(0.5 * gU + alpha * U).ravel(), (0.5 * gV + alpha * V).ravel()]
     if kind != "none":
-        gmu = 0.5 * sum(r[2] for r in parts)
+        gmu = 0.5 * sum(r[3] for r in parts)
         if kind == "column":
             grads.append(gmu + alpha * mu)
         else:
             grads.append([float(gmu.sum()) + alpha * float(mu)])
     if counts is not None:
-        counts["unsafe"] = sum(r[3] for r in parts)
+        counts["unsafe"] = sum(r[4] for r in parts)
     return f, np.concatenate(grads).astype(np.float64, copy=False)
 
 

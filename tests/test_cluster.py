@@ -28,9 +28,14 @@ def client():
     [
         ("projlp", {"max_iter": 2}),  # the LP engine's column and row blocks
         ("lpca", {"max_iter": 20}),  # L-PCA's row and column blocks
+        # L-PCA's L-BFGS: runs of row chunks (one chunk per task here)
+        ("lpca", {"max_iter": 5, "method_params": {"solver": "lbfgs"}}),
     ],
 )
-def test_dask_backend_gives_the_serial_factors(client, method, params):
+def test_dask_backend_gives_the_serial_factors(client, method, params, monkeypatch):
+    from sklearn_rrank import _lpca
+
+    monkeypatch.setattr(_lpca, "_TASK_CHUNKS", 1)
     X = make_rounding_rank_matrix(300, 200, 4, noise=0.02, random_state=0)
     # L-PCA splits its work in chunks of 2**18 entries: force several chunks
     X = np.vstack([X] * 5)
