@@ -148,8 +148,12 @@ class _Data:
         missing = np.isnan(X)
         self.shape = X.shape
         self.dtype = np.dtype(dtype)
-        # int8 signs: 1/8 of the memory of float64 (read once per pass)
-        self.q = np.where(missing, 0, np.where(X > 0, 1, -1)).astype(np.int8)
+        # int8 signs: 1/8 of the memory of float64 (read once per pass); built in
+        # place, without m x n integer temporaries
+        self.q = np.greater(X, 0).view(np.int8)
+        self.q *= 2
+        self.q -= 1
+        self.q[missing] = 0
         self.qt = np.ascontiguousarray(self.q.T)
         if missing.any():
             self.w = (~missing).astype(self.dtype)
@@ -616,9 +620,10 @@ def _svd_init(data, p, kind, random_state, tau=0.5):
     """
     m, n = data.shape
     rng = check_random_state(random_state)
-    Z = _INIT_SCALE * data.q
+    # one m x n float64 work array, updated in place
+    Z = np.multiply(data.q, _INIT_SCALE, dtype=np.float64)
     if data.w is not None:
-        Z = Z * data.w
+        Z *= data.w
     mu = None
     if kind != "none":
         counts = data.w.sum(axis=0) if data.w is not None else np.full(n, m)
@@ -626,7 +631,7 @@ def _svd_init(data, p, kind, random_state, tau=0.5):
             mu = Z.sum(axis=0) / np.maximum(counts, 1)
         else:
             mu = _project_offset(_GLOBAL_INIT * _offset_sign(tau), tau)
-        Z = Z - mu
+        Z -= mu
         if data.w is not None:
             Z *= data.w
     if p == 0:
