@@ -468,7 +468,7 @@ def _lpca_search(
         if info["polish"]:
             info["message"] += f" (polish tried {sorted(info['polish'])})"
     elif reason == "bound":
-        info["message"] = f"no certificate below the known bound {incumbent.bound}"
+        info["message"] = f"no certificate below {incumbent.limit_text()}"
     elif reason == "max_rank":
         info["message"] = f"no certificate up to max_rank={max_rank}"
     else:

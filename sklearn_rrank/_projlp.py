@@ -1215,7 +1215,7 @@ def _projlp_search(
                 else:
                     failures += 1
     if incumbent.rank is None:
-        return finish(False, f"no certificate below the known bound {incumbent.bound}")
+        return finish(False, f"no certificate below {incumbent.limit_text()}")
     return finish(False, "certified")
 
 

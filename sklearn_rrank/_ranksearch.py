@@ -246,10 +246,28 @@ class Incumbent:
         b = self.bound
         return b is not None and b <= self.lower
 
+    @property
+    def ceiling(self):
+        """The trivial rank ``min(m, n)`` (one more for ``tau <= 0``).
+
+        The trivial factorization (``X`` itself as a factor) certifies it, so no
+        search offers a wider certificate (ProjLP's copied columns could).
+        """
+        return min(self.X.shape) + (1 if self.tau <= 0 else 0)
+
+    def limit_text(self):
+        """``"the known bound b"``, or ``"the trivial rank c"`` without a bound."""
+        if self.bound is not None:
+            return f"the known bound {self.bound}"
+        return f"the trivial rank {self.ceiling}"
+
     def worth_trying(self, k):
-        """True iff a certificate of rank ``k`` would improve the bound."""
+        """True iff a certificate of rank ``k`` would improve the bound.
+
+        Ranks above :attr:`ceiling` never do: the trivial factorization is better.
+        """
         b = self.bound
-        return k >= self.lower and (b is None or k < b)
+        return self.lower <= k <= self.ceiling and (b is None or k < b)
 
     def best_factors(self):
         """``(L, R)`` of the best known certificate (own or the cap's), or None."""

@@ -333,7 +333,7 @@ def _rsvd_search(
     if incumbent.bound is not None:
         K = min(K, incumbent.bound - 1)  # only truncations below the bound help
     if K < max(incumbent.lower, 1):
-        return {"message": f"no rank below the known bound {incumbent.bound} to try"}
+        return {"message": f"no rank below {incumbent.limit_text()} to try"}
     info = {}
     if deadline.limited:
         estimate = _svd_seconds(m, n, K, X.nnz if sp.issparse(X) else None)

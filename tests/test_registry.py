@@ -225,6 +225,42 @@ def test_incumbent_certifies_and_keeps_only_improvements():
     assert events == [] and inc.curve == []
 
 
+@pytest.mark.parametrize("tau", [0.5, 0.0, -0.3])
+def test_incumbent_refuses_certificates_wider_than_the_trivial_rank(tau):
+    from sklearn_rrank._bounds import trivial_upper_bound
+
+    X = PLANTED.astype(float)
+    inc = Incumbent(X, tau, "test")
+    assert inc.ceiling == min(X.shape) + (tau <= 0)
+    L, R = trivial_upper_bound(X, tau=tau)
+    wide_L = np.hstack([L, np.zeros((X.shape[0], 1))])
+    wide_R = np.hstack([R, np.zeros((X.shape[1], 1))])
+    assert certify_rounding(X, wide_L, wide_R, tau=tau)  # certified, but too wide
+    assert not inc.worth_trying(inc.ceiling + 1)
+    assert not inc.offer(wide_L, wide_R) and inc.rank is None
+    assert "trivial rank" in inc.limit_text()
+    assert inc.offer(L, R) and inc.rank == inc.ceiling  # the trivial width itself
+
+
+def test_portfolio_never_reports_more_than_the_trivial_rank(monkeypatch):
+    # ProjLP's copied columns gave 8663 on a 16000 x 8000 matrix (trivial: 8000)
+    from sklearn_rrank import _methods
+    from sklearn_rrank._bounds import trivial_upper_bound
+
+    def too_wide(X, incumbent, deadline, *, tau, **kwargs):
+        L, R = trivial_upper_bound(X, tau=tau)
+        extra = np.zeros((X.shape[0], 5)), np.zeros((X.shape[1], 5))
+        incumbent.offer(np.hstack([L, extra[0]]), np.hstack([R, extra[1]]))
+        return {}
+
+    table = dict(_methods.METHODS)
+    table["nuclear"] = dataclasses.replace(table["nuclear"], search=too_wide)
+    monkeypatch.setattr(_methods, "METHODS", table)
+    b = rounding_rank_bounds(PLANTED, methods=("nuclear",))
+    assert b.upper == min(PLANTED.shape) and b.upper_method == "trivial"
+    assert certify_rounding(PLANTED, b.L, b.R)
+
+
 # -- the issue-11 fuzz: small matrices, every method, every tau ----------------------
 @given(
     arrays(
