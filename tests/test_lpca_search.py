@@ -79,3 +79,40 @@ def test_progress_events_inside_long_fits(monkeypatch):
     )
     sweeps = [e for e in events if e["message"].startswith("sweep")]
     assert sweeps and all(e["stage"] == "step" for e in sweeps)
+
+
+class _Bound:
+    def __init__(self, bound):
+        self.bound = bound
+
+
+def test_next_rank_jumps_only_while_far_and_never_past_the_bound():
+    from sklearn_rrank._lpca_search import _next_rank
+
+    ones = 1000  # far: more than 100 uncertified entries
+    assert _next_rank(9, 1, 100, ones, _Bound(None), 50) == 10  # near: one step
+    assert _next_rank(9, 1, 101, ones, _Bound(None), 50) == 13  # far: (9 - 1 + 1) // 2
+    assert _next_rank(9, 5, 500, ones, _Bound(None), 50) == 11  # from start 5
+    assert _next_rank(1, 1, 900, ones, _Bound(None), 50) == 2  # at least one
+    assert _next_rank(9, 1, 900, ones, _Bound(12), 50) == 11  # below the bound
+    assert _next_rank(9, 1, 900, ones, _Bound(None), 10) == 10  # max_rank
+    assert _next_rank(9, 1, 900, ones, _Bound(10), 50) == 10  # ends the ascent
+
+
+def test_ascent_jumps_while_far_and_the_polish_bisects_the_skipped_ranks():
+    X = _planted(0, 200, 150, 8)
+    res = lpca_rank_upper_bound(X, random_state=0)
+    assert res.certified and certify_rounding(X, res.L, res.R)
+    info, ones = res.info, int(X.sum())
+    ascent = sorted(info["failed_by_k"])
+    assert ascent[0] == 1 and info["status_by_k"]
+    for a, b in zip(ascent[:-1], ascent[1:], strict=True):
+        far = info["failed_by_k"][a] > 0.1 * ones
+        assert b - a == (max(1, a // 2) if far else 1)
+    assert any(
+        b - a > 1 for a, b in zip(ascent[:-1], ascent[1:], strict=True)
+    )  # it did jump
+    floor = max(k for k in ascent if info["errors_by_k"][k] > 0.1 * ones)
+    assert all(floor < k < ascent[-1] for k in info["polish"])
+    certified = [k for k, row in info["polish"].items() if row["certified"]]
+    assert res.rank == min(certified, default=ascent[-1])
