@@ -37,6 +37,7 @@ from collections import Counter
 from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse as sp
 from joblib import effective_n_jobs
 from sklearn.exceptions import DataDimensionalityWarning
 from sklearn.random_projection import SparseRandomProjection
@@ -934,6 +935,7 @@ def _projlp_search(
         "phase2_seconds": None,
         "phase0_width": None,
         "phase0_copied": None,
+        "phase0_skipped": None,
         "phase0_tried": [],
         "phase0_alternation": [],
         "n_newton": 0,
@@ -947,6 +949,8 @@ def _projlp_search(
 
     def finish(stopped, message):
         info["lp_status_counts"] = dict(status_counts)
+        if info["phase0_skipped"]:
+            message += f" (phase 0 stopped: {info['phase0_skipped']})"
         info["message"] = message
         info["stopped_early"] = bool(stopped)
         if verbose >= 1:
@@ -1329,18 +1333,39 @@ class _SVDStart:
     ``X0`` is the merged matrix, missing entries set to 0. The triplets come from
     the Gram matrix (:func:`sklearn_rrank._rsvd._gram_svd`), computed once for
     ``K = 1.5 d`` components and again, for ``max(2 K, 1.5 d)``,
-    when a wider start is asked for.
+    when a wider start is asked for. A sparse ``X0`` (at most a tenth of the
+    entries are ones) gets the Gram matrix by a sparse product: the same integer
+    counts as the dense product, at a fraction of its ``m n^2`` operations. Neither
+    the product nor the eigendecomposition can be interrupted, so a start whose
+    estimated time (:func:`sklearn_rrank._rsvd._svd_seconds`) exceeds what is left
+    of ``deadline`` is not computed: :meth:`factors` returns None.
     """
 
-    def __init__(self, X0):
-        self.X0 = X0
+    def __init__(self, X0, deadline):
+        nnz = int(np.count_nonzero(X0))
+        self.nnz = nnz if nnz <= 0.1 * X0.size else None
+        self.X0 = sp.csr_matrix(X0) if self.nnz is not None else X0
+        self.deadline = deadline
         self.K = 0
+        self.message = None
 
     def factors(self, d):
-        from sklearn_rrank._rsvd import _gram_svd
+        from sklearn_rrank._rsvd import _gram_svd, _svd_seconds
 
         if d > self.K:
-            self.K = min(min(self.X0.shape), max(2 * self.K, int(1.5 * d)))
+            m, n = self.X0.shape
+            K = min(min(m, n), max(2 * self.K, int(1.5 * d)))
+            if self.deadline.limited:
+                # the Gram path of _svd_seconds (K is above a quarter of n here)
+                need = _svd_seconds(m, n, max(K, min(m, n) // 4 + 1), self.nnz)
+                left = self.deadline.remaining()
+                if need > left:
+                    self.message = (
+                        f"the SVD start of {K} components needs about {need:.0f} s, "
+                        f"{left:.0f} s were left"
+                    )
+                    return None
+            self.K = K
             U, s, Vt = _gram_svd(self.X0, self.K)
             self.L, self.R = U * s, Vt.T
         return self.L[:, :d], self.R[:, :d]
@@ -1399,14 +1424,20 @@ def _copied_columns_search(
         return
     proj = _Projection(X0u, projection, False, rng)  # nested, drawn on demand
     missing = np.isnan(Xu)
-    svd_start = _SVDStart(np.where(missing, 0.0, Xu) if missing.any() else Xu)
+    svd_start = _SVDStart(np.where(missing, 0.0, Xu) if missing.any() else Xu, deadline)
     del missing
 
     def try_width(d, warm=None):
+        """The state ``(Lu, R_sep, separated, bound)`` at width ``d``, or None."""
         if tau > 0:
-            L0, R0 = (
-                svd_start.factors(d) if warm is None else _truncated_product(*warm, d)
-            )
+            if warm is None:
+                start = svd_start.factors(d)
+            else:
+                start = _truncated_product(*warm, d)
+            if start is None:  # the SVD start does not fit in the time left
+                info["phase0_skipped"] = svd_start.message
+                return None
+            L0, R0 = start
             Lu, R_sep, counts, history = alternate_separation(
                 L0,
                 Xu,
@@ -1454,6 +1485,8 @@ def _copied_columns_search(
     # 1. pattern search over the projection width: up by half while the bound
     # drops; if the first step up does not help, down by a third while it drops
     best = try_width(max(1, min(d_max, round(min(m_u, n_u) / 12))))
+    if best is None:
+        return
     offer(best)
     for factor in (1.5, 1 / 1.5):
         moved = False
@@ -1462,7 +1495,7 @@ def _copied_columns_search(
             if any(d == t for t, _ in info["phase0_tried"]) or d >= best[3]:
                 break  # tried, or a width that cannot beat the best bound
             state = try_width(d)
-            if state[3] >= best[3]:
+            if state is None or state[3] >= best[3]:
                 break
             best, moved = state, True
             offer(best)
@@ -1478,7 +1511,7 @@ def _copied_columns_search(
         if any(d == t for t, _ in info["phase0_tried"]):
             break
         state = try_width(d)
-        if state[3] < best[3]:
+        if state is not None and state[3] < best[3]:
             best = state
             offer(best)
     ones = np.nansum(Xu, axis=0)

@@ -413,6 +413,37 @@ def test_phase0_respects_the_deadline(monkeypatch, planted):
     assert res.stopped_early
 
 
+def test_phase0_skips_an_svd_start_that_does_not_fit_the_deadline(monkeypatch, planted):
+    # on a 32000 x 16000 matrix the Gram SVD of the start took minutes of a 32 s share
+    from sklearn_rrank import _projlp, _rsvd
+
+    monkeypatch.setattr(_projlp, "_SEPARATION_ENTRIES", 0)
+    monkeypatch.setattr(_rsvd, "_svd_seconds", lambda *args: 1e9)
+    res = projlp_rank_upper_bound(planted, random_state=0, time_limit=30.0)
+    info = res.info
+    assert info["phase0_tried"] == [] and "SVD start" in info["phase0_skipped"]
+    assert "phase 0 stopped" in info["message"]
+    assert res.certified and certify_rounding(planted, res.L, res.R)  # phase 1 did
+    unlimited = projlp_rank_upper_bound(planted, random_state=0)  # no estimate asked
+    assert unlimited.info["phase0_skipped"] is None
+
+
+def test_svd_start_sparse_gram_equals_the_dense_one():
+    from sklearn_rrank._projlp import _SVDStart
+    from sklearn_rrank._ranksearch import Deadline
+
+    rng = np.random.default_rng(0)
+    sparse = (rng.random((200, 120)) < 0.05).astype(float)  # 5% ones
+    dense = sparse.copy()
+    dense[:100] = 1.0  # over a tenth ones: the dense product
+    for X in (sparse, dense):
+        start = _SVDStart(X, Deadline(None))
+        assert (start.nnz is not None) == (X is sparse)
+        L, R = start.factors(10)
+        U, s, Vt = np.linalg.svd(X, full_matrices=False)
+        np.testing.assert_allclose(L @ R.T, (U[:, :10] * s[:10]) @ Vt[:10], atol=1e-8)
+
+
 def test_phase0_lps_finish_what_the_descent_and_newton_leave(monkeypatch, planted):
     from sklearn_rrank import _projlp
 
