@@ -1337,7 +1337,7 @@ class _SVDStart:
     entries are ones) gets the Gram matrix by a sparse product: the same integer
     counts as the dense product, at a fraction of its ``m n^2`` operations. Neither
     the product nor the eigendecomposition can be interrupted, so a start whose
-    estimated time (:func:`sklearn_rrank._rsvd._svd_seconds`) exceeds what is left
+    estimated time (:func:`sklearn_rrank._rsvd._gram_svd_seconds`) exceeds what is left
     of ``deadline`` is not computed: :meth:`factors` returns None.
     """
 
@@ -1350,14 +1350,13 @@ class _SVDStart:
         self.message = None
 
     def factors(self, d):
-        from sklearn_rrank._rsvd import _gram_svd, _svd_seconds
+        from sklearn_rrank._rsvd import _gram_svd, _gram_svd_seconds
 
         if d > self.K:
             m, n = self.X0.shape
             K = min(min(m, n), max(2 * self.K, int(1.5 * d)))
             if self.deadline.limited:
-                # the Gram path of _svd_seconds (K is above a quarter of n here)
-                need = _svd_seconds(m, n, max(K, min(m, n) // 4 + 1), self.nnz)
+                need = _gram_svd_seconds(m, n, self.nnz)
                 left = self.deadline.remaining()
                 if need > left:
                     self.message = (

@@ -207,13 +207,18 @@ def _svd_seconds(m, n, K, nnz=None):
     a, b = max(m, n), min(m, n)
     if K <= b // 4:
         flops = 20.0 * a * b * K
-    elif nnz is not None:
-        flops = 4.0 * nnz * b + 4.0 * b**3
-    elif m * n > _DENSE_SVD_ENTRIES:
-        flops = 2.0 * a * b * b + 4.0 * b**3
+    elif nnz is not None or m * n > _DENSE_SVD_ENTRIES:
+        return _gram_svd_seconds(m, n, nnz)
     else:
         flops = 4.0 * a * b * b + 22.0 * b**3
     return flops / (_gemm_rate() / 2)
+
+
+def _gram_svd_seconds(m, n, nnz=None):
+    """Rough seconds of :func:`_gram_svd` (see :func:`_svd_seconds`)."""
+    a, b = max(m, n), min(m, n)
+    product = 4.0 * nnz * b if nnz is not None else 2.0 * a * b * b
+    return (product + 4.0 * b**3) / (_gemm_rate() / 2)
 
 
 def _offer_truncation(incumbent, U, s, Vt, k):

@@ -418,7 +418,7 @@ def test_phase0_skips_an_svd_start_that_does_not_fit_the_deadline(monkeypatch, p
     from sklearn_rrank import _projlp, _rsvd
 
     monkeypatch.setattr(_projlp, "_SEPARATION_ENTRIES", 0)
-    monkeypatch.setattr(_rsvd, "_svd_seconds", lambda *args: 1e9)
+    monkeypatch.setattr(_rsvd, "_gram_svd_seconds", lambda *args: 1e9)
     res = projlp_rank_upper_bound(planted, random_state=0, time_limit=30.0)
     info = res.info
     assert info["phase0_tried"] == [] and "SVD start" in info["phase0_skipped"]
