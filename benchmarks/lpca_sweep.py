@@ -2,22 +2,31 @@
 
 For k = 10, 50, 100 and both compute dtypes, times the sweeps of both solvers on
 the paper's largest data set, Abstracts (12841 x 4894, 0.9% ones): L-BFGS (one
-iteration: normally one evaluation of the joint objective and its gradient) at
-every k, and damped alternating Newton (one sweep: a Newton step on every row of
-U, then of [V, mu]) where ``lpca_fit(solver="auto")`` picks it (up to 24 latent
-factors). A sweep's time is the median of the steady-state sweeps (the first is
-left out: it holds L-BFGS's initial line search; the start and end evaluations of
-the fit are not sweeps). Beside it, in the same run and dtype, the unavoidable work
-of one sweep timed with plain numpy on the same shapes: the two m x n x k products
-``U @ V.T`` and ``G.T @ U`` and one element-wise pass (``tanh``) over the m x n
-entries. Goal (issue 13): a sweep within 2x of it. A joint gradient needs a third
-product (``G @ V``), a Newton sweep needs the p x p curvature sums of every row
-and column, so neither can reach 1x. Peak memory (``resource.getrusage``): at most
+iteration: normally one evaluation of the joint objective and its gradient, plus
+scipy's L-BFGS-B update) at every k, and damped alternating Newton (one sweep: a
+Newton step on every row of U, then of [V, mu]) where ``lpca_fit(solver="auto")``
+picks it (up to 24 latent factors).
+
+An L-BFGS iteration costs more once its memory of ``_lpca._LBFGS_MEMORY`` (5)
+correction pairs is full, so its sweeps are timed after that: ``--sweeps`` (20)
+iterations past the first ``memory + 1``; reported are their median and mean (the
+mean includes the iterations whose line search needed more than one evaluation) and
+the seconds per evaluation of the objective. As a baseline in the same run, L-BFGS
+is also timed with 20 correction pairs (``--lbfgs-memory``). Newton sweeps cost the
+same every time: the median of ``--newton-sweeps`` (6) sweeps after the first.
+
+Beside them, in the same run and dtype, the unavoidable work of one sweep timed
+with plain numpy on the same shapes: the two m x n x k products ``U @ V.T`` and
+``G.T @ U`` and one element-wise pass (``tanh``) over the m x n entries. Goal
+(issue 13): a sweep within 2x of it. A joint gradient needs a third product
+(``G @ V``), a Newton sweep needs the p x p curvature sums of every row and
+column, so neither can reach 1x. Peak memory (``resource.getrusage``): at most
 4 GB.
 
 Usage::
 
-    python benchmarks/lpca_sweep.py [--ks 10 50 100] [--sweeps 6] [--n-jobs 2]
+    python benchmarks/lpca_sweep.py [--ks 10 50 100] [--sweeps 20] [--n-jobs 2]
+        [--lbfgs-memory 5 20]
 
 Prints a table and writes ``benchmarks/results/lpca_sweep.json``. Wall-clock times
 on a shared 2-core machine are noisy.
@@ -44,7 +53,7 @@ def peak_gb():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
 
 
-def unavoidable(m, n, k, dtype, n_jobs, repeats=2):
+def unavoidable(m, n, k, dtype, n_jobs, repeats=3):
     """Best-of seconds of U @ V.T, G.T @ U and one tanh pass on the m x n entries."""
     rng = np.random.default_rng(0)
     U = rng.standard_normal((m, k)).astype(dtype)
@@ -68,63 +77,113 @@ def unavoidable(m, n, k, dtype, n_jobs, repeats=2):
     return best
 
 
-def sweep_time(data, k, dtype, solver, n_jobs, n_sweeps):
-    """Median seconds of the steady-state sweeps (2..n) of ``solver``, and more."""
+class _CountedObjective:
+    """Wraps ``_lpca._joint_objective`` to count its calls and their seconds."""
+
+    def __init__(self):
+        self.inner = _lpca._joint_objective
+        self.calls, self.seconds = 0, 0.0
+
+    def __call__(self, *args, **kwargs):
+        t0 = time.perf_counter()
+        out = self.inner(*args, **kwargs)
+        self.seconds += time.perf_counter() - t0
+        self.calls += 1
+        return out
+
+
+def sweep_time(data, k, dtype, solver, n_jobs, n_sweeps, memory):
+    """Seconds of the steady-state sweeps of ``solver`` (see the module docstring).
+
+    ``memory`` is the L-BFGS memory (``_lpca._LBFGS_MEMORY``, set for this call).
+    """
     m, n = data.shape
     rng = np.random.default_rng(0)
     U = 0.1 * rng.standard_normal((m, k))
     V = 0.1 * rng.standard_normal((n, k))
     mu = np.full(n, -4.0)
     data.dtype = np.dtype(dtype)
+    skip = memory + 1 if solver == "lbfgs" else 1
     stamps = []
+    counted = _CountedObjective()
+    default_memory = _lpca._LBFGS_MEMORY
+    _lpca._joint_objective, _lpca._LBFGS_MEMORY = counted, memory
     t0 = time.perf_counter()
-    U, V, mu, n_iter, info = _lpca._fit_core(
-        data,
-        U,
-        V,
-        mu,
-        tau=0.5,
-        solver=solver,
-        alpha=1e-3,
-        max_iter=n_sweeps,
-        tol=0.0,
-        n_jobs=n_jobs,
-        verbose=0,
-        stop_when_exact=False,
-        deadline=None,
-        tick=lambda it, n_unsafe: stamps.append(time.perf_counter()),
-    )
+    try:
+        U, V, mu, n_iter, info = _lpca._fit_core(
+            data,
+            U,
+            V,
+            mu,
+            tau=0.5,
+            solver=solver,
+            alpha=1e-3,
+            max_iter=skip + n_sweeps,
+            tol=0.0,
+            n_jobs=n_jobs,
+            verbose=0,
+            stop_when_exact=False,
+            deadline=None,
+            tick=lambda it, n_unsafe: stamps.append(
+                (time.perf_counter(), counted.calls, counted.seconds)
+            ),
+        )
+    finally:
+        _lpca._joint_objective, _lpca._LBFGS_MEMORY = counted.inner, default_memory
     total = time.perf_counter() - t0
-    steady = np.diff(stamps)
-    per = float(np.median(steady)) if steady.size else float("nan")
-    first = stamps[0] - t0 if stamps else float("nan")
-    return per, n_iter, first, total
+    steady = stamps[skip - 1 :]
+    seconds = np.diff([s[0] for s in steady])
+    out = {
+        "median": float(np.median(seconds)),
+        "mean": float(seconds.mean()),
+        "sweeps_timed": int(seconds.size),
+        "sweeps": n_iter,
+        "seconds_total": total,
+    }
+    calls = steady[-1][1] - steady[0][1]
+    if calls:
+        out["evaluations_per_sweep"] = calls / seconds.size
+        out["seconds_per_evaluation"] = (steady[-1][2] - steady[0][2]) / calls
+    return out
 
 
-def _row(data, k, dtype, solver, args, base):
-    per, n_iter, first, total = sweep_time(
-        data, k, dtype, solver, args.n_jobs, args.sweeps
-    )
-    return {
+def _row(data, k, dtype, solver, memory, args, base):
+    n_sweeps = args.sweeps if solver == "lbfgs" else args.newton_sweeps
+    t = sweep_time(data, k, dtype, solver, args.n_jobs, n_sweeps, memory)
+    row = {
         "k": k,
         "dtype": dtype,
         "solver": solver,
-        "seconds_per_sweep": round(per, 3),
-        "seconds_first_sweep": round(first, 2),
-        "sweeps": n_iter,
-        "seconds_total": round(total, 2),
+        "seconds_per_sweep": round(t["median"], 3),
+        "seconds_per_sweep_mean": round(t["mean"], 3),
+        "sweeps_timed": t["sweeps_timed"],
+        "seconds_total": round(t["seconds_total"], 2),
         "unavoidable_seconds": {key: round(v, 3) for key, v in base.items()},
-        "ratio": round(per / base["total"], 2),
+        "ratio": round(t["median"] / base["total"], 2),
+        "ratio_mean": round(t["mean"] / base["total"], 2),
         "peak_gb_so_far": round(peak_gb(), 2),
     }
+    if solver == "lbfgs":
+        row["lbfgs_memory"] = memory
+        row["evaluations_per_sweep"] = round(t["evaluations_per_sweep"], 2)
+        row["seconds_per_evaluation"] = round(t["seconds_per_evaluation"], 3)
+    return row
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ks", type=int, nargs="+", default=[10, 50, 100])
     parser.add_argument("--dtypes", nargs="+", default=["float32", "float64"])
-    parser.add_argument("--sweeps", type=int, default=6)
+    parser.add_argument("--sweeps", type=int, default=20)
+    parser.add_argument("--newton-sweeps", type=int, default=6)
     parser.add_argument("--n-jobs", type=int, default=2)
+    parser.add_argument(
+        "--lbfgs-memory",
+        type=int,
+        nargs="+",
+        default=[_lpca._LBFGS_MEMORY, 20],
+        help="L-BFGS memories to time (default: ours, and 20 as the baseline)",
+    )
     args = parser.parse_args()
     X = check_binary_matrix(load_abstracts().data, allow_missing=True, method="lpca")
     data = _lpca._Data(X)
@@ -132,19 +191,24 @@ def main():
     m, n = data.shape
     rows = []
     print(f"Abstracts {m} x {n}; n_jobs={args.n_jobs}")
-    print(f"{'k':>4} {'dtype':>8} {'solver':>7} {'s/sweep':>8} {'unavoid':>8} ratio")
+    print(
+        f"{'k':>4} {'dtype':>8} {'solver':>10} {'s/sweep':>8} {'mean':>8} "
+        f"{'unavoid':>8} ratio (mean)"
+    )
     for k in args.ks:
-        solvers = ["lbfgs"]
+        solvers = [("lbfgs", memory) for memory in args.lbfgs_memory]
         if _lpca._resolve_solver("auto", k, m, n) == "newton":
-            solvers.append("newton")
+            solvers.append(("newton", None))
         for dtype in args.dtypes:
             base = unavoidable(m, n, k, dtype, args.n_jobs)
-            for solver in solvers:
-                row = _row(data, k, dtype, solver, args, base)
+            for solver, memory in solvers:
+                row = _row(data, k, dtype, solver, memory, args, base)
                 rows.append(row)
+                name = solver if memory is None else f"{solver}({memory})"
                 print(
-                    f"{k:>4} {dtype:>8} {solver:>7} {row['seconds_per_sweep']:8.3f} "
-                    f"{base['total']:8.3f} {row['ratio']:.2f}",
+                    f"{k:>4} {dtype:>8} {name:>10} {row['seconds_per_sweep']:8.3f} "
+                    f"{row['seconds_per_sweep_mean']:8.3f} {base['total']:8.3f} "
+                    f"{row['ratio']:.2f} ({row['ratio_mean']:.2f})",
                     flush=True,
                 )
     out = {

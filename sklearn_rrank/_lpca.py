@@ -60,6 +60,11 @@ _EXP_CLIP32 = 80.0
 # matrix entries per chunk of rows: chunks are fixed by the data shape only, never by
 # n_jobs, so results do not depend on the number of workers
 _CHUNK_ENTRIES = 1 << 18
+# correction pairs kept by L-BFGS (scipy's maxcor). Each pair costs L-BFGS-B work
+# over all (m + n) k parameters per iteration: on Abstracts (k = 100, float32) an
+# iteration took 0.45 s with 20 pairs and 0.35 s with 5, and in 150 s at k = 50 the
+# 5-pair fit reached the lower loss (benchmarks/lpca_sweep.py)
+_LBFGS_MEMORY = 5
 # Armijo constant and maximal number of step halvings in the backtracking line search
 _ARMIJO = 1e-4
 _MAX_HALVINGS = 30
@@ -917,43 +922,44 @@ _TASK_CHUNKS = 16
 _LOG2 = float(np.log(2.0))
 
 
-def _joint_task(chunks, U, V, mu, q, w, n_missing, delta):
+def _joint_task(chunks, U, V, F, q, w, n_missing, delta):
     """Loss, gradient parts and unsafe entries of a run of chunks of rows.
 
-    One fused element-wise pass per chunk: with ``t = tanh(theta / 2)`` and the
-    margins ``a = q theta``, the entry loss is
-    ``max(-a, 0) + log 2 - log1p(|t|)`` (since ``tanh(|a| / 2) = |t|`` and
-    ``log1p(exp(-|a|)) = log(2 / (1 + |t|))``) and twice its derivative is
+    ``F`` is ``[V, mu] / 2`` (``V / 2`` without a bias), so that one product per
+    chunk gives the half logits ``theta / 2 = [U, 1] @ F.T``. One fused element-wise
+    pass per chunk follows: with ``t = tanh(theta / 2)`` and the half margins
+    ``a = q theta / 2``, the entry loss is ``max(-2a, 0) + log 2 - log1p(|t|)``
+    (since ``tanh(|q theta| / 2) = |t|`` and
+    ``log1p(exp(-|q theta|)) = log(2 / (1 + |t|))``) and twice its derivative is
     ``t - q``; the factor 1/2 is applied to the small products, not to the entries.
     Returns the task's rows of ``2 dF/dU`` and its shares of ``2 dF/dV`` and
-    ``2 dF/dmu`` (accumulated in place over the chunks). The loss of the
-    well-classified entries (``|a| > 17`` in float32) is lost to rounding in
-    ``log 2 - log1p(|t|)``; each such entry's true loss is below ``5e-8``.
+    ``2 dF/dmu`` (accumulated in place over the chunks, as the columns of one
+    (n, F.shape[1]) array). The loss of the well-classified entries (``|q theta| >
+    17`` in float32) is lost to rounding in ``log 2 - log1p(|t|)``; each such
+    entry's true loss is below ``5e-8``.
     """
     dt = U.dtype
     n, p = V.shape
-    # with a bias, G.T @ [U, 1] gives the gradients of V and mu in one product
-    p1 = p + (mu is not None)
+    p1 = F.shape[1]  # p + 1 with a bias: G.T @ [U, 1] gives dF/dV and dF/dmu at once
     gVmu = np.zeros((n, p1), dtype=dt)
     first = chunks[0].start
     gU = np.empty((chunks[-1].stop - first, p), dtype=dt)
     Ub = np.ones((_CHUNK_ENTRIES // max(n, 1) + 1, p1), dtype=dt)
+    # np.minimum against an array is several times faster than against a scalar
+    zeros = np.zeros(Ub.shape[0] * n, dtype=dt)
     loss, n_unsafe = 0.0, 0
     for rows in chunks:
         Uc = U[rows]
         Ub1 = Ub[: Uc.shape[0]]
         Ub1[:, :p] = Uc
         shape = (Uc.shape[0], n)
-        theta = np.matmul(Uc, V.T, out=_buffer("theta", shape, dt))
-        if mu is not None:
-            theta += mu
+        half = np.matmul(Ub1, F.T, out=_buffer("theta", shape, dt))
         qc = q[rows]
-        a = np.multiply(qc, theta, out=_buffer("g", shape, dt), dtype=dt)
-        mask = np.less_equal(a, delta, out=_buffer("mask", shape, np.bool_))
+        a = np.multiply(qc, half, out=_buffer("g", shape, dt), dtype=dt)
+        mask = np.less_equal(a, 0.5 * delta, out=_buffer("mask", shape, np.bool_))
         n_unsafe += int(np.count_nonzero(mask)) - int(n_missing[rows].sum())
-        np.minimum(a, 0.0, out=a)  # -max(-a, 0)
-        t = np.multiply(theta, 0.5, out=theta)
-        np.tanh(t, out=t)
+        np.minimum(a, zeros[: a.size].reshape(shape), out=a)  # -max(-2a, 0) / 2
+        t = np.tanh(half, out=half)
         b = np.abs(t, out=_buffer("h", shape, dt))
         np.log1p(b, out=b)
         if w is None:
@@ -964,15 +970,13 @@ def _joint_task(chunks, U, V, mu, q, w, n_missing, delta):
             a *= wc
             b *= wc
         # pairwise sums in the compute dtype per chunk, float64 across chunks
-        loss += _LOG2 * n_obs - float(a.sum()) - float(b.sum())
+        loss += _LOG2 * n_obs - 2.0 * float(a.sum()) - float(b.sum())
         g = np.subtract(t, qc, out=t, dtype=dt)  # twice the derivative
         if w is not None:
             g *= wc
         np.matmul(g, V, out=gU[rows.start - first : rows.stop - first])
         gVmu += np.matmul(g.T, Ub1, out=_buffer("gV", gVmu.shape, dt))
-    if mu is None:
-        return loss, gU, gVmu, None, n_unsafe
-    return loss, gU, gVmu[:, :p], gVmu[:, p].astype(np.float64), n_unsafe
+    return loss, gU, gVmu, n_unsafe
 
 
 def _joint_objective(z, data, p, kind, alpha, parallel=None, tau=0.5, counts=None):
@@ -986,30 +990,39 @@ def _joint_objective(z, data, p, kind, alpha, parallel=None, tau=0.5, counts=Non
     """
     m, n = data.shape
     U, V, mu = _unpack(z, m, n, p, kind)
-    Uw, Vw = U.astype(data.dtype, copy=False), V.astype(data.dtype, copy=False)
-    muw = None if mu is None else mu.astype(data.dtype, copy=False)
+    dt = data.dtype
+    Uw, Vw = U.astype(dt, copy=False), V.astype(dt, copy=False)
+    muw = None if mu is None else mu.astype(dt, copy=False)
     delta = _stop_delta(Uw, Vw, muw, tau)
+    F = Vw if mu is None else np.column_stack([Vw, np.broadcast_to(muw, n)])
+    F = np.multiply(F, 0.5, dtype=dt)
     chunks = _chunks(m, n)
     tasks = [chunks[i : i + _TASK_CHUNKS] for i in range(0, len(chunks), _TASK_CHUNKS)]
-    args = (Uw, Vw, muw, data.q, data.w, data.n_missing, delta)
+    args = (Uw, Vw, F, data.q, data.w, data.n_missing, delta)
     # the tasks return their results (no shared output array): the same on every
     # joblib backend, threads or processes of a cluster
     parts = _run_chunks(parallel, _joint_task, tasks, *args)
     f = sum(r[0] for r in parts) + 0.5 * alpha * float(z @ z)
-    gU = np.concatenate([r[1] for r in parts], axis=0)
-    gV = parts[0][2].astype(np.float64)
+    # gradient = alpha z + (the tasks' doubled data gradients) / 2, written in place
+    grad = np.multiply(z, alpha)
+    # views into grad (a global mu is unpacked as a 0-d copy: its entry is grad[-1])
+    gU, gV, gmu = _unpack(grad, m, n, p, kind)
+    start = 0
+    for r in parts:
+        stop = start + r[1].shape[0]
+        gU[start:stop] += 0.5 * r[1]
+        start = stop
+    gVmu = parts[0][2].astype(np.float64)
     for r in parts[1:]:
-        gV += r[2]
-    grads = [(0.5 * gU + alpha * U).ravel(), (0.5 * gV + alpha * V).ravel()]
-    if kind != "none":
-        gmu = 0.5 * sum(r[3] for r in parts)
-        if kind == "column":
-            grads.append(gmu + alpha * mu)
-        else:
-            grads.append([float(gmu.sum()) + alpha * float(mu)])
+        gVmu += r[2]
+    gV += 0.5 * gVmu[:, :p]
+    if kind == "column":
+        gmu += 0.5 * gVmu[:, p]
+    elif kind == "global":
+        grad[-1] += 0.5 * float(gVmu[:, p].sum())
     if counts is not None:
-        counts["unsafe"] = sum(r[4] for r in parts)
-    return f, np.concatenate(grads).astype(np.float64, copy=False)
+        counts["unsafe"] = sum(r[3] for r in parts)
+    return f, grad
 
 
 def _lbfgs_fit(
@@ -1044,13 +1057,12 @@ def _lbfgs_fit(
     def unpack(z):
         return _unpack(z, m, n, p, kind)
 
-    last = {}  # the unsafe count at the last point evaluated
+    last = {}  # the last point evaluated (a copy) and its unsafe count
 
     def fun(z):
         counts = {}
         out = _joint_objective(z, data, p, kind, alpha, parallel, tau, counts)
-        last.clear()
-        last[z.tobytes()] = counts["unsafe"]
+        last["z"], last["unsafe"] = z.copy(), counts["unsafe"]
         return out
 
     z0 = np.concatenate([U.ravel(), V.ravel()] + ([] if mu is None else [np.ravel(mu)]))
@@ -1067,8 +1079,9 @@ def _lbfgs_fit(
         if verbose >= 2:
             print(f"[lpca] iter {state['n_iter']}: loss {history[-1]:.6g}")
         # the accepted point is normally the last one evaluated: reuse its count
-        n_unsafe = last.get(intermediate_result.x.tobytes())
-        if n_unsafe is None:
+        if np.array_equal(last["z"], intermediate_result.x):
+            n_unsafe = last["unsafe"]
+        else:
             U_, V_, mu_ = unpack(intermediate_result.x)
             _, _, n_unsafe = _evaluate(parallel, U_, V_, mu_, data, tau)
         unsafe_history.append(n_unsafe)
@@ -1091,7 +1104,12 @@ def _lbfgs_fit(
         method="L-BFGS-B",
         bounds=bounds,
         callback=callback,
-        options={"maxiter": max_iter, "ftol": tol, "gtol": 0.0, "maxcor": 20},
+        options={
+            "maxiter": max_iter,
+            "ftol": tol,
+            "gtol": 0.0,
+            "maxcor": _LBFGS_MEMORY,
+        },
     )
     if state["status"] == "max_iter" and res.status == 0:
         state["status"] = "tol"
