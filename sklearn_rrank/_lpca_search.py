@@ -31,6 +31,7 @@ from sklearn_rrank._lpca import (
     _fit_core,
     _model_kind,
     _package,
+    _resolve_solver,
     _stop_delta,
     _svd_init,
 )
@@ -219,6 +220,10 @@ _POLISH_FRACTION = 0.1
 _POLISH_MAX_ITER = 4000
 _POLISH_STALL = (500, 0.02)
 _POLISH_MIN_SECONDS = 10.0
+# beyond _lpca._AUTO_NEWTON_MAX_P latent factors the fits run L-BFGS (as
+# lpca_fit(solver="auto")): an iteration costs a small fraction of a Newton sweep at
+# such p and does less, so it gets this many times the sweeps and the stall window
+_LBFGS_SWEEP_FACTOR = 10
 # seconds between two progress events inside a long fit
 _TICK_SECONDS = 1.0
 
@@ -253,7 +258,9 @@ def _boost(data, U, V, mu, *, tau, alpha, n_jobs, deadline, verbose, tick=None):
 
     Weights start at 1 and every round multiplies the weight of each entry that is
     wrong or unsafe by ``_BOOST_FACTOR`` (cumulatively), then runs up to
-    ``_BOOST_SWEEPS`` Newton sweeps that stop when the rounding is exact. Useful
+    ``_BOOST_SWEEPS`` Newton sweeps (L-BFGS iterations, ``_LBFGS_SWEEP_FACTOR``
+    times as many, beyond ``_AUTO_NEWTON_MAX_P`` latent factors; see
+    :func:`_solver_budget`) that stop when the rounding is exact. Useful
     when only a handful of entries resist; returns the final state and whether it
     is exact.
     """
@@ -265,16 +272,16 @@ def _boost(data, U, V, mu, *, tau, alpha, n_jobs, deadline, verbose, tick=None):
         if not mask.any():
             return U, V, mu, True
         weights[mask] *= _BOOST_FACTOR
+        budget = _solver_budget(U.shape[1], data.shape, _BOOST_SWEEPS, None)
         U, V, mu, _, finfo = _fit_core(
             data.reweighted(weights),
             U,
             V,
             mu,
             tau=tau,
-            solver="newton",
             alpha=alpha,
-            max_iter=_BOOST_SWEEPS,
             tol=0.0,
+            **budget,
             n_jobs=n_jobs,
             verbose=max(verbose - 1, 0),
             stop_when_exact=True,
@@ -372,14 +379,13 @@ def _lpca_search(
         "seconds_by_k": {},
         "sweeps_by_k": {},
         "status_by_k": {},
+        "solver_by_k": {},
         "rescue": {},
         "rescued_by_refinement": False,
         "polish": {},
         "fit_bias": fit_bias,
     }
-    fit = dict(
-        tau=tau, solver="newton", alpha=_SEARCH_ALPHA, n_jobs=n_jobs, verbose=verbose
-    )
+    fit = dict(tau=tau, alpha=_SEARCH_ALPHA, n_jobs=n_jobs, verbose=verbose)
     began = time.monotonic()
     k = first = max(int(start), int(incumbent.lower), 1)
     reason = "max_rank"
@@ -403,12 +409,11 @@ def _lpca_search(
             U,
             V,
             mu,
-            max_iter=_SEARCH_MAX_ITER,
             tol=_SEARCH_TOL,
             stop_when_exact=True,
             deadline=deadline,
-            stall=_SEARCH_STALL,
             tick=tick,
+            **_solver_budget(p, data.shape, _SEARCH_MAX_ITER, _SEARCH_STALL),
             **fit,
         )
         L, R = _package(U, V, mu, tau)
@@ -417,6 +422,7 @@ def _lpca_search(
         info["failed_by_k"][k] = int(n_failed)
         info["sweeps_by_k"][k] = n_iter
         info["status_by_k"][k] = finfo["status"]
+        info["solver_by_k"][k] = finfo["solver_used"]
         rescued = False
         if not ok and refine and n_failed <= rescue_limit:
             ok, info["rescue"][k] = _rescue(
@@ -477,6 +483,21 @@ def _lpca_search(
     else:
         info["message"] = "no certificate before the time limit"
     return info
+
+
+def _solver_budget(p, shape, max_iter, stall):
+    """Solver, sweeps and stall rule of a search fit with ``p`` latent factors.
+
+    Newton up to ``_AUTO_NEWTON_MAX_P`` latent factors with ``max_iter`` sweeps and
+    the ``stall`` window (None: no stall rule); L-BFGS beyond, with
+    ``_LBFGS_SWEEP_FACTOR`` times both.
+    """
+    solver = _resolve_solver("auto", p, *shape)
+    if solver == "lbfgs":
+        max_iter *= _LBFGS_SWEEP_FACTOR
+        if stall is not None:
+            stall = (stall[0] * _LBFGS_SWEEP_FACTOR,) + tuple(stall[1:])
+    return {"solver": solver, "max_iter": max_iter, "stall": stall}
 
 
 def _next_rank(k, first, n_failed, n_ones, incumbent, max_rank):
@@ -543,12 +564,11 @@ def _polish(
             U,
             V,
             mu,
-            max_iter=_POLISH_MAX_ITER,
             tol=0.0,
             stop_when_exact=True,
             deadline=deadline,
-            stall=_POLISH_STALL,
             tick=tick,
+            **_solver_budget(p, data.shape, _POLISH_MAX_ITER, _POLISH_STALL),
             **fit,
         )
         L, R = _package(U, V, mu, tau)
@@ -633,7 +653,9 @@ def lpca_rank_upper_bound(
     (damped Newton with ``alpha=1e-4``, smaller than :func:`lpca_fit`'s default)
     stops as soon as its rounding is exact with a margin, when the objective stalls
     (relative decrease below 1e-5 in a sweep), when the number of wrong entries has
-    not dropped by 2% in 30 sweeps, or after 300 sweeps. The factors are then
+    not dropped by 2% in 30 sweeps, or after 300 sweeps. Beyond 24 latent factors
+    the fits (and those below) run L-BFGS instead, as ``lpca_fit(solver="auto")``
+    does, with ten times the sweeps and the stall window. The factors are then
     checked with :func:`~sklearn_rrank.certify_rounding` (margin 1e-9). If only a
     few entries fail (at most ``max(30, 0.005 * number of ones)``) and ``refine``
     is True, a rescue is tried: reweighted L-PCA (the weights of the failing entries
@@ -687,6 +709,7 @@ def lpca_rank_upper_bound(
         and ``info`` with ``"errors_by_k"`` (wrong entries after the fit, before any
         rescue), ``"failed_by_k"`` (entries failing the certificate),
         ``"seconds_by_k"``, ``"sweeps_by_k"``, ``"status_by_k"``,
+        ``"solver_by_k"`` (``"newton"`` or ``"lbfgs"``),
         ``"rescued_by_refinement"`` (True if the returned certificate needed the
         rescue), ``"rescue"`` (per ``k`` where it ran: ``"boosted"`` (reweighting
         made it exact), errors removed by the LPs, ``"certified"``), ``"polish"``

@@ -116,3 +116,35 @@ def test_ascent_jumps_while_far_and_the_polish_bisects_the_skipped_ranks():
     assert all(floor < k < ascent[-1] for k in info["polish"])
     certified = [k for k, row in info["polish"].items() if row["certified"]]
     assert res.rank == min(certified, default=ascent[-1])
+
+
+def test_solver_budget_newton_for_few_factors_lbfgs_with_more_sweeps_beyond():
+    from sklearn_rrank._lpca import _AUTO_NEWTON_MAX_P
+    from sklearn_rrank._lpca_search import _LBFGS_SWEEP_FACTOR, _solver_budget
+
+    p = _AUTO_NEWTON_MAX_P
+    assert _solver_budget(p, (50, 40), 300, (30, 0.02)) == {
+        "solver": "newton",
+        "max_iter": 300,
+        "stall": (30, 0.02),
+    }
+    f = _LBFGS_SWEEP_FACTOR
+    assert _solver_budget(p + 1, (50, 40), 300, (30, 0.02)) == {
+        "solver": "lbfgs",
+        "max_iter": 300 * f,
+        "stall": (30 * f, 0.02),
+    }
+    assert _solver_budget(p + 1, (50, 40), 30, None)["stall"] is None
+
+
+def test_search_runs_lbfgs_beyond_the_newton_limit_and_certifies(monkeypatch):
+    from sklearn_rrank import _lpca
+
+    monkeypatch.setattr(_lpca, "_AUTO_NEWTON_MAX_P", 2)
+    X = _planted(0, 120, 90, 6)
+    res = lpca_rank_upper_bound(X, random_state=0, polish=False)
+    assert res.certified and certify_rounding(X, res.L, res.R)
+    solvers = res.info["solver_by_k"]
+    assert set(solvers) == set(res.info["failed_by_k"])
+    assert all(s == ("newton" if k <= 2 else "lbfgs") for k, s in solvers.items())
+    assert any(s == "lbfgs" for s in solvers.values())
