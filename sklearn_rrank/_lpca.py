@@ -766,12 +766,15 @@ def _package(U, V, mu, tau):
 def _stalled(counts, stall, n_observed):
     """Whether the unsafe counts have stalled.
 
-    ``stall = (window, fraction[, rate])``: the count has not dropped, over the last
-    ``window`` sweeps, by ``fraction`` of its value nor by ``rate`` times the number
-    of observed entries.
+    ``stall = (window, fraction[, rate[, far]])``: the count has not dropped, over
+    the last ``window`` sweeps, by ``fraction`` of its value nor by ``rate`` times
+    the number of observed entries; or (with ``far``) it is still above ``far``
+    after ``window`` sweeps: the fit is far from an exact rounding.
     """
     if stall is None or len(counts) <= stall[0]:
         return False
+    if len(stall) > 3 and counts[-1] > stall[3]:
+        return True
     window = counts[-stall[0] - 1 :]
     drop = window[0] - min(window[1:])
     absolute = stall[2] * n_observed if len(stall) > 2 else 0.0

@@ -224,6 +224,9 @@ _POLISH_MIN_SECONDS = 10.0
 # lpca_fit(solver="auto")): an iteration costs a small fraction of a Newton sweep at
 # such p and does less, so it gets this many times the sweeps and the stall window
 _LBFGS_SWEEP_FACTOR = 10
+# an ascent fit by L-BFGS that still leaves more than this fraction of the ones
+# uncertified after its first stall window is given up (the ascent jumps ahead)
+_FAR_FRACTION = 0.5
 # seconds between two progress events inside a long fit
 _TICK_SECONDS = 1.0
 
@@ -413,7 +416,9 @@ def _lpca_search(
             stop_when_exact=True,
             deadline=deadline,
             tick=tick,
-            **_solver_budget(p, data.shape, _SEARCH_MAX_ITER, _SEARCH_STALL),
+            **_solver_budget(
+                p, data.shape, _SEARCH_MAX_ITER, _SEARCH_STALL, _FAR_FRACTION * n_ones
+            ),
             **fit,
         )
         L, R = _package(U, V, mu, tau)
@@ -485,18 +490,22 @@ def _lpca_search(
     return info
 
 
-def _solver_budget(p, shape, max_iter, stall):
+def _solver_budget(p, shape, max_iter, stall, far=None):
     """Solver, sweeps and stall rule of a search fit with ``p`` latent factors.
 
     Newton up to ``_AUTO_NEWTON_MAX_P`` latent factors with ``max_iter`` sweeps and
-    the ``stall`` window (None: no stall rule); L-BFGS beyond, with
-    ``_LBFGS_SWEEP_FACTOR`` times both.
+    the ``stall`` window ``(window, fraction)`` (None: no stall rule); L-BFGS
+    beyond, with ``_LBFGS_SWEEP_FACTOR`` times both and, if ``far`` is given, the
+    fit also stops when more than ``far`` entries are still uncertified after the
+    first window (see :func:`sklearn_rrank._lpca._stalled`).
     """
     solver = _resolve_solver("auto", p, *shape)
     if solver == "lbfgs":
         max_iter *= _LBFGS_SWEEP_FACTOR
         if stall is not None:
-            stall = (stall[0] * _LBFGS_SWEEP_FACTOR,) + tuple(stall[1:])
+            stall = (stall[0] * _LBFGS_SWEEP_FACTOR, stall[1])
+            if far is not None:
+                stall += (0.0, far)
     return {"solver": solver, "max_iter": max_iter, "stall": stall}
 
 
@@ -655,7 +664,9 @@ def lpca_rank_upper_bound(
     (relative decrease below 1e-5 in a sweep), when the number of wrong entries has
     not dropped by 2% in 30 sweeps, or after 300 sweeps. Beyond 24 latent factors
     the fits (and those below) run L-BFGS instead, as ``lpca_fit(solver="auto")``
-    does, with ten times the sweeps and the stall window. The factors are then
+    does, with ten times the sweeps and the stall window; such an ascent fit also
+    stops when more than half of the ones are still uncertified after its first
+    window (300 iterations). The factors are then
     checked with :func:`~sklearn_rrank.certify_rounding` (margin 1e-9). If only a
     few entries fail (at most ``max(30, 0.005 * number of ones)``) and ``refine``
     is True, a rescue is tried: reweighted L-PCA (the weights of the failing entries

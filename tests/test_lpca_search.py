@@ -135,6 +135,20 @@ def test_solver_budget_newton_for_few_factors_lbfgs_with_more_sweeps_beyond():
         "stall": (30 * f, 0.02),
     }
     assert _solver_budget(p + 1, (50, 40), 30, None)["stall"] is None
+    far = _solver_budget(p + 1, (50, 40), 300, (30, 0.02), far=70)
+    assert far["stall"] == (30 * f, 0.02, 0.0, 70)
+    # Newton fits get no "far" rule
+    assert _solver_budget(p, (50, 40), 300, (30, 0.02), far=70)["stall"] == (30, 0.02)
+
+
+def test_stalled_far_rule_stops_a_steady_fit_still_far_after_its_window():
+    from sklearn_rrank._lpca import _stalled
+
+    steady = [1000 - 40 * i for i in range(12)]  # drops 4% of 1000 per sweep
+    assert not _stalled(steady, (10, 0.02), 10**6)
+    assert not _stalled(steady[:10], (10, 0.02, 0.0, 100), 10**6)  # window not full
+    assert _stalled(steady, (10, 0.02, 0.0, 100), 10**6)  # 560 left > 100
+    assert not _stalled(steady, (10, 0.02, 0.0, 600), 10**6)  # near enough
 
 
 def test_search_runs_lbfgs_beyond_the_newton_limit_and_certifies(monkeypatch):
