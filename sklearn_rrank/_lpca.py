@@ -62,8 +62,8 @@ _EXP_CLIP32 = 80.0
 _CHUNK_ENTRIES = 1 << 18
 # correction pairs kept by L-BFGS (scipy's maxcor). Each pair costs L-BFGS-B work
 # over all (m + n) k parameters per iteration: on Abstracts (k = 100, float32) an
-# iteration took 0.45 s with 20 pairs and 0.35 s with 5, and in 150 s at k = 50 the
-# 5-pair fit reached the lower loss (benchmarks/lpca_sweep.py)
+# iteration takes 0.45 s with 20 pairs and 0.34 s with 5 (benchmarks/lpca_sweep.py),
+# and in a one-off 150 s fit at k = 50 the 5-pair fit reached the lower loss
 _LBFGS_MEMORY = 5
 # Armijo constant and maximal number of step halvings in the backtracking line search
 _ARMIJO = 1e-4

@@ -663,8 +663,9 @@ def lpca_rank_upper_bound(
     stops as soon as its rounding is exact with a margin, when the objective stalls
     (relative decrease below 1e-5 in a sweep), when the number of wrong entries has
     not dropped by 2% in 30 sweeps, or after 300 sweeps. Beyond 24 latent factors
-    the fits (and those below) run L-BFGS instead, as ``lpca_fit(solver="auto")``
-    does, with ten times the sweeps and the stall window; such an ascent fit also
+    these fits, and those of the rescue and the polish below, run L-BFGS instead,
+    as ``lpca_fit(solver="auto")`` does, with ten times the sweeps and the stall
+    window; such an ascent fit also
     stops when more than half of the ones are still uncertified after its first
     window (300 iterations). The factors are then
     checked with :func:`~sklearn_rrank.certify_rounding` (margin 1e-9). If only a
