@@ -30,6 +30,7 @@ depend on ``n_jobs``.
 Refinement (:func:`lpca_refine`) uses the LP engine of :mod:`sklearn_rrank._lp`.
 """
 
+import math
 import threading
 import time
 from contextlib import nullcontext
@@ -163,8 +164,15 @@ class _Data:
         if missing.any():
             self.w = (~missing).astype(self.dtype)
             self.wt = np.ascontiguousarray(self.w.T)
+            self.ones = None
         else:
             self.w = self.wt = None
+            # the ones in row-major order: their flat indices and the first one of
+            # every row (a CSR pattern); the unweighted joint objective treats the
+            # (few) ones as corrections to sums over all entries
+            flat = np.flatnonzero(self.q > 0)
+            row_starts = np.arange(X.shape[0] + 1) * X.shape[1]
+            self.ones = (np.searchsorted(flat, row_starts), flat)
         self.n_missing = missing.sum(axis=1)
         self.n_missing_t = missing.sum(axis=0)
         self.n_observed = int(X.size - np.count_nonzero(missing))
@@ -181,6 +189,7 @@ class _Data:
         w = weights if self.w is None else weights * self.w
         other.w = w
         other.wt = np.ascontiguousarray(w.T)
+        other.ones = None
         return other
 
 
@@ -197,7 +206,7 @@ def _buffer(name, shape, dtype):
     bufs = getattr(_workspace, "bufs", None)
     if bufs is None:
         bufs = _workspace.bufs = {}
-    size = int(np.prod(shape))
+    size = math.prod(shape)
     dtype = np.dtype(dtype)
     buf = bufs.get((name, dtype))
     if buf is None or buf.size < size:
@@ -925,16 +934,35 @@ _TASK_CHUNKS = 16
 _LOG2 = float(np.log(2.0))
 
 
-def _joint_task(chunks, U, V, F, q, w, n_missing, delta):
+def _total(a, w=None):
+    """Sum of the entries of ``a`` (weighted by ``w``): one vectorised pass.
+
+    ``np.einsum`` sums with several accumulators in the dtype of ``a``, three times
+    faster than ``a.sum()`` in float32 on a chunk of 2^18 entries; its error is at
+    the rounding of the result (checked against ``math.fsum``). The sums of the
+    chunks are added up in float64.
+    """
+    if w is None:
+        return float(np.einsum("ij->", a))
+    return float(np.einsum("ij,ij->", a, w))
+
+
+def _joint_task(chunks, U, V, F, q, w, n_missing, ones, delta):
     """Loss, gradient parts and unsafe entries of a run of chunks of rows.
 
     ``F`` is ``[V, mu] / 2`` (``V / 2`` without a bias), so that one product per
-    chunk gives the half logits ``theta / 2 = [U, 1] @ F.T``. One fused element-wise
-    pass per chunk follows: with ``t = tanh(theta / 2)`` and the half margins
-    ``a = q theta / 2``, the entry loss is ``max(-2a, 0) + log 2 - log1p(|t|)``
+    chunk gives the half logits ``h = theta / 2 = [U, 1] @ F.T``. With
+    ``t = tanh(h)``, the entry loss is ``max(-2 q h, 0) + log 2 - log1p(|t|)``
     (since ``tanh(|q theta| / 2) = |t|`` and
     ``log1p(exp(-|q theta|)) = log(2 / (1 + |t|))``) and twice its derivative is
     ``t - q``; the factor 1/2 is applied to the small products, not to the entries.
+
+    Without weights (``w`` None), the signs ``q`` are never read: the chunk is
+    treated as all zeros (``q = -1``) and the few ones (``ones``: the CSR pattern of
+    :class:`_Data`) are corrections gathered from, and scattered into, the chunk:
+    ``sum max(-2 q h, 0) = 2 sum max(h, 0) - 2 sum_ones h`` and
+    ``t - q = t + 1 - 2 [x = 1]``. This saves three passes over the entries.
+
     Returns the task's rows of ``2 dF/dU`` and its shares of ``2 dF/dV`` and
     ``2 dF/dmu`` (accumulated in place over the chunks, as the columns of one
     (n, F.shape[1]) array). The loss of the well-classified entries (``|q theta| >
@@ -948,7 +976,8 @@ def _joint_task(chunks, U, V, F, q, w, n_missing, delta):
     first = chunks[0].start
     gU = np.empty((chunks[-1].stop - first, p), dtype=dt)
     Ub = np.ones((_CHUNK_ENTRIES // max(n, 1) + 1, p1), dtype=dt)
-    # np.minimum against an array is several times faster than against a scalar
+    # np.minimum/maximum against an array are several times faster than against a
+    # scalar
     zeros = np.zeros(Ub.shape[0] * n, dtype=dt)
     loss, n_unsafe = 0.0, 0
     for rows in chunks:
@@ -957,25 +986,38 @@ def _joint_task(chunks, U, V, F, q, w, n_missing, delta):
         Ub1[:, :p] = Uc
         shape = (Uc.shape[0], n)
         half = np.matmul(Ub1, F.T, out=_buffer("theta", shape, dt))
-        qc = q[rows]
-        a = np.multiply(qc, half, out=_buffer("g", shape, dt), dtype=dt)
-        mask = np.less_equal(a, 0.5 * delta, out=_buffer("mask", shape, np.bool_))
-        n_unsafe += int(np.count_nonzero(mask)) - int(n_missing[rows].sum())
-        np.minimum(a, zeros[: a.size].reshape(shape), out=a)  # -max(-2a, 0) / 2
+        a = _buffer("g", shape, dt)
+        mask = _buffer("mask", shape, np.bool_)
+        if w is None:
+            ptr, flat = ones
+            at = flat[ptr[rows.start] : ptr[rows.stop]] - rows.start * n
+            h1 = half.reshape(-1)[at]
+            # unsafe: zeros with h >= -delta / 2 and ones with h <= delta / 2
+            np.greater_equal(half, -0.5 * delta, out=mask)
+            n_unsafe += int(np.count_nonzero(mask))
+            n_unsafe += int(np.count_nonzero(h1 <= 0.5 * delta))
+            n_unsafe -= int(np.count_nonzero(h1 >= -0.5 * delta))
+            np.maximum(half, zeros[: half.size].reshape(shape), out=a)
+            relu = 2.0 * (_total(a) - float(h1.sum(dtype=np.float64)))
+            n_obs = float(half.size)
+        else:
+            qc = q[rows]
+            np.multiply(qc, half, out=a, dtype=dt)
+            np.less_equal(a, 0.5 * delta, out=mask)
+            n_unsafe += int(np.count_nonzero(mask)) - int(n_missing[rows].sum())
+            np.minimum(a, zeros[: a.size].reshape(shape), out=a)  # -max(-2a, 0) / 2
+            wc = w[rows]
+            relu = -2.0 * _total(a, wc)
+            n_obs = float(wc.sum(dtype=np.float64))
         t = np.tanh(half, out=half)
         b = np.abs(t, out=_buffer("h", shape, dt))
         np.log1p(b, out=b)
+        loss += _LOG2 * n_obs + relu - (_total(b) if w is None else _total(b, wc))
         if w is None:
-            n_obs = float(b.size)
+            g = np.add(t, 1.0, out=t)  # twice the derivative: t - q
+            g.reshape(-1)[at] -= 2.0
         else:
-            wc = w[rows]
-            n_obs = float(wc.sum(dtype=np.float64))
-            a *= wc
-            b *= wc
-        # pairwise sums in the compute dtype per chunk, float64 across chunks
-        loss += _LOG2 * n_obs - 2.0 * float(a.sum()) - float(b.sum())
-        g = np.subtract(t, qc, out=t, dtype=dt)  # twice the derivative
-        if w is not None:
+            g = np.subtract(t, qc, out=t, dtype=dt)
             g *= wc
         np.matmul(g, V, out=gU[rows.start - first : rows.stop - first])
         gVmu += np.matmul(g.T, Ub1, out=_buffer("gV", gVmu.shape, dt))
@@ -1001,7 +1043,7 @@ def _joint_objective(z, data, p, kind, alpha, parallel=None, tau=0.5, counts=Non
     F = np.multiply(F, 0.5, dtype=dt)
     chunks = _chunks(m, n)
     tasks = [chunks[i : i + _TASK_CHUNKS] for i in range(0, len(chunks), _TASK_CHUNKS)]
-    args = (Uw, Vw, F, data.q, data.w, data.n_missing, delta)
+    args = (Uw, Vw, F, data.q, data.w, data.n_missing, data.ones, delta)
     # the tasks return their results (no shared output array): the same on every
     # joblib backend, threads or processes of a cluster
     parts = _run_chunks(parallel, _joint_task, tasks, *args)

@@ -73,10 +73,12 @@ def test_jaakkola_jordan_bound(z, xi):
     assert log_sig >= bound - 1e-9 * (1 + abs(bound))
 
 
+# missing entries: the weighted path; none: the ones are corrections (_joint_task)
+@pytest.mark.parametrize("missing", [0.2, 0.0])
 @pytest.mark.parametrize("kind", ["column", "none", "global"])
-def test_joint_gradient_finite_difference(rng, kind):
+def test_joint_gradient_finite_difference(rng, kind, missing):
     m, n, p = 9, 7, 3
-    X = _random_binary(rng, m, n, missing=0.2)
+    X = _random_binary(rng, m, n, missing=missing)
     data = _lpca._Data(X)
     size = (m + n) * p + {"column": n, "none": 0, "global": 1}[kind]
     z = rng.normal(size=size)
@@ -89,10 +91,11 @@ def test_joint_gradient_finite_difference(rng, kind):
         assert_allclose((fp - fm) / (2 * eps), grad @ d, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("missing", [0.2, 0.0])
 @pytest.mark.parametrize("kind", ["column", "none", "global"])
-def test_joint_objective_counts_match_evaluate(rng, kind):
+def test_joint_objective_counts_match_evaluate(rng, kind, missing):
     m, n, p = 30, 20, 3
-    X = _random_binary(rng, m, n, missing=0.2)
+    X = _random_binary(rng, m, n, missing=missing)
     data = _lpca._Data(X)
     size = (m + n) * p + {"column": n, "none": 0, "global": 1}[kind]
     z = rng.normal(size=size)
@@ -107,6 +110,27 @@ def test_joint_objective_counts_match_evaluate(rng, kind):
     f32, g32 = _lpca._joint_objective(z, data32, p, kind, 0.3)
     assert g32.dtype == np.float64
     assert_allclose(f32, f, rtol=1e-5)
+
+
+def test_joint_objective_ones_as_corrections_match_weighted_path(rng):
+    # without missing entries the ones are gathered/scattered corrections to sums
+    # over all entries; unit weights force the path that reads the signs q
+    m, n, p = 40, 25, 3
+    X = _random_binary(rng, m, n, missing=0.0)
+    size = (m + n) * p + n
+    z = rng.normal(size=size)
+    for dtype, rtol in [(np.float64, 1e-12), (np.float32, 1e-5)]:
+        data = _lpca._Data(X, dtype=dtype)
+        assert data.ones is not None
+        weighted = data.reweighted(np.ones((m, n)))
+        counts, counts_w = {}, {}
+        f, g = _lpca._joint_objective(z, data, p, "column", 0.3, None, 0.5, counts)
+        fw, gw = _lpca._joint_objective(
+            z, weighted, p, "column", 0.3, None, 0.5, counts_w
+        )
+        assert counts["unsafe"] == counts_w["unsafe"]
+        assert_allclose(f, fw, rtol=rtol)
+        assert_allclose(g, gw, rtol=rtol, atol=rtol * np.abs(g).max())
 
 
 def test_newton_step_uses_exact_gradient_and_hessian(rng):
