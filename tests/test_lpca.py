@@ -73,12 +73,17 @@ def test_jaakkola_jordan_bound(z, xi):
     assert log_sig >= bound - 1e-9 * (1 + abs(bound))
 
 
-# missing entries: the weighted path; none: the ones are corrections (_joint_task)
-@pytest.mark.parametrize("missing", [0.2, 0.0])
+# the three paths of _joint_task: missing entries (weights), dense signs, and few
+# ones (at most _SPARSE_ONES of the entries) as corrections
+PATHS = [(0.2, 0.4), (0.0, 0.4), (0.0, 0.05)]
+
+
+@pytest.mark.parametrize("missing, density", PATHS)
 @pytest.mark.parametrize("kind", ["column", "none", "global"])
-def test_joint_gradient_finite_difference(rng, kind, missing):
+def test_joint_gradient_finite_difference(rng, kind, missing, density):
     m, n, p = 9, 7, 3
-    X = _random_binary(rng, m, n, missing=missing)
+    X = _random_binary(rng, m, n, density=density, missing=missing)
+    X[0, 0] = 1.0  # at least one one
     data = _lpca._Data(X)
     size = (m + n) * p + {"column": n, "none": 0, "global": 1}[kind]
     z = rng.normal(size=size)
@@ -91,11 +96,12 @@ def test_joint_gradient_finite_difference(rng, kind, missing):
         assert_allclose((fp - fm) / (2 * eps), grad @ d, rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("missing", [0.2, 0.0])
+@pytest.mark.parametrize("missing, density", PATHS)
 @pytest.mark.parametrize("kind", ["column", "none", "global"])
-def test_joint_objective_counts_match_evaluate(rng, kind, missing):
+def test_joint_objective_counts_match_evaluate(rng, kind, missing, density):
     m, n, p = 30, 20, 3
-    X = _random_binary(rng, m, n, missing=missing)
+    X = _random_binary(rng, m, n, density=density, missing=missing)
+    assert (_lpca._Data(X).ones is not None) == (not missing and density < 0.1)
     data = _lpca._Data(X)
     size = (m + n) * p + {"column": n, "none": 0, "global": 1}[kind]
     z = rng.normal(size=size)
@@ -116,7 +122,7 @@ def test_joint_objective_ones_as_corrections_match_weighted_path(rng):
     # without missing entries the ones are gathered/scattered corrections to sums
     # over all entries; unit weights force the path that reads the signs q
     m, n, p = 40, 25, 3
-    X = _random_binary(rng, m, n, missing=0.0)
+    X = _random_binary(rng, m, n, density=0.05)
     size = (m + n) * p + n
     z = rng.normal(size=size)
     for dtype, rtol in [(np.float64, 1e-12), (np.float32, 1e-5)]:
