@@ -172,14 +172,16 @@ class _Data:
         else:
             self.w = self.wt = None
         self.ones = None
-        n_ones = int(np.count_nonzero(self.q > 0))
-        if self.w is None and n_ones <= _SPARSE_ONES * X.size:
-            # the ones in row-major order: their flat indices and the first one of
-            # every row (a CSR pattern); the joint objective then treats them as
-            # corrections to sums over all entries (see _joint_task)
-            flat = np.flatnonzero(self.q > 0)
-            row_starts = np.arange(X.shape[0] + 1) * X.shape[1]
-            self.ones = (np.searchsorted(flat, row_starts), flat)
+        if self.w is None:
+            is_one = self.q > 0
+            if np.count_nonzero(is_one) <= _SPARSE_ONES * X.size:
+                # the ones in row-major order: their flat indices and the first one
+                # of every row (a CSR pattern); the joint objective then treats them
+                # as corrections to sums over all entries (see _joint_task)
+                flat = np.flatnonzero(is_one)
+                row_starts = np.arange(X.shape[0] + 1) * X.shape[1]
+                self.ones = (np.searchsorted(flat, row_starts), flat)
+            del is_one
         self.n_missing = missing.sum(axis=1)
         self.n_missing_t = missing.sum(axis=0)
         self.n_observed = int(X.size - np.count_nonzero(missing))
