@@ -79,10 +79,9 @@ _B_MIN = 1e-3
 # ridge added to the Newton systems when alpha = 0
 _MIN_RIDGE = 1e-10
 # relative margin that the stop check of ``stop_when_exact`` requires (a thousand
-# times the default margin of ``certify_rounding``, so that a stop is certifiable)
+# times the default margin of ``certify_rounding``, so that a stop is certifiable);
+# float32 logits add their rounding error bound (see _stop_delta)
 _STOP_MARGIN = 1e-6
-# the same in the float32 compute mode (float32 logits carry relative errors ~1e-7)
-_STOP_MARGIN32 = 1e-4
 
 
 # ---------------------------------------------------------------------------------
@@ -476,14 +475,21 @@ def _stop_delta(U, V, mu, tau):
     """Absolute margin on the logits that makes a stop with zero errors certifiable.
 
     It bounds ``1e-6 (1 + |L_i| . |R_j| + |tau|)`` for the packaged factors, a
-    thousand times what :func:`certify_rounding` requires by default.
+    thousand times what :func:`certify_rounding` requires by default. Logits
+    computed in float32 (``U.dtype``) also carry rounding errors of at most
+    ``(p + 4) eps`` times ``sum_l |U_il V_jl| + |mu_j|`` (the casts of the
+    factors, the dot product of ``p + 1`` terms, the offset; ``eps`` is float32's
+    machine epsilon, twice its unit roundoff), which the same scale bounds; their
+    margin adds that (1.3e-5 instead of 1e-6 at p = 100).
     """
     nu = np.sqrt(_penalty_rows(U).max()) if U.size else 0.0
     nv = np.sqrt(_penalty_rows(V).max()) if V.size else 0.0
     scale = nu * nv + 2.0 * abs(tau) + 1.0
     if mu is not None:
         scale += np.abs(mu).max()
-    margin = _STOP_MARGIN if U.dtype == np.float64 else _STOP_MARGIN32
+    margin = _STOP_MARGIN
+    if U.dtype != np.float64:
+        margin += (U.shape[1] + 4) * float(np.finfo(U.dtype).eps)
     return margin * (1.0 + scale)
 
 

@@ -564,3 +564,29 @@ def test_lpca_fit_input_errors():
         lpca_fit(np.eye(3), 2, init=(np.eye(3)[:, :2], np.ones((3, 2))))
     with pytest.raises(ValueError, match="init must be a pair"):
         lpca_fit(np.eye(3), 2, init=(np.ones((3, 2)),))
+
+
+@given(
+    p=st.integers(1, 120),
+    seed=st.integers(0, 2**16),
+    scale=st.floats(1e-2, 1e3),
+)
+@settings(max_examples=30, deadline=None)
+def test_float32_stop_margin_covers_the_float32_logit_error(p, seed, scale):
+    # the logits of the joint objective in float32 ([U, 1] @ ([V, mu] / 2).T, doubled)
+    # differ from the float64 logits by less than the margin float32 adds
+    rng = np.random.default_rng(seed)
+    m, n = 40, 30
+    U = scale * rng.standard_normal((m, p))
+    V = rng.standard_normal((n, p))
+    mu = scale * rng.standard_normal(n)
+    theta = U @ V.T + mu
+    Ub = np.column_stack([U, np.ones(m)]).astype(np.float32)
+    F = np.multiply(np.column_stack([V, mu]), 0.5, dtype=np.float32)
+    theta32 = 2.0 * (Ub @ F.T).astype(np.float64)
+    d64 = _lpca._stop_delta(U, V, mu, 0.5)
+    d32 = _lpca._stop_delta(U.astype(np.float32), V.astype(np.float32), mu, 0.5)
+    assert d32 > d64
+    assert np.abs(theta32 - theta).max() <= d32 - d64 * (1 - 1e-6)
+    # the added margin is (p + 4) float32 epsilons on the same scale
+    assert_allclose(d32 / d64, 1 + (p + 4) * np.finfo(np.float32).eps / 1e-6, rtol=1e-5)
