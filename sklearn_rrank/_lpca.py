@@ -201,14 +201,10 @@ class _Data:
         return other
 
     def reweighted(self, weights):
-        """A copy that shares ``q`` and has entry weights ``weights`` (0 = missing).
-
-        The weights are kept in the compute dtype (no copy when they have it).
-        """
+        """A copy that shares ``q`` and has entry weights ``weights`` (0 = missing)."""
         other = object.__new__(_Data)
         other.__dict__.update(self.__dict__)
         w = weights if self.w is None else weights * self.w
-        w = w.astype(self.dtype, copy=False)
         other.w = w
         other.wt = np.ascontiguousarray(w.T)
         other.ones = None

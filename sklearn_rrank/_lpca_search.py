@@ -276,10 +276,8 @@ def _boost(data, U, V, mu, *, tau, alpha, n_jobs, deadline, verbose, tick=None):
             return U, V, mu, True
         weights[mask] *= _BOOST_FACTOR
         budget = _solver_budget(U.shape[1], data.shape, _BOOST_SWEEPS, None)
-        # weights in the compute dtype of the fit: no float64 copy beside them
-        base = data if budget["dtype"] is None else data.with_dtype(budget["dtype"])
         U, V, mu, _, finfo = _fit_core(
-            base.reweighted(weights),
+            data.reweighted(weights),
             U,
             V,
             mu,

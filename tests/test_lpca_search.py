@@ -183,31 +183,3 @@ def test_search_runs_lbfgs_beyond_the_newton_limit_and_certifies(monkeypatch):
     assert set(solvers) == set(res.info["failed_by_k"])
     assert all(s == ("newton" if k <= 2 else "lbfgs") for k, s in solvers.items())
     assert any(s == "lbfgs" for s in solvers.values())
-
-
-def test_boost_beyond_the_newton_limit_runs_float32_lbfgs_with_float32_weights(
-    monkeypatch,
-):
-    from sklearn_rrank import _lpca
-    from sklearn_rrank._lpca_search import _boost, _unsafe_mask
-    from sklearn_rrank._ranksearch import Deadline
-
-    monkeypatch.setattr(_lpca, "_AUTO_NEWTON_MAX_P", 0)
-    seen = []
-    fit_core = _lpca._fit_core
-
-    def spy(data, *args, **kwargs):
-        seen.append((kwargs["solver"], kwargs["dtype"], data.dtype, data.w.dtype))
-        return fit_core(data, *args, **kwargs)
-
-    monkeypatch.setattr("sklearn_rrank._lpca_search._fit_core", spy)
-    X = _planted(2, 80, 60, 4)
-    data = _lpca._Data(X)
-    U, V, mu = _lpca._svd_init(data, 4, "column", 0, 0.5)
-    assert _unsafe_mask(U, V, mu, data, 0.5).any()  # something to boost
-    U, V, mu, _ = _boost(
-        data, U, V, mu, tau=0.5, alpha=1e-4, n_jobs=1, deadline=Deadline(), verbose=0
-    )
-    expected = ("lbfgs", np.float32, np.float32, np.float32)
-    assert seen and all(s == expected for s in seen)
-    assert U.dtype == V.dtype == np.float64
