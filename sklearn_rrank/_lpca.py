@@ -190,16 +190,6 @@ class _Data:
             return self.qt, self.wt, self.n_missing_t
         return self.q, self.w, self.n_missing
 
-    def with_dtype(self, dtype):
-        """A copy that shares the signs and weights and computes in ``dtype``."""
-        other = object.__new__(_Data)
-        other.__dict__.update(self.__dict__)
-        other.dtype = np.dtype(dtype)
-        if other.w is not None:
-            other.w = other.w.astype(other.dtype)
-            other.wt = other.wt.astype(other.dtype)
-        return other
-
     def reweighted(self, weights):
         """A copy that shares ``q`` and has entry weights ``weights`` (0 = missing)."""
         other = object.__new__(_Data)
@@ -1208,19 +1198,15 @@ def _fit_core(
     deadline,
     stall=None,
     tick=None,
-    dtype=None,
 ):
     """Run a solver from ``(U, V, mu)``; return the state and a diagnostics dict.
 
     ``deadline`` is a :class:`~sklearn_rrank._ranksearch.Deadline` or None. The
-    sweeps compute in ``dtype`` (default ``data.dtype``; float32 mode: the factors
-    are cast down at the start and back to float64 at the end; the final error
-    count is float64 as ever); ``solver="auto"`` is resolved by
+    sweeps compute in ``data.dtype`` (float32 mode: the factors are cast down at
+    the start and back to float64 at the end); ``solver="auto"`` is resolved by
     :func:`_resolve_solver`.
     """
     start = time.perf_counter()
-    if dtype is not None and np.dtype(dtype) != data.dtype:
-        data = data.with_dtype(dtype)
     solver = _resolve_solver(solver, U.shape[1], *data.shape)
     if data.dtype != np.float64:
         U, V = U.astype(data.dtype), V.astype(data.dtype)
@@ -1258,7 +1244,6 @@ def _fit_core(
             _, n_wrong, _ = _evaluate(parallel, U, V, mu, data, tau)
     info = {
         "solver_used": solver,
-        "dtype": data.dtype.name,
         "unsafe_history": unsafe_history,
         "loss": [float(v) for v in history],
         "status": status,

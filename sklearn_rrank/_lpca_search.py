@@ -495,22 +495,18 @@ def _solver_budget(p, shape, max_iter, stall, far=None):
 
     Newton up to ``_AUTO_NEWTON_MAX_P`` latent factors with ``max_iter`` sweeps and
     the ``stall`` window ``(window, fraction)`` (None: no stall rule); L-BFGS
-    beyond, computing in float32 (about half the seconds per iteration; the
-    certificate is float64 as ever), with ``_LBFGS_SWEEP_FACTOR`` times both and,
-    if ``far`` is given, the fit also stops when more than ``far`` entries are
-    still uncertified after the first window (see
-    :func:`sklearn_rrank._lpca._stalled`).
+    beyond, with ``_LBFGS_SWEEP_FACTOR`` times both and, if ``far`` is given, the
+    fit also stops when more than ``far`` entries are still uncertified after the
+    first window (see :func:`sklearn_rrank._lpca._stalled`).
     """
     solver = _resolve_solver("auto", p, *shape)
-    dtype = None
     if solver == "lbfgs":
-        dtype = np.float32
         max_iter *= _LBFGS_SWEEP_FACTOR
         if stall is not None:
             stall = (stall[0] * _LBFGS_SWEEP_FACTOR, stall[1])
             if far is not None:
                 stall += (0.0, far)
-    return {"solver": solver, "max_iter": max_iter, "stall": stall, "dtype": dtype}
+    return {"solver": solver, "max_iter": max_iter, "stall": stall}
 
 
 def _next_rank(k, first, n_failed, n_ones, incumbent, max_rank):

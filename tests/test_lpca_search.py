@@ -3,7 +3,6 @@
 import time
 
 import numpy as np
-from numpy.testing import assert_allclose
 
 from sklearn_rrank._lpca import lpca_rank_upper_bound
 from sklearn_rrank._lpca_search import _lpca_search
@@ -128,38 +127,18 @@ def test_solver_budget_newton_for_few_factors_lbfgs_with_more_sweeps_beyond():
         "solver": "newton",
         "max_iter": 300,
         "stall": (30, 0.02),
-        "dtype": None,
     }
     f = _LBFGS_SWEEP_FACTOR
     assert _solver_budget(p + 1, (50, 40), 300, (30, 0.02)) == {
         "solver": "lbfgs",
         "max_iter": 300 * f,
         "stall": (30 * f, 0.02),
-        "dtype": np.float32,  # the certificate stays float64
     }
     assert _solver_budget(p + 1, (50, 40), 30, None)["stall"] is None
     far = _solver_budget(p + 1, (50, 40), 300, (30, 0.02), far=70)
     assert far["stall"] == (30 * f, 0.02, 0.0, 70)
     # Newton fits get no "far" rule
     assert _solver_budget(p, (50, 40), 300, (30, 0.02), far=70)["stall"] == (30, 0.02)
-
-
-def test_fit_core_dtype_computes_in_float32_and_returns_float64():
-    from sklearn_rrank import _lpca
-
-    X = _planted(1, 60, 40, 3)
-    data = _lpca._Data(X)
-    U, V, mu = _lpca._svd_init(data, 3, "column", 0, 0.5)
-    kwargs = dict(tau=0.5, solver="lbfgs", alpha=1e-3, max_iter=50, tol=0.0)
-    kwargs.update(n_jobs=1, verbose=0, stop_when_exact=False, deadline=None)
-    out32 = _lpca._fit_core(data, U, V, mu, dtype=np.float32, **kwargs)
-    out64 = _lpca._fit_core(data, U, V, mu, **kwargs)
-    assert out32[4]["dtype"] == "float32" and out64[4]["dtype"] == "float64"
-    assert data.dtype == np.float64  # the caller's data is not changed
-    for a32, a64 in zip(out32[:3], out64[:3], strict=True):
-        assert a32.dtype == np.float64
-        # the same fit up to float32 rounding, amplified over 50 iterations
-        assert_allclose(a32, a64, rtol=0.05, atol=0.05 * np.abs(a64).max())
 
 
 def test_stalled_far_rule_stops_a_steady_fit_still_far_after_its_window():
