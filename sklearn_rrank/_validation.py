@@ -13,11 +13,16 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import check_array
 
+from sklearn_rrank._memory import check_sparse_memory
+
 __all__ = [
     "check_binary_matrix",
     "check_binary_values",
     "check_n_jobs",
+    "canonical_sparse",
     "check_tau",
+    "object_to_float",
+    "reject_complex",
     "reject_strings",
 ]
 
@@ -28,7 +33,9 @@ def _first_position(mask):
     return np.unravel_index(flat, mask.shape)
 
 
-def check_binary_values(X, *, allow_missing=False, input_name="X", method=None):
+def check_binary_values(
+    X, *, allow_missing=False, input_name="X", method=None, missing_methods=None
+):
     """Check that a numeric 2-D array or sparse matrix holds only 0/1 (and NaN).
 
     Parameters
@@ -41,6 +48,9 @@ def check_binary_values(X, *, allow_missing=False, input_name="X", method=None):
         Name used in error messages.
     method : str or None, default=None
         Name of the method, used in the error raised for missing entries.
+    missing_methods : sequence of str or None, default=None
+        The methods of the calling door that accept missing entries, named in that
+        error (None: the registry's methods that do).
 
     Raises
     ------
@@ -79,11 +89,13 @@ def check_binary_values(X, *, allow_missing=False, input_name="X", method=None):
         if nan.any() and not allow_missing:
             i, j = _where(nan)
             where = f" method={method!r}" if method is not None else " this function"
+            if missing_methods is None:
+                missing_methods = ("projlp", "lpca", "nuclear")
+            names = ", ".join(repr(m) for m in missing_methods)
             raise ValueError(
                 f"{input_name} contains {int(nan.sum())} missing entries (NaN), e.g. "
                 f"{input_name}[{i}, {j}], but{where} does not support missing "
-                "entries. Missing entries are supported by the LP- and L-PCA-based "
-                "methods ('projlp', 'lpca', 'nuclear')."
+                f"entries. Missing entries are supported by the methods {names}."
             )
         bad = ~(nan | (values == 0) | (values == 1))
     else:
@@ -149,6 +161,11 @@ def check_binary_matrix(
             f"{input_name} must be a 2-D matrix of shape (n_samples, n_features); got "
             f"an array with {X.ndim} dimension(s) and shape {X.shape}."
         )
+    reject_strings(X, input_name)
+    reject_complex(X, input_name)
+    if sp.issparse(X):
+        check_sparse_memory(X.shape, X.nnz, input_name)
+        X = canonical_sparse(X)
     try:
         X_arr = check_array(
             X,
@@ -175,13 +192,7 @@ def check_binary_matrix(
             raise TypeError(f"{input_name} must hold numbers 0/1: {msg}") from exc
         raise
     if X_arr.dtype == object:
-        try:
-            X_arr = X_arr.astype(np.float64)
-        except (TypeError, ValueError) as exc:
-            raise TypeError(
-                f"{input_name} has object dtype with entries that are not numbers: "
-                f"{exc}"
-            ) from exc
+        X_arr = object_to_float(X_arr, input_name)
     if X_arr.dtype.kind not in "biuf":
         raise TypeError(f"{input_name} must hold numbers 0/1, got dtype {X_arr.dtype}.")
     check_binary_values(
@@ -190,6 +201,52 @@ def check_binary_matrix(
     if sp.issparse(X_arr):
         return X_arr.astype(np.float64, copy=True)
     return np.array(X_arr, dtype=np.float64, copy=True)
+
+
+def canonical_sparse(X):
+    """A CSR copy of sparse ``X`` with summed duplicates and sorted indices.
+
+    scipy sums duplicate entries (a one stored twice is a 2) and some of its
+    routines (``count_nonzero``, ``sum_duplicates``) sort a matrix's indices in
+    place; working on this copy keeps the caller's matrix untouched and makes the
+    binary check see the values scipy's arithmetic will use.
+    """
+    X = sp.csr_matrix(X, copy=True)
+    X.sum_duplicates()  # also sorts the indices
+    return X
+
+
+def reject_complex(X, input_name="X"):
+    """Raise ``ValueError`` (one line, scikit-learn's wording) for complex ``X``."""
+    dtype = getattr(X, "dtype", None)
+    if dtype is not None and np.dtype(dtype).kind == "c":
+        raise ValueError(
+            f"Complex data not supported: {input_name} has dtype {dtype}; binary "
+            "data must be real numbers 0/1 or booleans."
+        )
+
+
+def object_to_float(X, input_name="X"):
+    """Convert an object array of numbers to float64; ``None``/``pd.NA`` -> NaN.
+
+    Raises ``TypeError`` naming the first entry that is not a number.
+    """
+    flat = X.ravel()
+    out = np.empty(flat.shape, dtype=np.float64)
+    for i, v in enumerate(flat):
+        if v is None or (type(v).__name__ in ("NAType", "NaTType")):
+            out[i] = np.nan
+            continue
+        if isinstance(v, (bool, np.bool_, numbers.Real)):
+            out[i] = float(v)
+            continue
+        pos = np.unravel_index(i, X.shape)
+        raise TypeError(
+            f"{input_name} has object dtype with an entry that is not a number: "
+            f"{input_name}{list(map(int, pos))} = {v!r} (type {type(v).__name__}); "
+            "a float() argument must be a string or a real number."
+        )
+    return out.reshape(X.shape)
 
 
 def check_tau(tau):

@@ -211,7 +211,7 @@ def test_convergence_warning_text_in_cli_terms():
 
 
 def test_data_errors_are_one_line_exit_2(capsys, tmp_path, monkeypatch):
-    from sklearn_rrank.datasets import _base
+    from sklearn_rrank import _memory
 
     monkeypatch.chdir(tmp_path)
     for spec in ["no_such_data", "missing.fimi", str(tmp_path)]:
@@ -221,11 +221,11 @@ def test_data_errors_are_one_line_exit_2(capsys, tmp_path, monkeypatch):
     assert "is a directory" in err
     # a 13-byte .fimi file implying 10^9 entries: refused before densifying, in
     # command-line terms (no sparse=True, which the command line cannot pass)
-    monkeypatch.setattr(_base, "_available_memory", lambda: 2**30)
+    monkeypatch.setattr(_memory, "available_memory", lambda: 2**30)
     (tmp_path / "big.fimi").write_text("0 1000000000")
     assert main(["bounds", "big.fimi"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("rrank: error: big.fimi: a dense 1 x 1000000001 matrix")
+    assert err.startswith("rrank: error: big.fimi: a sparse 1 x 1000000001 matrix")
     assert err.count("\n") == 1 and "sparse=True" not in err
 
 

@@ -77,9 +77,9 @@ def test_fimi_trailing_blank_lines_and_directories(tmp_path):
 @pytest.fixture
 def one_gib(monkeypatch):
     """Pretend that 1 GiB of memory is available (the check is machine-independent)."""
-    from sklearn_rrank.datasets import _base
+    from sklearn_rrank import _memory
 
-    monkeypatch.setattr(_base, "_available_memory", lambda: 2**30)
+    monkeypatch.setattr(_memory, "available_memory", lambda: 2**30)
 
 
 def test_huge_implied_size_is_refused_before_densifying(tmp_path, one_gib):
@@ -87,11 +87,16 @@ def test_huge_implied_size_is_refused_before_densifying(tmp_path, one_gib):
     with pytest.raises(ValueError) as exc:
         load_binary_matrix(tmp_path / "big.fimi")
     msg = str(exc.value)
-    assert "1 x 1000000001" in msg and "sparse=True" in msg
-    assert "1,000,000,001 bytes" in msg  # uint8
-    assert "8,000,000,008 bytes" in msg  # one float64 copy
-    X = load_binary_matrix(tmp_path / "big.fimi", sparse=True)  # stays sparse
-    assert sp.issparse(X) and X.shape == (1, 1000000001) and X.nnz == 2
+    # refused from the ids alone, before any array of that shape: even sparse, the
+    # float64 vectors per row and column would not fit
+    assert "1 x 1000000001" in msg and "vectors per row and column" in msg
+    # kept sparse it needs no dense array, but every method holds float64
+    # vectors per row and column (factors, scores): 8 GB each, refused too
+    with pytest.raises(ValueError, match="sparse 1 x 1000000001 matrix"):
+        load_binary_matrix(tmp_path / "big.fimi", sparse=True)
+    (tmp_path / "wide.fimi").write_text("0 1000000")  # 1 x 10^6 fits sparse
+    X = load_binary_matrix(tmp_path / "wide.fimi", sparse=True)
+    assert sp.issparse(X) and X.shape == (1, 1000001) and X.nnz == 2
 
 
 def test_every_densifying_format_is_checked(tmp_path, one_gib):
@@ -100,9 +105,10 @@ def test_every_densifying_format_is_checked(tmp_path, one_gib):
     sp.save_npz(tmp_path / "s.npz", big)
     scipy.io.mmwrite(tmp_path / "s.mtx", big.tocoo())
     for f in ["s.npz", "s.mtx"]:
-        with pytest.raises(ValueError, match="sparse=True"):
+        with pytest.raises(ValueError, match="1 x 1000000000"):
             load_binary_matrix(tmp_path / f)
-        assert load_binary_matrix(tmp_path / f, sparse=True).nnz == 1
+        with pytest.raises(ValueError, match="vectors per row and column"):
+            load_binary_matrix(tmp_path / f, sparse=True)
     # a compressed dense .npz inflates: refused from its header, before reading
     np.savez_compressed(tmp_path / "d.npz", X=np.zeros((20_000, 10_000), np.uint8))
     assert (tmp_path / "d.npz").stat().st_size < 2**20
@@ -127,12 +133,13 @@ def test_every_densifying_format_is_checked(tmp_path, one_gib):
 
 
 def test_available_memory_is_a_positive_number_or_unknown(monkeypatch):
+    from sklearn_rrank import _memory
     from sklearn_rrank.datasets import _base
 
-    avail = _base._available_memory()
+    avail = _memory.available_memory()
     assert avail is None or (isinstance(avail, int) and avail > 0)
     # unknown memory: nothing is refused
-    monkeypatch.setattr(_base, "_available_memory", lambda: None)
+    monkeypatch.setattr(_memory, "available_memory", lambda: None)
     _base._check_dense_size((10**6, 10**6), "x.fimi")
 
 

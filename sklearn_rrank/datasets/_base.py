@@ -10,6 +10,8 @@ import scipy.io
 import scipy.sparse as sp
 from sklearn.utils import Bunch
 
+from sklearn_rrank import _memory
+from sklearn_rrank._memory import gib
 from sklearn_rrank._validation import check_binary_matrix
 
 __all__ = ["load_abstracts", "load_apj", "load_binary_matrix", "load_paleo"]
@@ -255,57 +257,8 @@ def load_abstracts(*, sparse=False):
 # product L R^T, a mask): the methods compute in float64, so a dense load is refused
 # when these copies and the uint8 array itself would not fit in memory
 _DENSE_COPIES = 4
-
-
-def _read_int(path):
-    """The integer in a one-line file such as a cgroup limit, or None."""
-    try:
-        with open(path) as fh:
-            return int(fh.read().strip())
-    except (OSError, ValueError):  # missing, unreadable or "max"
-        return None
-
-
-def _available_memory():
-    """Bytes of memory available now, or None if unknown.
-
-    ``MemAvailable`` of ``/proc/meminfo``, else ``sysconf`` (available, then
-    physical pages), lowered to what a cgroup memory limit (a container) still
-    allows.
-    """
-    avail = None
-    try:
-        with open("/proc/meminfo") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    avail = int(line.split()[1]) * 1024
-                    break
-    except (OSError, ValueError, IndexError):
-        pass
-    for pages in ("SC_AVPHYS_PAGES", "SC_PHYS_PAGES"):
-        if avail is not None:
-            break
-        try:
-            avail = os.sysconf(pages) * os.sysconf("SC_PAGE_SIZE")
-        except (ValueError, OSError, AttributeError):
-            pass
-    for limit_file, usage_file in (
-        ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
-        (
-            "/sys/fs/cgroup/memory/memory.limit_in_bytes",
-            "/sys/fs/cgroup/memory/memory.usage_in_bytes",
-        ),
-    ):
-        limit = _read_int(limit_file)
-        if limit is not None and limit < 2**60:  # v1 reports "no limit" as ~2**63
-            left = max(limit - (_read_int(usage_file) or 0), 0)
-            avail = left if avail is None else min(avail, left)
-            break
-    return avail if avail is not None and avail > 0 else None
-
-
-def _gib(n_bytes):
-    return f"{n_bytes:,} bytes ({n_bytes / 2**30:.1f} GiB)"
+# largest .fimi column id read (ids index a CSR matrix of int64 indices)
+_MAX_ID = 2**62
 
 
 def _check_dense_size(shape, path, *, float64_copies=_DENSE_COPIES, dense_file=False):
@@ -320,7 +273,7 @@ def _check_dense_size(shape, path, *, float64_copies=_DENSE_COPIES, dense_file=F
     entries = math.prod(int(d) for d in shape)
     uint8, float64 = entries, 8 * entries
     need = uint8 + float64_copies * float64
-    avail = _available_memory()
+    avail = _memory.available_memory()
     if avail is None or need <= avail:
         return
     dims = " x ".join(str(int(d)) for d in shape)
@@ -335,10 +288,10 @@ def _check_dense_size(shape, path, *, float64_copies=_DENSE_COPIES, dense_file=F
             "column id in a .fimi file implies a huge matrix)."
         )
     raise ValueError(
-        f"{path}: a dense {dims} matrix needs {_gib(uint8)} as uint8 and "
-        f"{_gib(float64)} per float64 copy; with the {float64_copies} float64 "
+        f"{path}: a dense {dims} matrix needs {gib(uint8)} as uint8 and "
+        f"{gib(float64)} per float64 copy; with the {float64_copies} float64 "
         f"cop{'y' if float64_copies == 1 else 'ies'} dense work holds that is "
-        f"{_gib(need)}, but only {_gib(avail)} of memory are available; {fix}"
+        f"{gib(need)}, but only {gib(avail)} of memory are available; {fix}"
     )
 
 
@@ -369,7 +322,7 @@ def _read_fimi(path):
     rows, cols = [], []
     n_rows = 0
     last_nonblank = 0
-    with open(path) as fh:
+    with open(path, encoding="utf-8-sig") as fh:
         for lineno, line in enumerate(fh, start=1):
             items = line.split()
             if items:
@@ -384,12 +337,23 @@ def _read_fimi(path):
                     ) from None
                 if j < 0:
                     raise ValueError(f"{path}: line {lineno}: negative column id {j}.")
+                if j >= _MAX_ID:
+                    raise ValueError(
+                        f"{path}: line {lineno}: column id {j} is too large (a "
+                        f".fimi column id must be below 2**62)."
+                    )
                 rows.append(n_rows)
                 cols.append(j)
             n_rows += 1
     # blank lines inside the file are empty rows; trailing blank lines are not rows
     n_rows = last_nonblank
     n_cols = max(cols) + 1 if cols else 0
+    if n_rows == 0 or n_cols == 0:
+        raise ValueError(
+            f"{path}: the .fimi file lists no ones (it is empty or blank), so the "
+            "matrix has no columns; a .fimi file lists one row of column ids per line."
+        )
+    _memory.check_sparse_memory((n_rows, n_cols), len(rows), path)
     X = sp.csr_matrix(
         (np.ones(len(rows)), (rows, cols)), shape=(n_rows, n_cols), dtype=np.float64
     )
@@ -400,7 +364,7 @@ def _read_fimi(path):
 
 def _read_delimited(path, delimiter):
     rows = []
-    with open(path) as fh:
+    with open(path, encoding="utf-8-sig") as fh:  # a byte-order mark is skipped
         for lineno, line in enumerate(fh, start=1):
             line = line.strip()
             if not line or line.startswith("#"):
@@ -499,11 +463,23 @@ def load_binary_matrix(path, *, sparse=False):
             )
             X = np.load(path, allow_pickle=False)
         elif ext == ".mtx":
-            m, n, _, layout, _, _ = scipy.io.mminfo(path)
+            m, n, entries, layout, field, _ = scipy.io.mminfo(path)
+            if field == "complex":
+                raise ValueError(
+                    f"{path}: the Matrix Market file holds complex numbers; a binary "
+                    "matrix holds real 0/1 entries (field real, integer or pattern)."
+                )
             if layout == "array":  # dense Matrix Market
                 _check_dense_size(
                     (m, n), path, float64_copies=dense_file_copies, dense_file=True
                 )
+            else:  # the header's entry count sizes scipy's arrays: check it first
+                if entries > m * n:
+                    raise ValueError(
+                        f"{path}: the header declares {entries:,} entries for a "
+                        f"{m} x {n} matrix, more than its {m * n:,} cells."
+                    )
+                _memory.check_sparse_memory((m, n), entries, path)
             X = scipy.io.mmread(path)
         elif ext in (".csv", ".tsv", ".txt"):
             X = _read_delimited(path, {".csv": ",", ".tsv": "\t"}.get(ext))
@@ -520,6 +496,8 @@ def load_binary_matrix(path, *, sparse=False):
         if str(exc).startswith(path):
             raise
         raise ValueError(f"{path}: could not be read ({exc}).") from exc
+    if 0 in X.shape:
+        raise ValueError(f"{path}: the file holds an empty {X.shape} matrix.")
     if sp.issparse(X) and not sparse:
         _check_dense_size(X.shape, path)
     X = check_binary_matrix(X, accept_sparse=True, input_name=os.path.basename(path))

@@ -1,0 +1,95 @@
+"""Memory available to this process, and the guard that refuses inputs too large.
+
+One place answers "how much memory is there" for the loaders and the doors: a file
+or matrix whose implied shape would not fit is refused with a ``ValueError`` in
+seconds, before any large allocation.
+"""
+
+import os
+
+__all__ = ["available_memory", "check_sparse_memory", "gib"]
+
+# float64 vectors of length m + n that the methods hold at least (factors of one
+# column, gradients, row and column scores): a matrix whose rows and columns do not
+# leave room for these is refused even when its ones are few
+_VECTOR_COPIES = 4
+
+
+def _read_int(path):
+    """The integer in a one-line file such as a cgroup limit, or None."""
+    try:
+        with open(path) as fh:
+            return int(fh.read().strip())
+    except (OSError, ValueError):  # missing, unreadable or "max"
+        return None
+
+
+def available_memory():
+    """Bytes of memory available now, or None if unknown.
+
+    ``MemAvailable`` of ``/proc/meminfo``, else ``sysconf`` (available, then
+    physical pages), lowered to what a cgroup memory limit (a container) still
+    allows.
+    """
+    avail = None
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    avail = int(line.split()[1]) * 1024
+                    break
+    except (OSError, ValueError, IndexError):
+        pass
+    for pages in ("SC_AVPHYS_PAGES", "SC_PHYS_PAGES"):
+        if avail is not None:
+            break
+        try:
+            avail = os.sysconf(pages) * os.sysconf("SC_PAGE_SIZE")
+        except (ValueError, OSError, AttributeError):
+            pass
+    for limit_file, usage_file in (
+        ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
+        (
+            "/sys/fs/cgroup/memory/memory.limit_in_bytes",
+            "/sys/fs/cgroup/memory/memory.usage_in_bytes",
+        ),
+    ):
+        limit = _read_int(limit_file)
+        if limit is not None and limit < 2**60:  # v1 reports "no limit" as ~2**63
+            left = max(limit - (_read_int(usage_file) or 0), 0)
+            avail = left if avail is None else min(avail, left)
+            break
+    return avail if avail is not None and avail > 0 else None
+
+
+def gib(n_bytes):
+    return f"{n_bytes:,} bytes ({n_bytes / 2**30:.1f} GiB)"
+
+
+def check_sparse_memory(shape, nnz, name):
+    """Raise ``ValueError`` if a sparse ``shape`` matrix with ``nnz`` ones won't fit.
+
+    The need is the CSR arrays (an 8-byte row pointer per row, 12 bytes per
+    stored entry) plus ``_VECTOR_COPIES`` float64 vectors of length ``m + n``
+    (every method holds factors and scores of every row and column). Nothing is
+    checked when the memory available is unknown.
+
+    Parameters
+    ----------
+    shape : tuple of int
+        ``(m, n)``, as declared (a file header) or held.
+    nnz : int
+        Stored entries.
+    name : str
+        The file or input named in the error.
+    """
+    m, n = (int(d) for d in shape)
+    need = 8 * (m + 1) + 12 * int(nnz) + _VECTOR_COPIES * 8 * (m + n)
+    avail = available_memory()
+    if avail is None or need <= avail:
+        return
+    raise ValueError(
+        f"{name}: a sparse {m} x {n} matrix with {int(nnz):,} stored entries needs at "
+        f"least {gib(need)} (its CSR arrays and {_VECTOR_COPIES} float64 vectors per "
+        f"row and column), but only {gib(avail)} of memory are available."
+    )
