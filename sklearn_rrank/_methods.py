@@ -20,11 +20,17 @@ The callables follow fixed contracts, so no door filters keyword arguments:
 """
 
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from numbers import Integral, Real
 from types import MappingProxyType
 
 import numpy as np
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import (
+    Interval,
+    StrOptions,
+    validate_parameter_constraints,
+)
 
 from sklearn_rrank import (
     _asso,
@@ -61,9 +67,10 @@ class MethodSpec:
         Accepts missing entries (NaN) in ``fit`` and ``search``.
     nonnegative : bool
         Supports non-negative factors (the non-negative rounding rank).
-    fit_params, search_params : frozenset of str
+    fit_params, search_params : mapping of str to list
         Method parameters (``method_params``) that ``fit``/``transform`` and
-        ``search`` accept.
+        ``search`` accept, with their scikit-learn constraints (``Interval``,
+        ``StrOptions``, ...): names and values are checked at every door.
     uses_max_iter, uses_random_state, uses_n_jobs : bool
         Whether ``fit`` uses the estimator's ``max_iter``/``tol``/``time_limit``,
         ``random_state``
@@ -88,8 +95,8 @@ class MethodSpec:
     transform: object = None
     missing: bool = False
     nonnegative: bool = False
-    fit_params: frozenset = frozenset()
-    search_params: frozenset = frozenset()
+    fit_params: object = field(default_factory=lambda: MappingProxyType({}))
+    search_params: object = field(default_factory=lambda: MappingProxyType({}))
     uses_max_iter: bool = False
     uses_random_state: bool = False
     uses_n_jobs: bool = False
@@ -118,8 +125,15 @@ def check_method_params(spec, params, which):
     params : dict or None
     which : {"fit", "search"}
     """
+    if params is not None and not isinstance(params, dict):
+        raise TypeError(
+            f"the method parameters of method {spec.name!r} must be a dict of "
+            f"parameter names and values (e.g. method_params={{{spec.name!r}: "
+            f"{{...}}}}), got {params!r}."
+        )
     params = dict(params or {})
-    valid = spec.fit_params if which == "fit" else spec.search_params
+    constraints = spec.fit_params if which == "fit" else spec.search_params
+    valid = frozenset(constraints)
     unknown = sorted(set(params) - valid)
     if unknown:
         door = "fit" if which == "fit" else "rank search"
@@ -127,7 +141,65 @@ def check_method_params(spec, params, which):
             f"method {spec.name!r} does not accept the method parameter(s) "
             f"{unknown} in its {door}; valid names: {sorted(valid) or 'none'}."
         )
+    # values too: InvalidParameterError (a ValueError and a TypeError) names the
+    # parameter and what it accepts
+    validate_parameter_constraints(
+        dict(constraints), params, caller_name=f"method_params[{spec.name!r}]"
+    )
     return params
+
+
+# -- method parameter constraints (scikit-learn style), declared once per family ------
+_POSITIVE_INT = [Interval(Integral, 1, None, closed="left")]
+_NONNEG_INT = [Interval(Integral, 0, None, closed="left")]
+_NONNEG_REAL = [Interval(Real, 0, None, closed="left")]
+_LPCA_FIT = {
+    "fit_bias": ["boolean", StrOptions({"global"})],
+    "solver": [StrOptions({"auto", "newton", "lbfgs", "mm"})],
+    "alpha": _NONNEG_REAL,
+    "init": [tuple, list, None],
+    "dtype": [StrOptions({"float64", "float32"})],
+}
+_LPCA_SEARCH = {
+    "start": _POSITIVE_INT,
+    "max_rank": [*_POSITIVE_INT, None],
+    "refine": ["boolean"],
+    "polish": ["boolean"],
+    "fit_bias": ["boolean", StrOptions({"global"})],
+}
+_PROJLP_SHARED = {
+    "projection": [StrOptions({"sparse", "dense", "sign"})],
+    "eps": _NONNEG_REAL,
+}
+_PROJLP_FIT = {**_PROJLP_SHARED, "solver": [StrOptions({"auto", "lp", "hinge"})]}
+_PROJLP_SEARCH = {
+    **_PROJLP_SHARED,
+    "nested": ["boolean"],
+    "max_rank": [*_POSITIVE_INT, None],
+    "refine": ["boolean"],
+    "refine_iter": _NONNEG_INT,
+    "n_retries": _NONNEG_INT,
+    "nonnegative": ["boolean"],
+}
+_NUCLEAR_SEARCH = {
+    "delta": [Interval(Real, 0, None, closed="neither")],
+    "max_iter": _POSITIVE_INT,
+    "tol": [Interval(Real, 0, None, closed="neither")],
+    "rule": [StrOptions({"prefix", "greedy"})],
+}
+_PERMUTATION_SEARCH = {
+    "orientation": [StrOptions({"rows", "columns", "both"})],
+    "strategy": [
+        StrOptions({"best", "identity", "spectral", "nearest_neighbor", "kruskal_mw"})
+    ],
+}
+_ASSO = {
+    "threshold": [Interval(Real, 0, 1, closed="right"), None],
+    "bonus_covered": [Interval(Real, 0, None, closed="neither")],
+    "penalty_overcovered": _NONNEG_REAL,
+    "strict": ["boolean"],
+    "orientation": [StrOptions({"auto", "columns", "rows"})],
+}
 
 
 # -- lower bounds ---------------------------------------------------------------------
@@ -359,7 +431,7 @@ METHODS = MappingProxyType(
                 search=_rsvd._rsvd_search,
                 fit=_rsvd_fit,
                 sparse=True,
-                search_params=frozenset({"max_rank"}),
+                search_params=MappingProxyType({"max_rank": [*_POSITIVE_INT, None]}),
                 uses_random_state=True,
                 cost=2,
                 weight=14,
@@ -372,10 +444,8 @@ METHODS = MappingProxyType(
                 fit=_lpca_fit,
                 transform=_lpca_transform,
                 missing=True,
-                fit_params=frozenset({"fit_bias", "solver", "alpha", "init", "dtype"}),
-                search_params=frozenset(
-                    {"start", "max_rank", "refine", "polish", "fit_bias"}
-                ),
+                fit_params=MappingProxyType(_LPCA_FIT),
+                search_params=MappingProxyType(_LPCA_SEARCH),
                 uses_max_iter=True,
                 uses_random_state=True,
                 uses_n_jobs=True,
@@ -391,19 +461,8 @@ METHODS = MappingProxyType(
                 transform=_projlp_transform,
                 missing=True,
                 nonnegative=True,
-                fit_params=frozenset({"projection", "eps", "solver"}),
-                search_params=frozenset(
-                    {
-                        "nested",
-                        "max_rank",
-                        "projection",
-                        "eps",
-                        "refine",
-                        "refine_iter",
-                        "n_retries",
-                        "nonnegative",
-                    }
-                ),
+                fit_params=MappingProxyType(_PROJLP_FIT),
+                search_params=MappingProxyType(_PROJLP_SEARCH),
                 uses_max_iter=True,
                 uses_random_state=True,
                 uses_n_jobs=True,
@@ -416,7 +475,7 @@ METHODS = MappingProxyType(
                 "nuclear-norm minimisation (ADMM) + truncation (Nuclear)",
                 search=_nuclear._nuclear_search,
                 missing=True,
-                search_params=frozenset({"delta", "max_iter", "tol", "rule"}),
+                search_params=MappingProxyType(_NUCLEAR_SEARCH),
                 cost=6,
                 weight=1,
             ),
@@ -424,7 +483,7 @@ METHODS = MappingProxyType(
                 "permutation",
                 "sign-change ordering + polynomial factors (Permutation)",
                 search=_permutation._permutation_search,
-                search_params=frozenset({"orientation", "strategy"}),
+                search_params=MappingProxyType(_PERMUTATION_SEARCH),
                 cost=7,
                 weight=1,
             ),
@@ -434,24 +493,8 @@ METHODS = MappingProxyType(
                 search=_asso_search,
                 fit=_asso_fit,
                 transform=_asso_transform,
-                fit_params=frozenset(
-                    {
-                        "threshold",
-                        "bonus_covered",
-                        "penalty_overcovered",
-                        "strict",
-                        "orientation",
-                    }
-                ),
-                search_params=frozenset(
-                    {
-                        "threshold",
-                        "bonus_covered",
-                        "penalty_overcovered",
-                        "strict",
-                        "orientation",
-                    }
-                ),
+                fit_params=MappingProxyType(_ASSO),
+                search_params=MappingProxyType(_ASSO),
                 uses_n_jobs=True,
                 cost=8,
                 weight=1,
