@@ -273,6 +273,16 @@ class RoundingRankBounds:
     seconds: float = 0.0
     time_limit: float | None = None
 
+    def __repr__(self):
+        # the factors by shape only: a repr of L and R runs to thousands of lines
+        return (
+            f"RoundingRankBounds(lower={self.lower}, upper={self.upper}, "
+            f"lower_method={self.lower_method!r}, upper_method={self.upper_method!r}, "
+            f"exact={self.exact}, tau={self.tau}, L=<array {self.L.shape}>, "
+            f"R=<array {self.R.shape}>, seconds={self.seconds:.3g}, "
+            f"report=<{len(self.report)} rows>)"
+        )
+
     def to_dict(self):
         """JSON-friendly summary (without the factors)."""
         return {

@@ -21,13 +21,21 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from sklearn_rrank._memory import check_sparse_memory
 from sklearn_rrank._methods import FIT_METHODS, METHODS, check_method_params
 from sklearn_rrank._rounding import (
-    _count_errors_factors,
     _count_uncertified,
-    round_matrix,
+    _round_factors,
+    _row_error_counts,
 )
-from sklearn_rrank._validation import check_binary_values, check_n_jobs, reject_strings
+from sklearn_rrank._validation import (
+    canonical_sparse,
+    check_binary_values,
+    check_n_jobs,
+    object_to_float,
+    reject_complex,
+    reject_strings,
+)
 
 __all__ = ["RoundingRankFactorization"]
 
@@ -46,6 +54,66 @@ def _binarize(X, threshold):
     out = (X > threshold).astype(np.float64)
     out[np.isnan(X)] = np.nan
     return out
+
+
+def _pad_columns(F, k):
+    """``F`` padded with zero columns to ``k`` columns (the rank stays at most k)."""
+    if F.shape[1] >= k:
+        return F
+    return np.hstack([F, np.zeros((F.shape[0], k - F.shape[1]))])
+
+
+# three random integer weightings of the entries (and one of the missing ones): a
+# row's fingerprint is exact in float64 (sums of integers below 2**53) whatever the
+# order of summation, and two different rows collide with probability ~2**-63
+_KEY_BITS = 21
+
+
+def _row_keys(X):
+    """Fingerprints of the rows of validated ``X``: uint8 array of shape (m, 32)."""
+    n = X.shape[1]
+    rng = np.random.RandomState(20161212)
+    W = rng.randint(0, 2**_KEY_BITS, size=(n, 4)).astype(np.float64)
+    if sp.issparse(X):
+        keys = np.asarray(X @ W[:, :3])
+        keys = np.hstack([keys, np.zeros((X.shape[0], 1))])
+    else:
+        missing = np.isnan(X)
+        keys = np.hstack([np.where(missing, 0.0, X) @ W[:, :3], missing @ W[:, 3:]])
+    return np.ascontiguousarray(keys).view(np.uint8)
+
+
+def _better_rows(X, Rt, tau, L_a, L_b):
+    """Per row, ``L_a``'s row unless ``L_b``'s has fewer errors (then uncertified)."""
+    err_a, unc_a = _row_error_counts(X, L_a, Rt, tau, uncertified=True)
+    err_b, unc_b = _row_error_counts(X, L_b, Rt, tau, uncertified=True)
+    take_b = (err_b < err_a) | ((err_b == err_a) & (unc_b <= unc_a))
+    if not take_b.any():
+        return L_a
+    L = L_a.copy()
+    L[take_b] = L_b[take_b]
+    return L
+
+
+def _same_rows_same_factors(X, L, Rt, tau, keys):
+    """Give identical rows one factor row: the one with fewest errors among them.
+
+    Transform maps a row to one factor row, so the training rows that are equal must
+    share it for ``reconstruction_err_`` to equal a recount through
+    :meth:`RoundingRankFactorization.transform`.
+    """
+    _, first, inverse = np.unique(
+        keys.view(np.dtype((np.void, keys.shape[1]))).ravel(),
+        return_index=True,
+        return_inverse=True,
+    )
+    if first.shape[0] == L.shape[0] or np.array_equal(L[first[inverse]], L):
+        return L  # no repeated rows, or they have one factor row already
+    errors, unsafe = _row_error_counts(X, L, Rt, tau, uncertified=True)
+    order = np.lexsort((unsafe, errors))  # best rows first
+    best = np.empty(first.shape[0], dtype=np.int64)
+    best[inverse[order][::-1]] = order[::-1]  # the last write wins: the best row
+    return L[best[inverse]]
 
 
 class RoundingRankFactorization(
@@ -206,6 +274,9 @@ class RoundingRankFactorization(
 
     def _validate_X(self, X, reset):
         reject_strings(X)
+        reject_complex(X)
+        if isinstance(X, np.ndarray) and X.dtype == object:
+            X = object_to_float(X)
         X = validate_data(
             self,
             X,
@@ -214,10 +285,18 @@ class RoundingRankFactorization(
             dtype=np.float64,
             ensure_all_finite=False,
         )
+        if sp.issparse(X):  # a copy: scipy sorts indices in place
+            check_sparse_memory(X.shape, X.nnz, "X")
+            X = canonical_sparse(X)
         if self.binarize is not None:
             if sp.issparse(X) or not np.isinf(X).any():
                 X = _binarize(X, self.binarize)
-        check_binary_values(X, allow_missing=self._allows_missing(), method=self.method)
+        check_binary_values(
+            X,
+            allow_missing=self._allows_missing(),
+            method=self.method,
+            missing_methods=[m for m in FIT_METHODS if METHODS[m].missing],
+        )
         if sp.issparse(X) and self.method != "rsvd":
             X = X.toarray()
         return X
@@ -316,36 +395,34 @@ class RoundingRankFactorization(
         t0 = time.perf_counter()
         kwargs = self._solver_kwargs()
         result = spec.fit(X, k, **kwargs)
-        Xd = X.toarray() if sp.issparse(X) else X
-        L_fit = result.L
+        Xd = X.toarray() if sp.issparse(X) and spec.transform is not None else X
+        R = _pad_columns(np.asarray(result.R, dtype=np.float64), k)
+        L = _pad_columns(np.asarray(result.L, dtype=np.float64), k)
+        Rt = np.ascontiguousarray(R.T)
+        tau = float(self.tau)
         one_shot = self.method == "projlp" and self.max_iter == 0
-        # with a budget, keep the fitted rows: the row problems of transform have no
-        # deadline (on Abstracts, k=100, they took minutes after an L-PCA fit that
-        # ended within its limit); fit_transform(X) may then differ from
-        # fit(X).transform(X), which solves every row again
-        if (
-            spec.transform is not None
-            and self.method != "asso"
-            and not one_shot
-            and self.time_limit is None
-        ):
-            # Use the rows that transform() gives for the training data when they are
-            # no worse, so that fit_transform(X) equals fit(X).transform(X): the
-            # per-row problems (LPs, logistic regressions) may have other optima
-            # than the jointly fitted L.
-            R = np.asarray(result.R, dtype=np.float64)
-            L_t = spec.transform(Xd, R, **self._transform_kwargs(kwargs))
-            tau = float(self.tau)
-
-            def n_uncertified(L_):
-                return _count_uncertified(Xd, np.asarray(L_, dtype=np.float64), R, tau)
-
-            if n_uncertified(L_t) <= n_uncertified(L_fit):
-                L_fit = L_t
-        L = self._set_factors(
+        # Each training row keeps the better (fewer errors, then fewer uncertified
+        # entries) of its fitted row and the row transform() gives it, so that
+        # transform of the training rows reproduces the fit or does better, and
+        # fit_transform(X) equals fit(X).transform(X). With a budget the row
+        # problems of transform (which has no deadline) are not solved here: on
+        # Abstracts, k=100, they took minutes after an L-PCA fit within its limit.
+        if spec.transform is not None and not one_shot and self.time_limit is None:
+            L_t = np.asarray(
+                spec.transform(Xd, R, **self._transform_kwargs(kwargs)),
+                dtype=np.float64,
+            )
+            L = _better_rows(Xd, Rt, tau, L_t, L)
+        keys = _row_keys(Xd)
+        L = _same_rows_same_factors(Xd, L, Rt, tau, keys)
+        self._training_rows = (
+            dict(zip(map(bytes, keys), range(m), strict=True)),
+            L.copy(),
+        )
+        self._set_factors(
             Xd,
-            L_fit,
-            result.R,
+            L,
+            R,
             n_iter=result.n_iter,
             info=result.info,
             seconds=time.perf_counter() - t0,
@@ -368,26 +445,30 @@ class RoundingRankFactorization(
         return L
 
     def _set_factors(self, X, L, R, *, n_iter, info, seconds):
-        """Store fitted factors and their training error and certificate."""
+        """Store fitted factors and their training error and certificate.
+
+        The error is counted by the rounding kernel of :meth:`inverse_transform`
+        (same factors, same blocks), so it equals a recount of
+        ``inverse_transform(L)`` against ``X`` exactly.
+        """
         m, n = X.shape
         k = self.n_components
-        L = np.asarray(L, dtype=np.float64)
-        R = np.asarray(R, dtype=np.float64)
-        if L.shape[1] < k:  # pad with zero columns: the rank stays at most k
-            L = np.hstack([L, np.zeros((m, k - L.shape[1]))])
-            R = np.hstack([R, np.zeros((n, k - R.shape[1]))])
+        L = _pad_columns(np.asarray(L, dtype=np.float64), k)
+        R = _pad_columns(np.asarray(R, dtype=np.float64), k)
         if L.shape != (m, k) or R.shape != (n, k):  # pragma: no cover - solver bug
             raise RuntimeError(
                 f"solver {self.method!r} returned factors of shapes {L.shape} and "
                 f"{R.shape}; expected {(m, k)} and {(n, k)}."
             )
-        self.components_ = R.T.copy()
+        self.components_ = np.ascontiguousarray(R.T)
         self.n_components_ = k
         self.n_iter_ = max(1, int(n_iter))
         self.solver_info_ = info
         self.fit_seconds_ = seconds
-        self.reconstruction_err_ = _count_errors_factors(X, L, R, float(self.tau))
-        n_ones = int(np.count_nonzero(X == 1))
+        tau = float(self.tau)
+        errors = _row_error_counts(X, L, self.components_, tau)
+        self.reconstruction_err_ = int(errors.sum())
+        n_ones = int(X.sum()) if sp.issparse(X) else int(np.count_nonzero(X == 1))
         self.relative_error_ = (
             self.reconstruction_err_ / n_ones
             if n_ones
@@ -395,7 +476,7 @@ class RoundingRankFactorization(
         )
         self.certified_ = bool(
             self.reconstruction_err_ == 0
-            and _count_uncertified(X, L, R, float(self.tau)) == 0
+            and _count_uncertified(X, L, R, tau, stop_early=True) == 0
         )
         return L
 
@@ -405,7 +486,12 @@ class RoundingRankFactorization(
 
         ``"rsvd"`` projects (``L = X @ components_.T``, as the SVD does); ``"projlp"``
         solves the L1-slack LP of every row; ``"lpca"`` fits a logistic regression per
-        row; ``"asso"`` picks the best binary usage of the basis per row.
+        row; ``"asso"`` picks a binary usage of the basis per row (greedy). A row
+        equal to a training row gets the better of that and its fitted row (fewer
+        rounding errors; a tie keeps the fitted row), so ``transform`` of the
+        training data reproduces the fit or does better. Rows are matched by a
+        fingerprint of their entries (three random integer weightings, exact in
+        float64).
 
         Parameters
         ----------
@@ -421,14 +507,30 @@ class RoundingRankFactorization(
         R = self.components_.T
         spec = METHODS[self.method]
         if spec.transform is None:
-            Xd = X.toarray() if sp.issparse(X) else np.nan_to_num(X)
-            return np.asarray(Xd @ R)
-        Xd = X.toarray() if sp.issparse(X) else X
-        kwargs = self._transform_kwargs(self._solver_kwargs())
-        return np.asarray(spec.transform(Xd, R, **kwargs))
+            Xp = X if sp.issparse(X) else np.nan_to_num(X)
+            L = np.asarray(Xp @ R, dtype=np.float64)
+        else:
+            X = X.toarray() if sp.issparse(X) else X
+            kwargs = self._transform_kwargs(self._solver_kwargs())
+            L = np.asarray(spec.transform(X, R, **kwargs), dtype=np.float64)
+        index, L_train = getattr(self, "_training_rows", ({}, None))
+        if not index:
+            return L
+        keys = _row_keys(X)
+        match = np.array([index.get(bytes(key), -1) for key in keys], dtype=np.int64)
+        seen = match >= 0
+        if not seen.any():
+            return L
+        L_seen = L.copy()
+        L_seen[seen] = L_train[match[seen]]
+        return _better_rows(X, self.components_, float(self.tau), L, L_seen)
 
     def inverse_transform(self, X):
         """Rounded reconstruction ``round_tau(L @ components_)``.
+
+        Computed by the same rounding kernel (same row blocks) as
+        ``reconstruction_err_``, so the training error equals a recount of
+        ``inverse_transform(fit_transform(X))`` against ``X``.
 
         Parameters
         ----------
@@ -446,7 +548,9 @@ class RoundingRankFactorization(
                 f"inverse_transform expects shape (n_samples, {self.n_components_}), "
                 f"got {L.shape}."
             )
-        return round_matrix(L @ self.components_, self.tau)
+        if not np.isfinite(L).all():
+            raise ValueError("inverse_transform expects finite numbers (no NaN).")
+        return _round_factors(L, self.components_, float(self.tau))
 
     def score(self, X, y=None):
         """Negative relative error of the reconstruction of ``X`` (higher is better).
@@ -466,9 +570,8 @@ class RoundingRankFactorization(
         check_is_fitted(self)
         L = self.transform(X)
         Xv = self._validate_X(X, reset=False)
-        Xd = Xv.toarray() if sp.issparse(Xv) else Xv
-        n_err = _count_errors_factors(Xd, L, self.components_.T, float(self.tau))
-        n_ones = int(np.count_nonzero(Xd == 1))
+        n_err = int(_row_error_counts(Xv, L, self.components_, float(self.tau)).sum())
+        n_ones = int(Xv.sum()) if sp.issparse(Xv) else int(np.count_nonzero(Xv == 1))
         if n_ones == 0:
             return 0.0 if n_err == 0 else -float(n_err)
         return -n_err / n_ones

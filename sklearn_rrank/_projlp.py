@@ -153,8 +153,13 @@ def _status_counts(codes):
     return {name: int(counts[name]) for name in STATUS_NAMES if counts[name]}
 
 
-def _projection_input(X, nonnegative):
+def _projection_input(X, nonnegative, tau=0.5):
     """The points that are projected: ``X`` with missing entries (NaN) set to 0.
+
+    For ``tau <= 0`` (and not ``nonnegative``) the points are the halved sign
+    matrix ``X - 1/2`` (missing entries 0, halfway): a projection of ``X`` itself
+    maps an all-zero row to ``L_i = 0``, whose products ``0 >= tau`` all round to 1,
+    so such a row could never be fitted.
 
     For ``nonnegative`` the points are ``[X, 1 - X]`` (missing entries 0 in both
     halves): with ``L = X |A|`` alone, a row contained in another row would get a
@@ -162,9 +167,10 @@ def _projection_input(X, nonnegative):
     and a one in the smaller row above a zero in the larger row could never be
     separated. The doubled points avoid that (at full width, ``A = I`` separates).
     """
-    X0 = np.where(np.isnan(X), 0.0, X)
     if not nonnegative:
-        return X0
+        centre = 0.5 if tau <= 0 else 0.0
+        return np.where(np.isnan(X), 0.0, X - centre)
+    X0 = np.where(np.isnan(X), 0.0, X)
     return np.hstack([X0, np.where(np.isnan(X), 0.0, 1.0 - X)])
 
 
@@ -315,7 +321,7 @@ def projlp_fit(
     t0 = time.perf_counter()
     m, n = X.shape
     seed = rng.randint(np.iinfo(np.int32).max)
-    P = _projection_input(X, bool(nonnegative))
+    P = _projection_input(X, bool(nonnegative), tau)
     A = _projection_matrix(P.shape[1], k, projection, bool(nonnegative), seed)
     L = _nonzero_columns(P, A, np.random.RandomState(seed))
     del P
@@ -966,7 +972,7 @@ def _projlp_search(
     col_rep, col_owner = incumbent.data.unique_columns
     row_rep, weights, row_owner = incumbent.data.unique_rows
     Xu = X[np.ix_(row_rep, col_rep)]  # one m' x n' copy
-    X0u = _projection_input(X[row_rep], nonnegative)
+    X0u = _projection_input(X[row_rep], nonnegative, tau)
     n_in = X0u.shape[1]
     m_u, n_u = Xu.shape
     queue = list(range(n_u))  # attempt order; failing columns move to the front

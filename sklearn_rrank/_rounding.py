@@ -291,16 +291,58 @@ def certify_rounding(X, L, R, *, tau=0.5, margin=DEFAULT_MARGIN, return_count=Fa
     return n_failed == 0
 
 
+def _rounded_block(Lb, Rt, tau):
+    """``round_tau(Lb @ Rt)`` as a boolean block: the one rounding kernel.
+
+    Every count of rounding errors of fitted factors and every rounded
+    reconstruction (``inverse_transform``) goes through this function with
+    ``Rt = components_`` (C-contiguous, shape (k, n)) and the row blocks of
+    :func:`_row_batches`, so the same factors give the same rounding bit for bit:
+    a product that lands within a rounding error of ``tau`` is decided the same way
+    in the reported error and in the reconstruction.
+    """
+    return (Lb @ Rt) >= tau
+
+
+def _round_factors(L, Rt, tau):
+    """``round_tau(L @ Rt)`` as uint8 of shape (m, n), by the blocks of the kernel."""
+    m, n = L.shape[0], Rt.shape[1]
+    out = np.empty((m, n), dtype=np.uint8)
+    for rows in _row_batches(m, n):
+        out[rows] = _rounded_block(L[rows], Rt, tau)
+    return out
+
+
+def _row_error_counts(X, L, Rt, tau, *, uncertified=False, margin=DEFAULT_MARGIN):
+    """Rounding errors per row of ``round_tau(L @ Rt)`` against validated ``X``.
+
+    ``X`` is a float64 array or CSR matrix (NaN = missing, not counted), ``Rt`` the
+    C-contiguous (k, n) right factor. With ``uncertified`` also the observed
+    entries per row that :func:`certify_rounding`'s kernel does not certify (one
+    more product per block). Returns int64 arrays of shape (m,).
+    """
+    m, n = X.shape
+    errors = np.empty(m, dtype=np.int64)
+    unsafe = np.empty(m, dtype=np.int64) if uncertified else None
+    for rows in _row_batches(m, n):
+        Xb = X[rows].toarray() if sp.issparse(X) else X[rows]
+        ones = Xb == 1
+        wrong = _rounded_block(L[rows], Rt, tau) != ones
+        missing = np.isnan(Xb)
+        if missing.any():
+            wrong &= ~missing
+        errors[rows] = np.count_nonzero(wrong, axis=1)
+        if uncertified:
+            ok = _certified_block(Xb, L[rows], Rt.T, tau, margin)
+            unsafe[rows] = ok.shape[1] - np.count_nonzero(ok, axis=1)
+    return (errors, unsafe) if uncertified else errors
+
+
 def _count_errors_factors(X, L, R, tau):
     """Number of observed entries where ``round_tau(L @ R.T)`` differs from ``X``.
 
     ``X`` is a validated float64 array or CSR matrix (NaN = missing). Works block-wise
-    so that the full product is never held in memory at once.
+    (:func:`_row_error_counts`) so that the full product is never held in memory.
     """
-    m, n = X.shape
-    total = 0
-    for rows in _row_batches(m, n):
-        Xb = X[rows].toarray() if sp.issparse(X) else X[rows]
-        Bb = (L[rows] @ R.T) >= tau
-        total += int(np.count_nonzero((Bb != (Xb == 1)) & ~np.isnan(Xb)))
-    return total
+    Rt = np.ascontiguousarray(np.asarray(R, dtype=np.float64).T)
+    return int(_row_error_counts(X, np.asarray(L, dtype=np.float64), Rt, tau).sum())

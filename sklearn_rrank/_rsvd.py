@@ -76,6 +76,26 @@ def truncated_svd(X, n_components=None, *, random_state=None):
     return U[:, :K], s[:K], Vt[:K]
 
 
+def _target_svd(X, K, tau, random_state=None):
+    """Triplets of the matrix that R-SVD rounds at ``tau``.
+
+    The SVD approximates the 0/1 entries, whose midpoint is 1/2. For ``tau > 0``
+    the truncations of ``2 tau X`` are rounded at ``tau`` (the singular values of
+    ``X`` scaled by ``2 tau``: the same roundings as those of ``X`` at 1/2, by the
+    paper's proposition on changing the rounding threshold), so a product that
+    lands at ``1 - 1e-16`` for a one never meets a threshold ``tau = 1`` that sits
+    on the data's own values. For ``tau <= 0`` scaling cannot move the midpoint to
+    ``tau``; the truncations of ``X - 1/2 + tau`` (the halved sign matrix shifted
+    to ``tau``, dense) are rounded instead. At ``tau = 0.5`` this is the SVD of
+    ``X`` itself.
+    """
+    if tau > 0:
+        U, s, Vt = truncated_svd(X, K, random_state=random_state)
+        return U, s * (2.0 * tau), Vt
+    Xd = X.toarray() if sp.issparse(X) else np.asarray(X)
+    return truncated_svd(Xd + (tau - 0.5), K, random_state=random_state)
+
+
 def _gram_svd(X, K):
     """Leading K triplets from the eigenvectors of the smaller Gram matrix.
 
@@ -163,7 +183,7 @@ def rsvd_fit(X, n_components, *, tau=0.5, random_state=None):
     """
     m, n = X.shape
     k = int(n_components)
-    U, s, Vt = truncated_svd(X, k, random_state=random_state)
+    U, s, Vt = _target_svd(X, k, tau, random_state=random_state)
     errors = rsvd_error_curve(X, U, s, Vt, tau=tau)
     best = int(np.argmin(errors[1:]) + 1) if errors.shape[0] > 1 else 0
     if errors[0] < errors[best]:
@@ -352,7 +372,7 @@ def _rsvd_search(
             return info
     incumbent.event("step", message=f"SVD of {K} components")
     t0 = time.perf_counter()
-    U, s, Vt = truncated_svd(X, K, random_state=random_state)
+    U, s, Vt = _target_svd(X, K, tau, random_state=random_state)
     info["svd_seconds"] = time.perf_counter() - t0
     if float(m) * n * K <= _EXHAUSTIVE_WORK:
         _scan_exhaustive(X, incumbent, U, s, Vt, tau)
