@@ -498,23 +498,18 @@ def _rsvd_nested(B, random_state):
     threshold, whatever the ``tau`` of the caller (which only rescales ``l``).
 
     By Perron-Frobenius ``u, v`` can be taken non-negative (entries of the wrong sign
-    are round-off and are clipped to 0), so the rounded matrix is nested. ARPACK
-    (``scipy.sparse.linalg.svds``, start vector drawn from ``random_state``); dense
-    LAPACK when a side has fewer than 3 entries. Returns ``(N, cost)``.
+    are round-off and are clipped to 0), so the rounded matrix is nested. The SVD is
+    :func:`~sklearn_rrank._rsvd.truncated_svd` (ARPACK with a start vector drawn
+    from ``random_state``, or LAPACK for small inputs; the zero matrix gives the
+    zero triplet). Returns ``(N, cost)``.
     """
-    from scipy.sparse.linalg import svds
+    from sklearn_rrank._rsvd import truncated_svd
 
     B = _as_bool(B)
-    m, n = B.shape
-    A = B.astype(np.float64)
-    if min(m, n) < 3:
-        U, s, Vt = np.linalg.svd(A, full_matrices=False)
-        u, sigma, v = U[:, 0], s[0], Vt[0]
-    else:
-        rng = check_random_state(random_state)
-        v0 = rng.uniform(0.5, 1.5, size=min(m, n))
-        U, s, Vt = svds(A, k=1, v0=v0, solver="arpack")
-        u, sigma, v = U[:, 0], s[0], Vt[0]
+    # the package's one SVD chooser (ARPACK for large inputs, LAPACK for small
+    # ones; the zero matrix gives zero triplets instead of an ARPACK error)
+    U, s, Vt = truncated_svd(B.astype(np.float64), 1, random_state=random_state)
+    u, sigma, v = U[:, 0], s[0], Vt[0]
     if u.sum() + v.sum() < 0:
         u, v = -u, -v
     l = sigma * np.clip(u, 0, None)

@@ -245,8 +245,13 @@ def nestedness_temperature(X, *, pack=True):
     Returns
     -------
     temperature : float
-        0 for a perfectly packed nested matrix, larger for disorder (about 100 for
-        random matrices). A matrix of all zeros or all ones gives 0.
+        Low for nested matrices, larger for disorder (about 100 for random
+        matrices). A perfectly nested matrix does *not* in general give 0: its
+        ones need not lie on the side of the smooth fill line where no
+        unexpectedness is counted, so it gives a small positive value that depends
+        on its shape (e.g. ``[[1, 1, 1, 1, 1, 1], [1, 0, 0, 0, 0, 0], [1, 0, 0, 0,
+        0, 0]]`` gives about 10.25; R vegan's ``nestedtemp`` gives the same values
+        to about 1.5e-4). A matrix of all zeros or all ones gives 0.
 
     Raises
     ------

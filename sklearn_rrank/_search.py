@@ -117,6 +117,10 @@ class RoundingRankCV(MetaEstimatorMixin, TransformerMixin, BaseEstimator):
         ``std_fit_time``, ``rank_test_error``.
     certified_ : bool
         ``mode="exact"``: whether a certified k was found among the candidates.
+        When none was (e.g. the time limit ended the search, or a method's search
+        certified nothing), ``certified_`` is False, nothing is raised, and
+        ``n_components_`` is the k with the fewest rounding errors seen, fitted in
+        ``best_estimator_``.
     stopped_early_ : bool
         True iff ``time_limit`` ended the search before it was complete.
     n_features_in_ : int
@@ -296,11 +300,19 @@ class RoundingRankCV(MetaEstimatorMixin, TransformerMixin, BaseEstimator):
         self.stopped_early_ = bool(res.stopped_early)
         self.errors_ = {int(k): int(v) for k, v in res.info["errors_by_k"].items()}
         self.certified_ = res.rank is not None
+        self.search_info_ = res.info
         if not self.certified_:
-            raise ValueError(
-                f"the rank search of method={estimator.method!r} certified no rank: "
-                f"{res.info.get('message', 'no message')}"
-            )
+            # no certificate: report the k with the fewest errors seen (the
+            # estimator's default k when the search tried none), fitted, and say so
+            tried = {k: e for k, e in self.errors_.items() if k >= 1}
+            k = min(tried, key=lambda k: (tried[k], k)) if tried else 1
+            k = min(k, min(X.shape))
+            best, _ = _fit_exact(estimator, X, k)
+            self.errors_.setdefault(k, int(best.reconstruction_err_))
+            self.n_components_ = k
+            self.best_estimator_ = best
+            self._set_cv_results()
+            return
         k = int(res.rank)
         self.n_components_ = k
         self.errors_[k] = 0
@@ -312,7 +324,9 @@ class RoundingRankCV(MetaEstimatorMixin, TransformerMixin, BaseEstimator):
         validate_data(best, X, ensure_all_finite=False)  # records n_features_in_
         best._set_factors(X, res.L, res.R, n_iter=1, info=res.info, seconds=seconds)
         self.best_estimator_ = best
-        self.search_info_ = res.info
+        self._set_cv_results()
+
+    def _set_cv_results(self):
         ks = sorted(self.errors_)
         errs = np.array([self.errors_[k] for k in ks], dtype=float)
         self.cv_results_ = {
