@@ -98,13 +98,10 @@ def test_all_zero_matrix():
     assert res.rank == 0 and res.certified
     # tau <= 0: the all-ones matrix has rounding rank 0, the zero matrix 1
     assert rsvd_rank_upper_bound(np.ones((3, 3)), tau=0.0).rank == 0
-    # ... and the SVD of the zero matrix has no exact truncation at tau < 0
+    # ... and at tau < 0 the zero matrix needs rank 1: R-SVD rounds the SVD of the
+    # halved sign matrix shifted to tau (-1 everywhere), exact at rank 1
     res = rsvd_rank_upper_bound(X, tau=-0.5)
-    assert (
-        res.rank is None
-        and not res.certified
-        and "no truncation" in res.info["message"]
-    )
+    assert res.rank == 1 and res.certified
 
 
 def test_time_limit_skips_an_svd_that_cannot_finish(monkeypatch, rng):
