@@ -95,25 +95,36 @@ def _better_rows(X, Rt, tau, L_a, L_b):
     return L
 
 
-def _same_rows_same_factors(X, L, Rt, tau, keys):
+def _same_rows_same_factors(X, L, Rt, tau, keys, *, count=True):
     """Give identical rows one factor row: the one with fewest errors among them.
 
     Transform maps a row to one factor row, so the training rows that are equal must
     share it for ``reconstruction_err_`` to equal a recount through
-    :meth:`RoundingRankFactorization.transform`.
+    :meth:`RoundingRankFactorization.transform`. Without ``count`` (a method whose
+    rows are a projection of the data, equal for equal rows up to round-off) each
+    group takes its first row's factors, without counting errors.
     """
     _, first, inverse = np.unique(
         keys.view(np.dtype((np.void, keys.shape[1]))).ravel(),
         return_index=True,
         return_inverse=True,
     )
-    if first.shape[0] == L.shape[0] or np.array_equal(L[first[inverse]], L):
-        return L  # no repeated rows, or they have one factor row already
-    errors, unsafe = _row_error_counts(X, L, Rt, tau, uncertified=True)
-    order = np.lexsort((unsafe, errors))  # best rows first
-    best = np.empty(first.shape[0], dtype=np.int64)
-    best[inverse[order][::-1]] = order[::-1]  # the last write wins: the best row
-    return L[best[inverse]]
+    if first.shape[0] == L.shape[0]:
+        return L  # no repeated rows
+    # only the groups whose rows do not share one factor row already are counted
+    differ = np.any(L[first[inverse]] != L, axis=1)
+    if not differ.any():
+        return L
+    if not count:
+        return L[first[inverse]]
+    rows = np.flatnonzero(np.isin(inverse, np.unique(inverse[differ])))
+    errors, unsafe = _row_error_counts(X[rows], L[rows], Rt, tau, uncertified=True)
+    order = rows[np.lexsort((unsafe, errors))]  # best rows first
+    best = np.arange(L.shape[0])
+    group_best = np.empty(first.shape[0], dtype=np.int64)
+    group_best[inverse[order][::-1]] = order[::-1]  # the last write wins: the best
+    best[rows] = group_best[inverse[rows]]
+    return L[best]
 
 
 class RoundingRankFactorization(
@@ -414,7 +425,9 @@ class RoundingRankFactorization(
             )
             L = _better_rows(Xd, Rt, tau, L_t, L)
         keys = _row_keys(Xd)
-        L = _same_rows_same_factors(Xd, L, Rt, tau, keys)
+        L = _same_rows_same_factors(
+            Xd, L, Rt, tau, keys, count=spec.transform is not None
+        )
         self._training_rows = (
             dict(zip(map(bytes, keys), range(m), strict=True)),
             L.copy(),
