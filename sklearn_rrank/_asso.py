@@ -303,7 +303,6 @@ def asso_fit(
     >>> res.info["boolean_error"]
     0
     """
-    t0 = time.perf_counter()
     tau = _check_boolean_tau(tau)
     if isinstance(n_components, bool) or not isinstance(n_components, numbers.Integral):
         raise TypeError(f"n_components must be an integer, got {n_components!r}.")
@@ -314,13 +313,31 @@ def asso_fit(
     w_plus = _check_weight(bonus_covered, "bonus_covered", allow_zero=False)
     w_minus = _check_weight(penalty_overcovered, "penalty_overcovered", allow_zero=True)
     X = check_binary_matrix(X, allow_missing=False, accept_sparse=True, method="asso")
-    Xs = sp.csr_matrix(X, dtype=np.float64)
-    Xs.eliminate_zeros()
-    strict = bool(strict)
     if orientation not in ("columns", "rows", "auto"):
         raise ValueError(
             f"orientation must be 'columns', 'rows' or 'auto', got {orientation!r}."
         )
+    return _asso_fit(
+        X,
+        k,
+        tau=tau,
+        threshold=threshold,
+        w_plus=w_plus,
+        w_minus=w_minus,
+        strict=bool(strict),
+        orientation=orientation,
+        n_jobs=n_jobs,
+        verbose=verbose,
+    )
+
+
+def _asso_fit(
+    X, k, *, tau, threshold, w_plus, w_minus, strict, orientation, n_jobs, verbose
+):
+    """:func:`asso_fit` on validated data and parameters; no checks."""
+    t0 = time.perf_counter()
+    Xs = sp.csr_matrix(X, dtype=np.float64)
+    Xs.eliminate_zeros()
     if orientation == "auto":
         orients = ["columns"]
         if Xs.shape[0] <= _MAX_AUTO_ROWS:
@@ -457,6 +474,11 @@ def asso_transform(X, R, *, tau=0.5, bonus_covered=1.0, penalty_overcovered=1.0)
     w_minus = _check_weight(penalty_overcovered, "penalty_overcovered", allow_zero=True)
     X = check_binary_matrix(X, allow_missing=False, accept_sparse=True, method="asso")
     R = check_binary_matrix(R, allow_missing=False, input_name="R")
+    return _asso_transform(X, R, w_plus=w_plus, w_minus=w_minus)
+
+
+def _asso_transform(X, R, *, w_plus, w_minus):
+    """:func:`asso_transform` on validated ``X`` and binary ``R``; no checks."""
     m, n = X.shape
     if R.shape[0] != n:
         raise ValueError(

@@ -29,6 +29,7 @@ from sklearn_rrank._rounding import (
     _row_error_counts,
 )
 from sklearn_rrank._validation import (
+    binarize,
     canonical_sparse,
     check_binary_values,
     check_n_jobs,
@@ -38,22 +39,6 @@ from sklearn_rrank._validation import (
 )
 
 __all__ = ["RoundingRankFactorization"]
-
-
-def _binarize(X, threshold):
-    """``X > threshold`` as float64, keeping NaN (missing) entries."""
-    if sp.issparse(X):
-        X = X.tocsr(copy=True).astype(np.float64)
-        if threshold < 0:
-            X = X.toarray()
-        else:
-            X.data = (X.data > threshold).astype(np.float64)
-            X.eliminate_zeros()
-            return X
-    X = np.asarray(X, dtype=np.float64)
-    out = (X > threshold).astype(np.float64)
-    out[np.isnan(X)] = np.nan
-    return out
 
 
 def _pad_columns(F, k):
@@ -301,7 +286,7 @@ class RoundingRankFactorization(
             X = canonical_sparse(X)
         if self.binarize is not None:
             if sp.issparse(X) or not np.isinf(X).any():
-                X = _binarize(X, self.binarize)
+                X = binarize(X, self.binarize)
         check_binary_values(
             X,
             allow_missing=self._allows_missing(),
@@ -516,7 +501,10 @@ class RoundingRankFactorization(
         L : ndarray of shape (n_samples, n_components)
         """
         check_is_fitted(self)
-        X = self._validate_X(X, reset=False)
+        return self._transform(self._validate_X(X, reset=False))
+
+    def _transform(self, X):
+        """:meth:`transform` of validated ``X``."""
         R = self.components_.T
         spec = METHODS[self.method]
         if spec.transform is None:
@@ -581,8 +569,8 @@ class RoundingRankFactorization(
             ``inverse_transform(transform(X))``.
         """
         check_is_fitted(self)
-        L = self.transform(X)
         Xv = self._validate_X(X, reset=False)
+        L = self._transform(Xv)
         n_err = int(_row_error_counts(Xv, L, self.components_, float(self.tau)).sum())
         n_ones = int(Xv.sum()) if sp.issparse(Xv) else int(np.count_nonzero(Xv == 1))
         if n_ones == 0:

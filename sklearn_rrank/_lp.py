@@ -628,6 +628,30 @@ def solve_columns_l1(
     True
     """
     L, X, tau, eps, time_limit = _validate(L, X, tau, eps, time_limit, "L", "rows")
+    return _solve_columns_l1(
+        L,
+        X,
+        tau=tau,
+        eps=eps,
+        nonnegative=nonnegative,
+        n_jobs=n_jobs,
+        time_limit=time_limit,
+        columns=columns,
+    )
+
+
+def _solve_columns_l1(
+    L,
+    X,
+    *,
+    tau=0.5,
+    eps=DEFAULT_EPS,
+    nonnegative=False,
+    n_jobs=None,
+    time_limit=None,
+    columns=None,
+):
+    """:func:`solve_columns_l1` on validated ``X`` and a float64 ``L``; no checks."""
     cols = _check_columns(columns, X.shape[1])
     R, status, objective, _ = _solve_public(
         L,
@@ -806,6 +830,30 @@ def solve_rows_l1(
     time_limit = _check_time_limit(time_limit)
     X = check_binary_matrix(X, allow_missing=True, accept_sparse=False)
     R = _check_factor(R, X.shape[1], "R", "columns")
+    return _solve_rows_l1(
+        R,
+        X,
+        tau=tau,
+        eps=eps,
+        nonnegative=nonnegative,
+        n_jobs=n_jobs,
+        time_limit=time_limit,
+        rows=rows,
+    )
+
+
+def _solve_rows_l1(
+    R,
+    X,
+    *,
+    tau=0.5,
+    eps=DEFAULT_EPS,
+    nonnegative=False,
+    n_jobs=None,
+    time_limit=None,
+    rows=None,
+):
+    """:func:`solve_rows_l1` on validated ``X`` and a float64 ``R``; no checks."""
     XT = np.ascontiguousarray(X.T)
     cols = _check_columns(rows, XT.shape[1])
     L, status, objective, _ = _solve_public(

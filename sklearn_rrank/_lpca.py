@@ -53,6 +53,9 @@ __all__ = ["lpca_fit", "lpca_transform"]
 
 #: default L2 penalty on every parameter (latent factors and bias)
 DEFAULT_ALPHA = 1e-3
+# default sweeps and tolerance of a fit and of the per-row problems of transform
+FIT_MAX_ITER, FIT_TOL = 1000, 1e-6
+TRANSFORM_MAX_ITER, TRANSFORM_TOL = 100, 1e-8
 
 # exponent arguments are clipped here: exp(-700) is still a normal float64, so the slow
 # denormal path of exp is never taken (the clipped terms are below 1e-300)
@@ -1333,8 +1336,8 @@ def lpca_fit(
     fit_bias=True,
     solver="auto",
     alpha=DEFAULT_ALPHA,
-    max_iter=1000,
-    tol=1e-6,
+    max_iter=FIT_MAX_ITER,
+    tol=FIT_TOL,
     init=None,
     random_state=None,
     n_jobs=None,
@@ -1503,7 +1506,44 @@ def lpca_fit(
     ((4, 2), (3, 2), 0)
     """
     X = check_binary_matrix(X, allow_missing=True, method="lpca")
-    tau = check_tau(tau)
+    return _lpca_fit(
+        X,
+        n_components,
+        tau=check_tau(tau),
+        fit_bias=fit_bias,
+        solver=solver,
+        alpha=alpha,
+        max_iter=max_iter,
+        tol=tol,
+        init=init,
+        random_state=random_state,
+        n_jobs=n_jobs,
+        verbose=verbose,
+        stop_when_exact=stop_when_exact,
+        time_limit=time_limit,
+        dtype=dtype,
+    )
+
+
+def _lpca_fit(
+    X,
+    n_components,
+    *,
+    tau=0.5,
+    fit_bias=True,
+    solver="auto",
+    alpha=DEFAULT_ALPHA,
+    max_iter=FIT_MAX_ITER,
+    tol=FIT_TOL,
+    init=None,
+    random_state=None,
+    n_jobs=None,
+    verbose=0,
+    stop_when_exact=False,
+    time_limit=None,
+    dtype="float64",
+):
+    """:func:`lpca_fit` on validated data (float64, NaN = missing); no checks."""
     m, n = X.shape
     k = int(n_components)
     kind = _model_kind(fit_bias, tau)
@@ -1581,8 +1621,8 @@ def lpca_transform(
     tau=0.5,
     fit_bias_column=True,
     alpha=DEFAULT_ALPHA,
-    max_iter=100,
-    tol=1e-8,
+    max_iter=TRANSFORM_MAX_ITER,
+    tol=TRANSFORM_TOL,
     n_jobs=None,
 ):
     """Row representations of new data for a fixed right factor (logistic regression).
@@ -1646,7 +1686,30 @@ def lpca_transform(
            [1, 0, 0]])
     """
     X = check_binary_matrix(X, allow_missing=True, method="lpca")
-    tau = check_tau(tau)
+    return _lpca_transform(
+        X,
+        R,
+        tau=check_tau(tau),
+        fit_bias_column=fit_bias_column,
+        alpha=alpha,
+        max_iter=max_iter,
+        tol=tol,
+        n_jobs=n_jobs,
+    )
+
+
+def _lpca_transform(
+    X,
+    R,
+    *,
+    tau=0.5,
+    fit_bias_column=True,
+    alpha=DEFAULT_ALPHA,
+    max_iter=TRANSFORM_MAX_ITER,
+    tol=TRANSFORM_TOL,
+    n_jobs=None,
+):
+    """:func:`lpca_transform` on validated data; checks only ``R``."""
     R = np.asarray(R, dtype=np.float64)
     m, n = X.shape
     if R.ndim != 2 or R.shape[0] != n or R.shape[1] < 1:
@@ -1784,16 +1847,3 @@ def _projected_newton_chunk(rows, P, F, q, w, alpha, pairs, bound, row_loss):
 # entries, in 50 sweeps: the rounding no longer changes (much) although the logits
 # still move
 _FIT_STALL = (50, 0.01, 1e-5)
-
-# the rank search and the LP refinement live in _lpca_search; re-exported here
-_SEARCH_NAMES = frozenset(
-    {"lpca_rank_upper_bound", "lpca_refine", "_lpca_search", "_uncertified_counts"}
-)
-
-
-def __getattr__(name):
-    if name in _SEARCH_NAMES:
-        from sklearn_rrank import _lpca_search
-
-        return getattr(_lpca_search, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

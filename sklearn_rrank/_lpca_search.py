@@ -124,10 +124,22 @@ def lpca_refine(X, L, R, *, tau=0.5, n_rounds=3, n_jobs=None, time_limit=None):
     >>> info["errors_before"], info["errors_after"], info["certified"]
     (1, 0, True)
     """
-    from sklearn_rrank._lp import solve_columns_l1, solve_rows_l1
-
     X = check_binary_matrix(X, allow_missing=True, method="lpca")
-    tau = check_tau(tau)
+    return _lpca_refine(
+        X,
+        L,
+        R,
+        tau=check_tau(tau),
+        n_rounds=n_rounds,
+        n_jobs=n_jobs,
+        deadline=Deadline(time_limit),
+    )
+
+
+def _lpca_refine(X, L, R, *, tau, n_rounds=3, n_jobs=None, deadline):
+    """:func:`lpca_refine` on validated ``X`` with a :class:`Deadline`."""
+    from sklearn_rrank._lp import _solve_columns_l1, _solve_rows_l1
+
     L = np.array(L, dtype=np.float64)
     R = np.array(R, dtype=np.float64)
     m, n = X.shape
@@ -139,8 +151,7 @@ def lpca_refine(X, L, R, *, tau=0.5, n_rounds=3, n_jobs=None, time_limit=None):
     if not (np.isfinite(L).all() and np.isfinite(R).all()):
         raise ValueError("L and R must hold finite numbers.")
     start = time.perf_counter()
-    deadline = Deadline(time_limit)
-    remaining = deadline.remaining
+    remaining = deadline.remaining  # seconds only at the LP engine's door
 
     errors_before = _count_errors_factors(X, L, R, tau)
     bad_cols = _uncertified_counts(X, L, R, tau, axis=0)
@@ -153,7 +164,7 @@ def lpca_refine(X, L, R, *, tau=0.5, n_rounds=3, n_jobs=None, time_limit=None):
         rounds += 1
         # columns: L fixed
         cols = np.flatnonzero(bad_cols)
-        R_new, _, _ = solve_columns_l1(
+        R_new, _, _ = _solve_columns_l1(
             L, X, tau=tau, n_jobs=n_jobs, time_limit=remaining(), columns=cols
         )
         n_lps += cols.size
@@ -168,7 +179,7 @@ def lpca_refine(X, L, R, *, tau=0.5, n_rounds=3, n_jobs=None, time_limit=None):
             break
         # rows: R fixed
         rows = np.flatnonzero(bad_rows)
-        L_new, _, _ = solve_rows_l1(
+        L_new, _, _ = _solve_rows_l1(
             R, X, tau=tau, n_jobs=n_jobs, time_limit=remaining(), rows=rows
         )
         n_lps += rows.size
@@ -323,8 +334,8 @@ def _rescue(incumbent, data, U, V, mu, L, R, *, tau, n_jobs, deadline, verbose, 
         L, R = Lb, Rb
     if deadline.expired():
         return False, rinfo
-    L2, R2, refine_info = lpca_refine(
-        incumbent.X, L, R, tau=tau, n_jobs=n_jobs, time_limit=deadline.remaining()
+    L2, R2, refine_info = _lpca_refine(
+        incumbent.X, L, R, tau=tau, n_jobs=n_jobs, deadline=deadline
     )
     rinfo["errors_removed"] = refine_info["errors_removed"]
     if refine_info["certified"] and incumbent.offer(L2, R2):
@@ -747,7 +758,7 @@ def lpca_rank_upper_bound(
     Examples
     --------
     >>> import numpy as np
-    >>> from sklearn_rrank._lpca import lpca_rank_upper_bound
+    >>> from sklearn_rrank._lpca_search import lpca_rank_upper_bound
     >>> X = np.tril(np.ones((6, 6), dtype=int))   # nested: rounding rank 1
     >>> res = lpca_rank_upper_bound(X, random_state=0)
     >>> res.rank, res.certified

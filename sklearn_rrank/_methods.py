@@ -204,7 +204,7 @@ _ASSO = {
 
 # -- lower bounds ---------------------------------------------------------------------
 def _spectral_lower(X, *, tau, deadline):
-    from sklearn_rrank._bounds import _spectral_bound
+    from sklearn_rrank._spectral import _spectral_bound
 
     return _spectral_bound(X, tau, deadline)
 
@@ -224,9 +224,9 @@ def _vc_lower(X, *, tau, deadline):
 
 def _rank_one_search(X, incumbent, deadline, *, tau, **_):
     """The exact test of Proposition "rrank1_eq_block_nested" (rank 1 or >= 2)."""
-    from sklearn_rrank._nested import is_rounding_rank_one
+    from sklearn_rrank._nested import _rank_one_factors
 
-    one, l, r = is_rounding_rank_one(X, tau=tau, return_factors=True)
+    one, l, r = _rank_one_factors(X, tau)
     if one:
         incumbent.offer(np.reshape(l, (-1, 1)), np.reshape(r, (-1, 1)))
         return {"message": "rounding rank is exactly 1", "lower": 1}
@@ -234,7 +234,7 @@ def _rank_one_search(X, incumbent, deadline, *, tau, **_):
 
 
 def _trivial_search(X, incumbent, deadline, *, tau, **_):
-    from sklearn_rrank._bounds import trivial_upper_bound
+    from sklearn_rrank._trivial import trivial_upper_bound
 
     L, R = trivial_upper_bound(X, tau=tau)
     incumbent.offer(L, R)
@@ -271,7 +271,7 @@ def _lpca_fit(
     **params,
 ):
     kw = _given(max_iter=max_iter, tol=tol, time_limit=time_limit)
-    return _lpca.lpca_fit(
+    return _lpca._lpca_fit(
         X,
         k,
         tau=tau,
@@ -287,7 +287,7 @@ def _lpca_fit(
 def _lpca_transform(X, R, *, tau, n_jobs, fit_bias=True, alpha=None, **_):
     kw = _given(alpha=alpha)
     # the bias model of the fit: a bias column iff fit_bias is True
-    return _lpca.lpca_transform(
+    return _lpca._lpca_transform(
         X, R, tau=tau, fit_bias_column=fit_bias is True, n_jobs=n_jobs, **kw
     )
 
@@ -307,7 +307,7 @@ def _projlp_fit(
     **params,
 ):
     kw = _given(max_iter=max_iter, tol=tol, time_limit=time_limit)
-    return _projlp.projlp_fit(
+    return _projlp._projlp_fit(
         X,
         k,
         tau=tau,
@@ -322,7 +322,7 @@ def _projlp_fit(
 
 def _projlp_transform(X, R, *, tau, nonnegative, n_jobs, eps=None, solver=None, **_):
     kw = _given(eps=eps, solver=solver)
-    return _projlp.projlp_transform(
+    return _projlp._projlp_transform(
         X, R, tau=tau, nonnegative=nonnegative, n_jobs=n_jobs, **kw
     )
 
@@ -341,16 +341,23 @@ def _asso_fit(
     verbose,
     **params,
 ):
-    return _asso.asso_fit(X, k, tau=tau, n_jobs=n_jobs, verbose=verbose, **params)
+    return _asso._asso_fit(
+        X,
+        k,
+        tau=_asso._check_boolean_tau(tau),
+        threshold=params.get("threshold"),
+        w_plus=params.get("bonus_covered", 1.0),
+        w_minus=params.get("penalty_overcovered", 1.0),
+        strict=params.get("strict", False),
+        orientation=params.get("orientation", "auto"),
+        n_jobs=n_jobs,
+        verbose=verbose,
+    )
 
 
 def _asso_transform(X, R, *, tau, bonus_covered=1.0, penalty_overcovered=1.0, **_):
-    return _asso.asso_transform(
-        X,
-        R,
-        tau=tau,
-        bonus_covered=bonus_covered,
-        penalty_overcovered=penalty_overcovered,
+    return _asso._asso_transform(
+        X, R, w_plus=bonus_covered, w_minus=penalty_overcovered
     )
 
 

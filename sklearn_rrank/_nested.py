@@ -19,7 +19,7 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 from sklearn.utils._param_validation import validate_params
 
-from sklearn_rrank._rounding import certify_rounding
+from sklearn_rrank._rounding import _count_uncertified
 from sklearn_rrank._validation import (
     check_binary_matrix,
     check_tau,
@@ -236,7 +236,7 @@ def nested_decomposition(X, *, tau=0.5):
             "matrix, or is_rounding_rank_one for signed factors."
         )
     l, r = _nested_factors_validated(X, tau)
-    if not certify_rounding(X, l[:, None], r[:, None], tau=tau):
+    if _count_uncertified(X, l[:, None], r[:, None], tau, stop_early=True):
         raise RuntimeError("internal error: nested factors failed certification.")
     return l, r
 
@@ -393,6 +393,14 @@ def is_rounding_rank_one(X, *, tau=0.5, return_factors=False):
     """
     tau = check_tau(tau)
     X = check_binary_matrix(X, accept_sparse=True)
+    ok, l, r = _rank_one_factors(X, tau)
+    if not ok:
+        return (False, None, None) if return_factors else False
+    return (True, l, r) if return_factors else True
+
+
+def _rank_one_factors(X, tau):
+    """:func:`is_rounding_rank_one` on validated ``X``: ``(ok, l, r)``, certified."""
     if tau > 0:
         ok, l, r = _rank_one_positive_tau(X, tau)
     elif tau == 0:
@@ -410,7 +418,7 @@ def is_rounding_rank_one(X, *, tau=0.5, return_factors=False):
             c = np.sqrt(t / below.max()) if below.size else 2.0
             l = -c * l
     if not ok:
-        return (False, None, None) if return_factors else False
-    if not certify_rounding(X, l[:, None], r[:, None], tau=tau):
+        return False, None, None
+    if _count_uncertified(X, l[:, None], r[:, None], tau, stop_early=True):
         raise RuntimeError("internal error: rank-1 factors failed certification.")
-    return (True, l, r) if return_factors else True
+    return True, l, r

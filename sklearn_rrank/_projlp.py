@@ -54,13 +54,14 @@ from sklearn_rrank._lp import (
     _check_factor,
     _solve,
     _solve_public,
-    solve_rows_l1,
+    _solve_rows_l1,
 )
 from sklearn_rrank._ranksearch import Deadline, run_rank_search
 from sklearn_rrank._rounding import (
     _count_errors_factors,
     _uncertified_counts,
 )
+from sklearn_rrank._trivial import trivial_upper_bound
 from sklearn_rrank._validation import check_binary_matrix, check_tau
 
 __all__ = ["projlp_fit", "projlp_rank_upper_bound", "projlp_transform"]
@@ -315,6 +316,40 @@ def projlp_fit(
         raise ValueError(
             f"time_limit must be None or a number >= 0, got {time_limit!r}."
         )
+    return _projlp_fit(
+        X,
+        k,
+        tau=tau,
+        projection=projection,
+        nonnegative=nonnegative,
+        eps=eps,
+        max_iter=max_iter,
+        tol=tol,
+        time_limit=time_limit,
+        random_state=random_state,
+        n_jobs=n_jobs,
+        verbose=verbose,
+        solver=solver,
+    )
+
+
+def _projlp_fit(
+    X,
+    k,
+    *,
+    tau=0.5,
+    projection="sparse",
+    nonnegative=False,
+    eps=DEFAULT_EPS,
+    max_iter=50,
+    tol=1e-4,
+    time_limit=None,
+    random_state=None,
+    n_jobs=None,
+    verbose=0,
+    solver="auto",
+):
+    """:func:`projlp_fit` on validated data and parameters (``"auto"`` resolved)."""
     solver = _check_solver(solver, nonnegative, X.size)
     deadline = None if time_limit is None else Deadline(float(time_limit))
     rng = check_random_state(random_state)
@@ -621,15 +656,34 @@ def projlp_transform(
     [[0, 1, 1], [0, 0, 1]]
     """
     X = check_binary_matrix(X, allow_missing=True, accept_sparse=False, method="projlp")
+    return _projlp_transform(
+        X,
+        R,
+        tau=check_tau(tau),
+        eps=eps,
+        nonnegative=nonnegative,
+        n_jobs=n_jobs,
+        solver=solver,
+    )
+
+
+def _projlp_transform(
+    X, R, *, tau=0.5, eps=DEFAULT_EPS, nonnegative=False, n_jobs=None, solver="auto"
+):
+    """:func:`projlp_transform` on validated data; checks only ``R``."""
     solver = _check_solver(solver, nonnegative, X.size)
     if solver == "lp":
-        L, _, _ = solve_rows_l1(
-            R, X, tau=tau, eps=eps, nonnegative=nonnegative, n_jobs=n_jobs
+        L, _, _ = _solve_rows_l1(
+            _check_factor(R, X.shape[1], "R", "columns"),
+            X,
+            tau=tau,
+            eps=eps,
+            nonnegative=nonnegative,
+            n_jobs=n_jobs,
         )
         return L
     from sklearn_rrank._separation import separate_columns
 
-    tau = check_tau(tau)
     R = _check_factor(R, X.shape[1], "R", "columns")
     L, _ = separate_columns(R, X.T, tau=tau, n_iter=_SEPARATION_ITER, n_jobs=n_jobs)
     return L
@@ -1237,22 +1291,9 @@ def _trivial_factors(Xu, tau, nonnegative):
     ``tau <= 0`` a constant column shifts the zeros below ``tau`` (not non-negative:
     None then).
     """
-    m, n = Xu.shape
-    X0 = np.where(np.isnan(Xu), 0.0, Xu)
-    if tau > 0:
-        if n <= m:
-            return 2 * tau * X0, np.eye(n)
-        return np.eye(m), 2 * tau * X0.T
-    if nonnegative:
+    if tau <= 0 and nonnegative:
         return None
-    shift = tau - 1.0
-    if n <= m:
-        L = np.hstack([(1.0 - shift) * X0, np.ones((m, 1))])
-        R = np.hstack([np.eye(n), np.full((n, 1), shift)])
-    else:
-        L = np.hstack([np.eye(m), np.full((m, 1), shift)])
-        R = np.hstack([(1.0 - shift) * X0.T, np.ones((n, 1))])
-    return L, R
+    return trivial_upper_bound(np.where(np.isnan(Xu), 0.0, Xu), tau=tau)
 
 
 def _truncated_product(L, R, width):

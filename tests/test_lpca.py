@@ -7,12 +7,8 @@ from hypothesis import strategies as st
 from numpy.testing import assert_allclose, assert_array_equal
 
 from sklearn_rrank import _lpca, _lpca_search
-from sklearn_rrank._lpca import (
-    lpca_fit,
-    lpca_rank_upper_bound,
-    lpca_refine,
-    lpca_transform,
-)
+from sklearn_rrank._lpca import lpca_fit, lpca_transform
+from sklearn_rrank._lpca_search import lpca_rank_upper_bound, lpca_refine
 from sklearn_rrank._rounding import certify_rounding, round_matrix
 
 MODELS = [True, False, "global"]

@@ -4,8 +4,7 @@ import time
 
 import numpy as np
 
-from sklearn_rrank._lpca import lpca_rank_upper_bound
-from sklearn_rrank._lpca_search import _lpca_search
+from sklearn_rrank._lpca_search import _lpca_search, lpca_rank_upper_bound
 from sklearn_rrank._ranksearch import run_rank_search
 from sklearn_rrank._rounding import certify_rounding
 

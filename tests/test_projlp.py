@@ -518,13 +518,13 @@ def test_hinge_transform_rows_and_choice(monkeypatch):
         projlp_transform(X, R[:5], solver="hinge")
     # the estimator hands the solver to transform, so fit_transform stays cheap
     calls = []
-    original = _projlp.projlp_transform
+    original = _projlp._projlp_transform
 
     def spy(*args, **kwargs):
         calls.append(kwargs.get("solver"))
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(_projlp, "projlp_transform", spy)
+    monkeypatch.setattr(_projlp, "_projlp_transform", spy)
     est = RoundingRankFactorization(
         3, method="projlp", random_state=0, method_params={"solver": "hinge"}
     ).fit(X)

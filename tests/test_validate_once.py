@@ -1,0 +1,62 @@
+"""Each public call validates its binary data once (the door), not once per layer."""
+
+import sys
+
+import numpy as np
+import pytest
+
+from sklearn_rrank import (
+    RoundingRankCV,
+    RoundingRankFactorization,
+    rounding_rank_bounds,
+)
+from sklearn_rrank import _validation as V
+
+X = (np.random.RandomState(0).rand(30, 20) < 0.3).astype(float)
+
+
+@pytest.fixture
+def counter(monkeypatch):
+    """Counts calls of the two binary checks, wherever a module imported them."""
+    calls = []
+    for name in ("check_binary_matrix", "check_binary_values"):
+        original = getattr(V, name)
+
+        def counted(*args, _original=original, **kwargs):
+            calls.append(_original.__name__)
+            return _original(*args, **kwargs)
+
+        for module in list(sys.modules.values()):
+            name_ = getattr(module, "__name__", "")
+            # inside _validation, check_binary_matrix calls check_binary_values:
+            # that is one validation, so _validation's own names stay unwrapped
+            if name_.startswith("sklearn_rrank") and module is not V:
+                if getattr(module, name, None) is original:
+                    monkeypatch.setattr(module, name, counted)
+    return calls
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("method", ["rsvd", "lpca", "projlp", "asso"])
+def test_fit_and_score_validate_once(counter, method):
+    est = RoundingRankFactorization(3, method=method, random_state=0)
+    est.fit(X)
+    assert len(counter) == 1
+    counter.clear()
+    est.score(X)
+    assert len(counter) == 1
+
+
+@pytest.mark.parametrize(
+    "methods", [("spectral",), ("rank_one",), ("rsvd",), ("lpca",), ("asso",)]
+)
+def test_bounds_validate_once(counter, methods):
+    rounding_rank_bounds(X, methods=methods, random_state=0)
+    assert len(counter) == 1
+
+
+def test_cv_validates_once_plus_once_per_fit(counter):
+    cv = RoundingRankCV(RoundingRankFactorization(method="rsvd"), search="galloping")
+    cv.fit(X)
+    n_fits = len(cv.errors_) + 1  # every candidate fit and the final refit at most
+    assert 1 <= len(counter) <= 1 + n_fits
