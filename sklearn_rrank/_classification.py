@@ -18,9 +18,9 @@ import numpy as np
 from sklearn.utils import check_array
 from sklearn.utils._param_validation import Interval, validate_params
 
-from sklearn_rrank._bounds import _sign_rank_lower_bound
 from sklearn_rrank._lp import DEFAULT_EPS, STATUS_NAMES, _check_eps, _solve_public
 from sklearn_rrank._ranksearch import Deadline
+from sklearn_rrank._spectral import _sign_rank_lower_bound
 from sklearn_rrank._validation import check_binary_matrix, check_n_jobs, check_tau
 
 # largest number of distinct rows for which the sign-change ordering is tried
@@ -309,7 +309,7 @@ def feature_dimension_bounds(
       order comes from :func:`~sklearn_rrank._permutation.sign_change_ordering`. And
       ``rrank_tau(Y)`` by (2), with certified bounds from
       :func:`~sklearn_rrank._projlp.projlp_rank_upper_bound` and
-      :func:`~sklearn_rrank._lpca.lpca_rank_upper_bound`.
+      :func:`~sklearn_rrank._lpca_search.lpca_rank_upper_bound`.
     * A second lower bound: a set of ``s`` rows shattered by the labels
       (:func:`~sklearn_rrank.vc_lower_bound`) needs ``d + 1 >= s``, because affine
       half-spaces in ``R^d`` have VC dimension ``d + 1``; so ``fd(Y) >= s - 1``.

@@ -31,6 +31,7 @@ from sklearn_rrank._nested import (
 )
 from sklearn_rrank._rounding import certify_rounding
 from sklearn_rrank._validation import (
+    binarize,
     check_binary_values,
 )
 
@@ -719,7 +720,7 @@ class NestedApprox(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         if sp.issparse(X):
             X = X.toarray()
         if self.binarize is not None:
-            return np.asarray(X > self.binarize)
+            return np.asarray(binarize(X, self.binarize) == 1)
         check_binary_values(X, input_name="X")
         return np.asarray(X != 0)
 

@@ -85,7 +85,7 @@ def _project(Y, ones, zeros, upper, lower):
     return Z
 
 
-def _nnm_admm(X, tau, delta, max_iter, tol, time_limit=None, verbose=0):
+def _nnm_admm(X, tau, delta, max_iter, tol, deadline=None, verbose=0):
     """ADMM with singular value thresholding for the constrained nuclear norm problem.
 
     Scaled-form ADMM on ``min ||Y||_* + I_C(Z)`` s.t. ``Y = Z`` (a reconstruction after
@@ -95,7 +95,8 @@ def _nnm_admm(X, tau, delta, max_iter, tol, time_limit=None, verbose=0):
 
     ``X`` is validated float64 (NaN = missing, unconstrained). Returns ``Y`` (the
     thresholded, low-rank iterate, feasible up to the primal residual), ``Z`` (its
-    projection onto the constraints, exactly feasible) and an info dict.
+    projection onto the constraints, exactly feasible) and an info dict. A
+    :class:`~sklearn_rrank._ranksearch.Deadline` (or None) is checked every iteration.
     """
     t0 = time.perf_counter()
     m, n = X.shape
@@ -138,7 +139,7 @@ def _nnm_admm(X, tau, delta, max_iter, tol, time_limit=None, verbose=0):
         if r_norm <= eps_pri and s_norm <= eps_dual:
             converged = True
             break
-        if time_limit is not None and time.perf_counter() - t0 > time_limit:
+        if deadline is not None and deadline.expired():
             stopped_by_time = True
             break
         if r_norm > _MU * s_norm:
@@ -173,12 +174,12 @@ def _nnm_admm(X, tau, delta, max_iter, tol, time_limit=None, verbose=0):
     return Y, Z, info
 
 
-def _run_admm(X, tau, delta, max_iter, tol, time_limit=None, verbose=0):
+def _run_admm(X, tau, delta, max_iter, tol, deadline=None, verbose=0):
     """:func:`_nnm_admm`, on one BLAS thread for small matrices."""
     if X.size <= _SINGLE_THREAD_ENTRIES:
         with threadpool_limits(limits=1, user_api="blas"):
-            return _nnm_admm(X, tau, delta, max_iter, tol, time_limit, verbose)
-    return _nnm_admm(X, tau, delta, max_iter, tol, time_limit, verbose)
+            return _nnm_admm(X, tau, delta, max_iter, tol, deadline, verbose)
+    return _nnm_admm(X, tau, delta, max_iter, tol, deadline, verbose)
 
 
 def nuclear_norm_minimization(
@@ -504,7 +505,7 @@ def _nuclear_search(
 ):
     """Nuclear family search (see :func:`nuclear_rank_upper_bound`); trusts X."""
     Y, Z, info = _run_admm(
-        X, tau, delta, max_iter, tol, time_limit=deadline.remaining(), verbose=verbose
+        X, tau, delta, max_iter, tol, deadline=deadline, verbose=verbose
     )
     info["admm_seconds"] = info.pop("seconds")
     info["rule"] = rule

@@ -27,7 +27,11 @@ from sklearn.utils._param_validation import Interval, StrOptions, validate_param
 from sklearn.utils.extmath import randomized_svd
 
 from sklearn_rrank._ranksearch import run_rank_search
-from sklearn_rrank._rounding import _count_errors_factors, certify_rounding
+from sklearn_rrank._rounding import (
+    DEFAULT_MARGIN,
+    _count_errors_factors,
+    certify_rounding,
+)
 from sklearn_rrank._validation import check_binary_matrix, check_tau
 
 __all__ = [
@@ -42,8 +46,6 @@ _STRATEGIES = ("identity", "spectral", "nearest_neighbor", "kruskal_mw")
 #: node placements tried by :func:`permutation_rank_upper_bound`, in this order
 _NODE_RULES = ("uniform", "adaptive", "chebyshev")
 
-#: margin of the float64 certificate (the package default of ``certify_rounding``)
-_CERTIFY_MARGIN = 1e-9
 
 # full pairwise Hamming matrix up to this many distinct rows (int32: 100 MB)
 _MAX_DENSE_DISTANCES = 5000
@@ -817,7 +819,7 @@ def permutation_factors(X, order, *, tau=0.5, margin=2.0, nodes="uniform"):
     L[order] = U
     info["n_errors"] = _count_errors_factors(B, L, V, tau)
     ok, n_bad = certify_rounding(
-        B, L, V, tau=tau, margin=_CERTIFY_MARGIN, return_count=True
+        B, L, V, tau=tau, margin=DEFAULT_MARGIN, return_count=True
     )
     info["certified"] = bool(ok)
     info["n_uncertified"] = int(n_bad)

@@ -16,10 +16,11 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from sklearn_rrank._bounds import spectral_lower_bound
-from sklearn_rrank._factorization import RoundingRankFactorization, _binarize
+from sklearn_rrank._factorization import RoundingRankFactorization
 from sklearn_rrank._methods import METHODS, check_method_params, method_seed
 from sklearn_rrank._ranksearch import Deadline, rank_zero_possible, run_rank_search
+from sklearn_rrank._spectral import _spectral_bound
+from sklearn_rrank._validation import binarize as binarize_values
 from sklearn_rrank._validation import check_binary_values, check_n_jobs, reject_strings
 
 __all__ = ["RoundingRankCV"]
@@ -204,7 +205,7 @@ class RoundingRankCV(MetaEstimatorMixin, TransformerMixin, BaseEstimator):
                 return list(range(1, min(m, n, 20) + 1))
             start = 1
             if not np.isnan(X).any():
-                start = max(1, spectral_lower_bound(X, tau=tau))
+                start = max(1, _spectral_bound(X, tau)[0])
             return list(range(start, min(m, n) + 1))
         if isinstance(self.n_components, numbers.Integral):
             return list(range(1, min(int(self.n_components), m, n) + 1))
@@ -253,7 +254,7 @@ class RoundingRankCV(MetaEstimatorMixin, TransformerMixin, BaseEstimator):
             X = X.toarray()
         binarize = estimator.get_params().get("binarize")
         if binarize is not None and not np.isinf(X).any():
-            X = _binarize(X, binarize)
+            X = binarize_values(X, binarize)
         check_binary_values(X, allow_missing=True)
         self.stopped_early_ = False
         if self.mode == "exact":

@@ -16,6 +16,7 @@ from sklearn.utils import check_array
 from sklearn_rrank._memory import check_sparse_memory
 
 __all__ = [
+    "binarize",
     "check_binary_matrix",
     "check_binary_values",
     "check_n_jobs",
@@ -247,6 +248,26 @@ def object_to_float(X, input_name="X"):
             "a float() argument must be a string or a real number."
         )
     return out.reshape(X.shape)
+
+
+def binarize(X, threshold):
+    """``X > threshold`` as float64, keeping NaN (missing) entries: the one binarize.
+
+    Used by every estimator's ``binarize`` parameter. Sparse input stays CSR for a
+    threshold >= 0 (its zeros stay 0); a negative threshold makes the zeros ones.
+    """
+    if sp.issparse(X):
+        X = X.tocsr(copy=True).astype(np.float64)
+        if threshold < 0:
+            X = X.toarray()
+        else:
+            X.data = (X.data > threshold).astype(np.float64)
+            X.eliminate_zeros()
+            return X
+    X = np.asarray(X, dtype=np.float64)
+    out = (X > threshold).astype(np.float64)
+    out[np.isnan(X)] = np.nan
+    return out
 
 
 def check_tau(tau):

@@ -5,7 +5,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from sklearn_rrank import certify_rounding, rounding_rank_bounds, spectral_lower_bound
-from sklearn_rrank._bounds import trivial_upper_bound
+from sklearn_rrank._trivial import trivial_upper_bound
 
 
 def test_spectral_edge_cases():
