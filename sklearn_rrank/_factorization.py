@@ -145,8 +145,10 @@ class RoundingRankFactorization(
         by ``"projlp"``.
     max_iter : int or None, default=None
         Iteration limit of the iterative methods ``"lpca"`` and ``"projlp"`` (None =
-        the method's default). Setting it for ``"rsvd"`` or ``"asso"`` (one-shot
-        methods) raises ``ValueError``.
+        the method's default). ``0`` runs no iteration: the paper's one-shot
+        ProjLP (projection and one LP per column, no refinement), or L-PCA's
+        SVD start. Setting it for ``"rsvd"`` or ``"asso"`` (one-shot methods)
+        raises ``ValueError``.
     tol : float or None, default=None
         Relative tolerance of ``"lpca"`` and ``"projlp"`` (None = the method's
         default); setting it for ``"rsvd"`` or ``"asso"`` raises ``ValueError``.
@@ -226,7 +228,7 @@ class RoundingRankFactorization(
         "tau": [Interval(numbers.Real, None, None, closed="neither")],
         "binarize": [None, Interval(numbers.Real, None, None, closed="neither")],
         "nonnegative": ["boolean"],
-        "max_iter": [None, Interval(numbers.Integral, 1, None, closed="left")],
+        "max_iter": [None, Interval(numbers.Integral, 0, None, closed="left")],
         "tol": [None, Interval(numbers.Real, 0, None, closed="left")],
         "time_limit": [None, Interval(numbers.Real, 0, None, closed="left")],
         "method_params": [None, dict],
@@ -293,7 +295,7 @@ class RoundingRankFactorization(
             method=self.method,
             missing_methods=[m for m in FIT_METHODS if METHODS[m].missing],
         )
-        if sp.issparse(X) and self.method != "rsvd":
+        if sp.issparse(X) and not METHODS[self.method].sparse_fit:
             X = X.toarray()
         return X
 
@@ -396,14 +398,13 @@ class RoundingRankFactorization(
         L = _pad_columns(np.asarray(result.L, dtype=np.float64), k)
         Rt = np.ascontiguousarray(R.T)
         tau = float(self.tau)
-        one_shot = self.method == "projlp" and self.max_iter == 0
         # Each training row keeps the better (fewer errors, then fewer uncertified
         # entries) of its fitted row and the row transform() gives it, so that
         # transform of the training rows reproduces the fit or does better, and
         # fit_transform(X) equals fit(X).transform(X). With a budget the row
         # problems of transform (which has no deadline) are not solved here: on
         # Abstracts, k=100, they took minutes after an L-PCA fit within its limit.
-        if spec.transform is not None and not one_shot and self.time_limit is None:
+        if spec.transform is not None and self.time_limit is None:
             L_t = np.asarray(
                 spec.transform(Xd, R, **self._transform_kwargs(kwargs)),
                 dtype=np.float64,

@@ -398,6 +398,9 @@ def _lpca_search(
         "rescued_by_refinement": False,
         "polish": {},
         "fit_bias": fit_bias,
+        # the fit parameters that reproduce the certificate's model (RoundingRankCV
+        # hands them to the refitted estimator so that transform matches it)
+        "fit_params": {"fit_bias": fit_bias},
     }
     fit = dict(tau=tau, alpha=_SEARCH_ALPHA, n_jobs=n_jobs, verbose=verbose)
     began = time.monotonic()

@@ -85,6 +85,9 @@ class MethodSpec:
     sparse : bool
         ``lower``/``search`` work on CSR input without densifying (the portfolio
         hands them a sparse copy of sparse data).
+    sparse_fit : bool
+        ``fit`` works on CSR input without densifying (the estimator keeps sparse
+        input sparse).
     """
 
     name: str
@@ -104,6 +107,7 @@ class MethodSpec:
     weight: float = 1.0
     default: bool = False
     sparse: bool = False
+    sparse_fit: bool = False
 
 
 def method_seed(random_state, method):
@@ -438,6 +442,7 @@ METHODS = MappingProxyType(
                 search=_rsvd._rsvd_search,
                 fit=_rsvd_fit,
                 sparse=True,
+                sparse_fit=True,
                 search_params=MappingProxyType({"max_rank": [*_POSITIVE_INT, None]}),
                 uses_random_state=True,
                 cost=2,

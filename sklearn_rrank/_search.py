@@ -318,9 +318,9 @@ class RoundingRankCV(MetaEstimatorMixin, TransformerMixin, BaseEstimator):
         self.n_components_ = k
         self.errors_[k] = 0
         best = clone(estimator).set_params(n_components=max(k, 1))
-        if estimator.method == "lpca" and "fit_bias" in res.info:
-            # the certificate's bias model, so that transform matches it
-            mp = dict(best.method_params or {}, fit_bias=res.info["fit_bias"])
+        if res.info.get("fit_params"):
+            # the certificate's model (L-PCA: its bias), so that transform matches it
+            mp = dict(best.method_params or {}, **res.info["fit_params"])
             best.set_params(method_params=mp)
         validate_data(best, X, ensure_all_finite=False)  # records n_features_in_
         best._set_factors(X, res.L, res.R, n_iter=1, info=res.info, seconds=seconds)

@@ -341,3 +341,13 @@ def test_bounds_repr_shows_shapes_not_factors():
 def test_temperature_of_a_nested_matrix_is_not_zero():
     X = [[1, 1, 1, 1, 1, 1], [1, 0, 0, 0, 0, 0], [1, 0, 0, 0, 0, 0]]
     assert nestedness_temperature(X) == pytest.approx(10.2539, abs=1e-3)
+
+
+# -- the documented one-shot ProjLP is reachable from the estimator -----------------
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_projlp_one_shot_from_the_estimator():
+    rng = np.random.RandomState(0)
+    X = (rng.rand(20, 15) < 0.4).astype(float)
+    one_shot = RoundingRankFactorization(3, method="projlp", max_iter=0, random_state=0)
+    refined = RoundingRankFactorization(3, method="projlp", random_state=0)
+    assert one_shot.fit(X).reconstruction_err_ >= refined.fit(X).reconstruction_err_
