@@ -238,6 +238,8 @@ _LBFGS_SWEEP_FACTOR = 10
 # an ascent fit by L-BFGS that still leaves more than this fraction of the ones
 # uncertified after its first stall window is given up (the ascent jumps ahead)
 _FAR_FRACTION = 0.5
+# share of the time left that one fit of the ascent may take (limited budgets only)
+_ASCENT_SHARE = 0.3
 # seconds between two progress events inside a long fit
 _TICK_SECONDS = 1.0
 
@@ -428,7 +430,9 @@ def _lpca_search(
             mu,
             tol=_SEARCH_TOL,
             stop_when_exact=True,
-            deadline=deadline,
+            # within a budget no single k of the ascent takes more than a share of
+            # what is left: a hopeless k must not spend the whole budget
+            deadline=deadline.child(fraction=_ASCENT_SHARE),
             tick=tick,
             **_solver_budget(
                 p, data.shape, _SEARCH_MAX_ITER, _SEARCH_STALL, _FAR_FRACTION * n_ones
@@ -472,7 +476,9 @@ def _lpca_search(
             info["rescued_by_refinement"] = rescued
             reason = "certified"
             break
-        k = _next_rank(k, first, n_failed, n_ones, incumbent, max_rank)
+        k = _next_rank(
+            k, first, n_failed, n_ones, incumbent, max_rank, gallop=deadline.limited
+        )
     if polish and incumbent.bound is not None and not incumbent.done:
         budget = max(_POLISH_MIN_SECONDS, time.monotonic() - began)
         _polish(
@@ -523,19 +529,22 @@ def _solver_budget(p, shape, max_iter, stall, far=None):
     return {"solver": solver, "max_iter": max_iter, "stall": stall}
 
 
-def _next_rank(k, first, n_failed, n_ones, incumbent, max_rank):
+def _next_rank(k, first, n_failed, n_ones, incumbent, max_rank, gallop=False):
     """The next ``k`` of the ascent: ``k + 1``, or a jump while ``k`` is far off.
 
     A fit that leaves more than ``_POLISH_FRACTION`` of the ones uncertified is far
     from exact: the ascent then grows ``k`` by half the distance it has already
     climbed (``k - first + 1``), so that a bound of ``b`` takes about
-    ``log(b) / log(1.5)`` far fits instead of ``b``. The jump never passes the
-    known bound (less one) or ``max_rank``; the polish phase bisects the ranks it
-    skipped.
+    ``log(b) / log(1.5)`` far fits instead of ``b``; with ``gallop`` (a limited
+    budget) by the whole distance (``first, first + 1, first + 3, first + 7, ...``,
+    about ``log2(b)`` far fits), so that a share of a budget reaches the ranks a
+    single default fit certifies. The jump never passes the known bound (less one)
+    or ``max_rank``; the polish phase bisects the ranks it skipped.
     """
     step = 1
     if n_failed > _POLISH_FRACTION * max(n_ones, 1):
-        step = max(1, (k - first + 1) // 2)
+        climbed = k - first + 1
+        step = max(1, climbed if gallop else climbed // 2)
     top = max_rank if incumbent.bound is None else min(max_rank, incumbent.bound - 1)
     return max(k + 1, min(k + step, top))
 
