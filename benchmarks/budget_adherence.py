@@ -1,0 +1,108 @@
+"""Does ``rrank bounds --time-limit T`` end within its budget, idle and under load?
+
+The matrix of issue 25: random 500 x 300 and 2000 x 1000 binary files at 1% and 20%
+ones, budgets of 5 and 10 seconds, each run once on an idle machine and once with
+two busy processes (``python -c "while True: pass"``) beside it: 16 runs. Each run is
+the whole command as a user types it (``rrank bounds FILE --time-limit T --quiet
+--json``), timed from the outside; the start-up of Python and the package (``rrank
+--help``, timed in the same run) is reported beside it. A run is inside its budget
+when ``wall <= 1.1 T + start-up``.
+
+Prints a table and saves ``benchmarks/results/budget_adherence.json``.
+
+Usage: ``python benchmarks/budget_adherence.py [--budgets 5,10] [--no-load]``
+"""
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+
+def _wall(cmd):
+    t0 = time.perf_counter()
+    out = subprocess.run(cmd, capture_output=True, text=True)
+    return time.perf_counter() - t0, out
+
+
+def _busy(n):
+    return [
+        subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)
+    ]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--budgets", default="5,10")
+    parser.add_argument("--no-load", action="store_true", help="idle runs only")
+    args = parser.parse_args()
+    budgets = [float(b) for b in args.budgets.split(",")]
+    rrank = [sys.executable, "-m", "sklearn_rrank"]
+    tmp = tempfile.mkdtemp()
+    files = []
+    rng = np.random.RandomState(0)
+    for m, n in ((500, 300), (2000, 1000)):
+        for density in (0.01, 0.2):
+            path = os.path.join(tmp, f"random_{m}x{n}_{int(density * 100)}pct.npy")
+            np.save(path, (rng.rand(m, n) < density).astype(np.uint8))
+            files.append(path)
+    startup, _ = _wall([*rrank, "--help"])
+    rows = []
+    loads = [0] if args.no_load else [0, 2]
+    for n_busy in loads:
+        procs = _busy(n_busy)
+        try:
+            time.sleep(1.0 if n_busy else 0.0)
+            for path in files:
+                for budget in budgets:
+                    cmd = [*rrank, "bounds", path, "--time-limit", str(budget)]
+                    wall, out = _wall([*cmd, "--quiet", "--json"])
+                    ok = out.returncode == 0
+                    res = json.loads(out.stdout) if ok else {}
+                    row = {
+                        "file": os.path.basename(path),
+                        "budget": budget,
+                        "busy_processes": n_busy,
+                        "load_average_1min": os.getloadavg()[0],
+                        "wall_seconds": wall,
+                        "inside": wall <= 1.1 * budget + startup,
+                        "returncode": out.returncode,
+                        "lower": res.get("lower"),
+                        "upper": res.get("upper"),
+                    }
+                    rows.append(row)
+                    print(
+                        f"{row['file']:28s} T={budget:5.1f}  busy={n_busy}  "
+                        f"wall {wall:6.2f} s  {'inside' if row['inside'] else 'OVER'}"
+                        f"  [{row['lower']}, {row['upper']}]",
+                        flush=True,
+                    )
+        finally:
+            for p in procs:
+                p.kill()
+    n_in = sum(r["inside"] for r in rows)
+    print(f"start-up {startup:.2f} s; {n_in} of {len(rows)} runs inside their budget")
+    out = os.path.join(os.path.dirname(__file__), "results", "budget_adherence.json")
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    with open(out, "w") as fh:
+        json.dump(
+            {
+                "startup_seconds": startup,
+                "rows": rows,
+                "inside": n_in,
+                "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
+            },
+            fh,
+            indent=2,
+        )
+    print(f"saved {out}")
+
+
+if __name__ == "__main__":
+    main()
