@@ -151,7 +151,7 @@ def _vc_lower(X, *, tau, deadline):
 
 
 def _rank_one_search(X, incumbent, deadline, *, tau, **_):
-    """The exact test of Proposition "rrank1_eq_block_nested" (rank 1 or >= 2)."""
+    """The exact test of Proposition "rounding rank one" (rank 1 or >= 2)."""
     from sklearn_rrank._nested import is_rounding_rank_one
 
     one, l, r = is_rounding_rank_one(X, tau=tau, return_factors=True)
@@ -330,7 +330,7 @@ METHODS = MappingProxyType(
             ),
             MethodSpec(
                 "rank_one",
-                "exact rank-one test (Proposition rrank1_eq_block_nested)",
+                "exact rank-one test (the paper's Proposition 'rounding rank one')",
                 search=_rank_one_search,
                 cost=0,
                 weight=0,
@@ -338,7 +338,8 @@ METHODS = MappingProxyType(
             ),
             MethodSpec(
                 "spectral",
-                "spectral lower bound (Forster et al.; Proposition LowerBound)",
+                "spectral lower bound (Forster et al.; the paper's Proposition "
+                "'spectral lower bound')",
                 lower=_spectral_lower,
                 sparse=True,
                 cost=1,
