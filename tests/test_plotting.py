@@ -295,6 +295,9 @@ def test_method_colors_shared_by_every_display_and_panel(X, bounds):
     names += ["nuclear", "permutation", "asso"]
     assert len({to_rgb(method_color(n)) for n in names}) == len(names)
     assert method_color("lpca (2)") == method_color("lpca")
+    assert method_color("L-PCA") == method_color("lpca")
+    assert method_color("R-SVD") == method_color("rsvd")
+    assert method_color("ProjLP") == method_color("projlp")
     assert method_color("someone else's") == method_color("someone else's")
     # the reconstruction of a factorization has the colour of its method's curves
     est = RoundingRankFactorization(2, method="rsvd").fit(X)

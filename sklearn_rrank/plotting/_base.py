@@ -94,9 +94,10 @@ _OTHER_COLORS = ("#17becf", "#bcbd22", "#8c564b", "#e377c2", "#7f7f7f", "#2ca02c
 def method_color(name):
     """The colour of a method in every Display (a matplotlib colour string).
 
-    Known methods have fixed colours (``METHOD_COLORS``); a repeated name such as
-    ``"lpca (2)"`` gets the colour of ``"lpca"``; other names get a colour picked by
-    a hash of the name, the same in every run.
+    Known methods have fixed colours (``METHOD_COLORS``), also under their printed
+    names (``"L-PCA"``, ``"R-SVD"``, ``"ProjLP"``: case and hyphens are ignored); a
+    repeated name such as ``"lpca (2)"`` gets the colour of ``"lpca"``; other names
+    get a colour picked by a hash of the name, the same in every run.
 
     Parameters
     ----------
@@ -110,8 +111,9 @@ def method_color(name):
     if name is None:
         return "black"
     base = re.sub(r" \(\d+\)$", "", str(name))
-    if base in METHOD_COLORS:
-        return METHOD_COLORS[base]
+    key = base.lower().replace("-", "")
+    if key in METHOD_COLORS:
+        return METHOD_COLORS[key]
     return _OTHER_COLORS[zlib.crc32(base.encode()) % len(_OTHER_COLORS)]
 
 

@@ -364,6 +364,8 @@ class RankSearchDisplay:
             n = len(c["seconds"])
             ax.plot(t[:n], b[:n], "v" if lower else "^", color=line.get_color(), ms=5)
             self.lines_[name] = line
+        if curves:
+            ax.set_xlim(left=0)  # the time axis starts with the call
         if bound_scale == "symlog":
             _symlog_rank_axis(ax, curves, self.upper)
         ax.set_xlabel("seconds since the start")
