@@ -364,8 +364,9 @@ class RankSearchDisplay:
             n = len(c["seconds"])
             ax.plot(t[:n], b[:n], "v" if lower else "^", color=line.get_color(), ms=5)
             self.lines_[name] = line
-        if curves:
-            ax.set_xlim(left=0)  # the time axis starts with the call
+        if curves and end:
+            # the time axis starts with the call (a little room for markers at 0)
+            ax.set_xlim(left=-0.02 * end)
         if bound_scale == "symlog":
             _symlog_rank_axis(ax, curves, self.upper)
         ax.set_xlabel("seconds since the start")
@@ -405,6 +406,9 @@ class RankSearchDisplay:
                 lw=1,
                 label=f"{what} k = {self.n_components}",
             )
+        from matplotlib.ticker import MaxNLocator
+
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # ranks are integers
         ax.set_xlabel("rank k")
         ax.set_ylabel(self.error_label)
         if np.isfinite(lo) and np.isfinite(hi):
