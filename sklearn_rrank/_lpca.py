@@ -1837,20 +1837,25 @@ def row_log_likelihood(X, U, V, mu=None):
     """Bernoulli log-likelihood (nats) of every row of ``X``, logits ``U V^T + mu``.
 
     ``sum_j log sigmoid((2 X_ij - 1) theta_ij)`` over the observed entries (``NaN``
-    entries are ignored), computed in chunks of rows without overflow.
+    entries are ignored), computed in chunks of rows with the solvers' entry losses
+    (no overflow; exponent arguments clipped at 700, below 1e-300 in the result).
     """
     X = np.asarray(X, dtype=np.float64)
+    missing = bool(np.isnan(X).any())
     out = np.empty(X.shape[0])
     step = max(1, _CHUNK_ENTRIES // max(1, X.shape[1]))
     for start in range(0, X.shape[0], step):
         rows = slice(start, start + step)
-        Xc = X[rows]
-        observed = ~np.isnan(Xc)
-        q = np.where(observed, 2.0 * np.nan_to_num(Xc) - 1.0, 0.0)
+        q = 2.0 * X[rows] - 1.0
+        if missing:
+            unobserved = np.isnan(q)
+            q[unobserved] = 0.0
         theta = _logits_of(U[rows], V, mu)
-        # -log sigmoid(q theta) = logaddexp(0, -q theta)
-        losses = np.logaddexp(0.0, -q * theta)
-        out[rows] = -np.where(observed, losses, 0.0).sum(axis=1)
+        # -log sigmoid(q theta) = log(1 + exp(-q theta))
+        losses = _loss_terms(theta, q, out=theta)
+        if missing:
+            losses[unobserved] = 0.0
+        out[rows] = -losses.sum(axis=1)
     return out
 
 
