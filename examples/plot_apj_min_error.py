@@ -28,7 +28,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from sklearn_rrank import RoundingRankFactorization
 from sklearn_rrank.datasets import load_apj
-from sklearn_rrank.plotting import FactorizationDisplay
+from sklearn_rrank.plotting import FactorizationDisplay, method_color
 
 apj = load_apj()
 X = apj.data
@@ -115,7 +115,7 @@ width = 0.16
 x = np.arange(len(k_values))
 for i, (method, name) in enumerate(names.items()):
     pos = x + (i - 2) * width
-    bars = ax.bar(pos, errors[method], width, label=name)
+    bars = ax.bar(pos, errors[method], width, label=name, color=method_color(method))
     ax.bar_label(bars, fmt="%.2f", rotation=90, padding=2, fontsize=7)
     ax.plot(
         pos,

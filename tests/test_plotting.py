@@ -69,6 +69,7 @@ def test_all_sorted():
         "FactorizationDisplay",
         "NestednessDisplay",
         "RankSearchDisplay",
+        "method_color",
     }
 
 
@@ -283,7 +284,7 @@ def test_factorization_missing_entries_not_counted():
 def test_method_colors_shared_by_every_display_and_panel(X, bounds):
     from matplotlib.colors import to_rgb
 
-    from sklearn_rrank.plotting._base import method_color
+    from sklearn_rrank.plotting import method_color
 
     disp = RankSearchDisplay.from_bounds(bounds)
     for name, line in disp.lines_.items():
@@ -299,6 +300,9 @@ def test_method_colors_shared_by_every_display_and_panel(X, bounds):
     assert method_color("R-SVD") == method_color("rsvd")
     assert method_color("ProjLP") == method_color("projlp")
     assert method_color("someone else's") == method_color("someone else's")
+    known = {to_rgb(method_color(n)) for n in names}
+    others = {to_rgb(method_color(f"method {i}")) for i in range(50)}
+    assert len(others) > 1 and not others & known
     # the reconstruction of a factorization has the colour of its method's curves
     est = RoundingRankFactorization(2, method="rsvd").fit(X)
     fact = FactorizationDisplay.from_estimator(est, X)

@@ -75,20 +75,22 @@ METHOD_COLORS = {
     "spectral": "tab:blue",
     "vc": "tab:red",
     # upper bounds and minimum-error fits
-    "trivial": "tab:gray",
+    "trivial": "0.3",  # dark grey
     "rsvd": "tab:green",
     "lpca": "tab:purple",
     "projlp": "tab:orange",
     "nuclear": "tab:brown",
     "permutation": "tab:pink",
     "asso": "tab:olive",
+    "tsvd": "tab:gray",  # the unrounded baseline of the examples
     # nested approximations (NestedApprox's methods)
     "mt+nnrr1": "tab:purple",
     "mt": "tab:orange",
     "nnrr1": "tab:brown",
 }
-# colours of other names, picked by a hash of the name (stable across runs)
-_OTHER_COLORS = ("#17becf", "#bcbd22", "#8c564b", "#e377c2", "#7f7f7f", "#2ca02c")
+# colours of other names, picked by a hash of the name (stable across runs); none of
+# them is a known method's colour
+_OTHER_COLORS = ("#4b0082", "#008080", "#b8860b", "#556b2f", "#800000", "#2f4f4f")
 
 
 def method_color(name):
@@ -107,6 +109,15 @@ def method_color(name):
     Returns
     -------
     color : str
+        A colour that matplotlib understands (e.g. ``"tab:purple"``).
+
+    Examples
+    --------
+    >>> from sklearn_rrank.plotting import method_color
+    >>> method_color("lpca"), method_color("L-PCA"), method_color("lpca (2)")
+    ('tab:purple', 'tab:purple', 'tab:purple')
+    >>> method_color("rsvd")
+    'tab:green'
     """
     if name is None:
         return "black"
