@@ -11,6 +11,7 @@ import warnings
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.special import expit
 from sklearn.base import (
     BaseEstimator,
     ClassNamePrefixFeaturesOutMixin,
@@ -496,11 +497,22 @@ class RoundingRankFactorization(
         Returns
         -------
         proba : ndarray of shape (n_samples, n_features)
-            ``sigmoid(theta)``, float64.
+            ``sigmoid(theta)``, float64: exactly 1 for logits above about 37 and 0
+            below about -745, where float64 cannot tell the difference.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn_rrank import RoundingRankFactorization
+        >>> X = np.array([[1, 1, 0], [1, 0, 0], [1, 1, 1], [0, 0, 0]])
+        >>> est = RoundingRankFactorization(2, random_state=0).fit(X)
+        >>> proba = est.predict_proba([[1, np.nan, 0]])
+        >>> proba.shape, bool(proba[0, 0] > 0.5 > proba[0, 2])
+        ((1, 3), True)
+        >>> est.score_samples([[1, np.nan, 0]]).shape
+        (1,)
         """
-        theta = self._row_logits(X)
-        # sigmoid through tanh: accurate and without overflow for every logit
-        return 0.5 * (1.0 + np.tanh(0.5 * theta))
+        return expit(self._row_logits(X))
 
     @available_if(_is_probabilistic)
     def score_samples(self, X):
