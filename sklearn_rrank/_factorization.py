@@ -498,7 +498,7 @@ class RoundingRankFactorization(
         -------
         proba : ndarray of shape (n_samples, n_features)
             ``sigmoid(theta)``, float64: exactly 1 for logits above about 37 and 0
-            below about -745, where float64 cannot tell the difference.
+            below about -710, where float64 cannot tell the difference.
 
         Examples
         --------
