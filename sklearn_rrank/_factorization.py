@@ -94,7 +94,9 @@ class RoundingRankFactorization(
         by ``"projlp"``.
     max_iter : int or None, default=None
         Iteration limit of the iterative methods ``"lpca"`` and ``"projlp"`` (None =
-        the method's default). Setting it for ``"rsvd"`` or ``"asso"`` (one-shot
+        the method's default). ``max_iter=0`` is for ``"projlp"`` only: the paper's
+        one-shot ProjLP, without the refinement rounds (``"lpca"`` raises
+        ``ValueError`` for it). Setting it for ``"rsvd"`` or ``"asso"`` (one-shot
         methods) raises ``ValueError``.
     tol : float or None, default=None
         Relative tolerance of ``"lpca"`` and ``"projlp"`` (None = the method's
@@ -185,7 +187,7 @@ class RoundingRankFactorization(
         "tau": [Interval(numbers.Real, None, None, closed="neither")],
         "binarize": [None, Interval(numbers.Real, None, None, closed="neither")],
         "nonnegative": ["boolean"],
-        "max_iter": [None, Interval(numbers.Integral, 1, None, closed="left")],
+        "max_iter": [None, Interval(numbers.Integral, 0, None, closed="left")],
         "tol": [None, Interval(numbers.Real, 0, None, closed="left")],
         "time_limit": [None, Interval(numbers.Real, 0, None, closed="left")],
         "method_params": [None, dict],
@@ -255,6 +257,12 @@ class RoundingRankFactorization(
                         f"{name}={getattr(self, name)!r} is not used by "
                         f"method={self.method!r} (a one-shot method); leave it None."
                     )
+        if self.max_iter == 0 and self.method != "projlp":
+            raise ValueError(
+                f"max_iter=0 is not supported by method={self.method!r}: it means the "
+                "paper's one-shot ProjLP (method='projlp' without refinement rounds); "
+                "use max_iter >= 1 or None."
+            )
         check_n_jobs(self.n_jobs)
         return {
             "tau": float(self.tau),
