@@ -13,6 +13,10 @@ Here the cluster is a :class:`~distributed.LocalCluster` with two in-process wor
 scheduler's address to :class:`~distributed.Client` instead. Seeds are drawn before
 the work is split, so the result does not depend on the backend or on ``n_jobs``: the
 example checks that the Dask run gives exactly the serial result.
+
+Dask's ``distributed`` package comes with the ``dask`` extra
+(``pip install "sklearn_rrank[dask]"``). Without it this example says so, runs the
+parallel part with joblib's thread backend instead and skips the task-stream figure.
 """
 
 # %%
@@ -23,7 +27,17 @@ import time
 import joblib
 import matplotlib.pyplot as plt
 import numpy as np
-from distributed import Client, LocalCluster, get_task_stream
+
+try:
+    from distributed import Client, LocalCluster, get_task_stream
+except ImportError:
+    HAVE_DISTRIBUTED = False
+    print(
+        "distributed is not installed (pip install 'sklearn_rrank[dask]'): the "
+        "parallel run below uses joblib threads instead of a Dask cluster"
+    )
+else:
+    HAVE_DISTRIBUTED = True
 
 from sklearn_rrank import RoundingRankFactorization, rounding_rank_bounds
 from sklearn_rrank.datasets import load_paleo, make_rounding_rank_matrix
@@ -49,48 +63,61 @@ print(
 # Inside ``joblib.parallel_config(backend="dask")`` every joblib call of the package
 # is sent to the cluster's workers. ``n_jobs=2`` splits the LPs into two chunks.
 # :func:`~distributed.get_task_stream` records which tasks ran where.
-cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=False)
-client = Client(cluster)
-print(client)
 
-t0 = time.perf_counter()
-with joblib.parallel_config(backend="dask"), get_task_stream(client) as tasks:
+
+def parallel_run():
     dist = RoundingRankFactorization(15, method="projlp", random_state=0, n_jobs=2)
     L_dist = dist.fit(X).transform(X)
     bounds_dist = rounding_rank_bounds(
         X_small, methods=("projlp",), random_state=0, n_jobs=2
     )
-t_dist = time.perf_counter() - t0
-workers = {task["worker"] for task in tasks.data}
-print(f"{len(tasks.data)} tasks (chunks of LPs) ran on {len(workers)} Dask workers")
-print(
-    f"dask:   k=15 relative error {dist.relative_error_:.3f}, certified rank "
-    f"{bounds_dist.upper} ({t_dist:.1f} s)"
-)
+    return dist, L_dist, bounds_dist
 
-client.close()
-cluster.close()
+
+t0 = time.perf_counter()
+if HAVE_DISTRIBUTED:
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=False)
+    client = Client(cluster)
+    print(client)
+    with joblib.parallel_config(backend="dask"), get_task_stream(client) as tasks:
+        dist, L_dist, bounds_dist = parallel_run()
+    workers = {task["worker"] for task in tasks.data}
+    print(f"{len(tasks.data)} tasks (chunks of LPs) ran on {len(workers)} Dask workers")
+    client.close()
+    cluster.close()
+    backend = "dask"
+else:
+    with joblib.parallel_config(backend="threading"):
+        dist, L_dist, bounds_dist = parallel_run()
+    backend = "threads"
+t_dist = time.perf_counter() - t0
+print(
+    f"{backend + ':':<7} k=15 relative error {dist.relative_error_:.3f}, certified "
+    f"rank {bounds_dist.upper} ({t_dist:.1f} s)"
+)
 
 # %%
 # The task stream: each bar is one chunk of LPs computed on one worker (the fit's
 # column LPs and refinement rounds, the row LPs of ``transform``, then the
-# feasibility LPs of the rank search).
-compute = [
-    (task["worker"], ss["start"], ss["stop"])
-    for task in tasks.data
-    for ss in task["startstops"]
-    if ss["action"] == "compute"
-]
-t_first = min(start for _, start, _ in compute)
-fig, ax = plt.subplots(figsize=(8, 2.6))
-for row, worker in enumerate(sorted(workers)):
-    spans = [(a - t_first, b - a) for w, a, b in compute if w == worker]
-    ax.broken_barh(spans, (row - 0.35, 0.7), color=f"C{row}")
-ax.set_yticks(range(len(workers)), [f"worker {i + 1}" for i in range(len(workers))])
-ax.set_xlabel("seconds since the first task")
-ax.set_title(f"{len(compute)} tasks (chunks of LPs) on a 2-worker Dask cluster")
-fig.tight_layout()
-plt.show()
+# feasibility LPs of the rank search). Only with ``distributed``.
+if HAVE_DISTRIBUTED:
+    compute = [
+        (task["worker"], ss["start"], ss["stop"])
+        for task in tasks.data
+        for ss in task["startstops"]
+        if ss["action"] == "compute"
+    ]
+    t_first = min(start for _, start, _ in compute)
+    fig, ax = plt.subplots(figsize=(8, 2.6))
+    for row, worker in enumerate(sorted(workers)):
+        spans = [(a - t_first, b - a) for w, a, b in compute if w == worker]
+        ax.broken_barh(spans, (row - 0.35, 0.7), color=f"C{row}")
+    labels = [f"worker {i + 1}" for i in range(len(workers))]
+    ax.set_yticks(range(len(workers)), labels)
+    ax.set_xlabel("seconds since the first task")
+    ax.set_title(f"{len(compute)} tasks (chunks of LPs) on a 2-worker Dask cluster")
+    fig.tight_layout()
+    plt.show()
 
 # %%
 # Identical results
@@ -103,7 +130,7 @@ assert dist.reconstruction_err_ == serial.reconstruction_err_
 assert bounds_dist.upper == bounds_serial.upper
 assert np.array_equal(bounds_dist.L, bounds_serial.L)
 assert np.array_equal(bounds_dist.R, bounds_serial.R)
-print("Dask and serial results are identical.")
+print(f"{'Dask' if HAVE_DISTRIBUTED else 'Threaded'} and serial results are identical.")
 
 # %%
 # On a machine this small the cluster adds overhead rather than speed; the point is

@@ -6,9 +6,10 @@ Read a rounding rank decomposition ``Y = round(L R^T)`` of a label matrix ``Y``
 (samples x labels) as machine learning: the rows of ``L`` are feature vectors of the
 samples and the rows of ``R`` are the weights of one linear classifier per label, and
 together they classify every label of every sample correctly (the paper's Theorem
-"CharacterisationRoundingRank" and Corollary "CorollaryRR"). So bounds on the rounding
-rank of ``Y`` bound the number of features that *any* family of linear classifiers
-needs to fit the labels perfectly, whatever the features are.
+"characterization of rounding rank" and Corollary "rounding rank bounds the number of
+features", Section 2). So bounds on the rounding rank of ``Y`` bound the number of
+features that *any* family of linear classifiers needs to fit the labels perfectly,
+whatever the features are.
 
 :func:`~sklearn_rrank.feature_dimension_bounds` makes this exact for classifiers with
 an intercept: the fewest features ``fd(Y)`` satisfies

@@ -4,7 +4,7 @@ Nearest nested matrix: reordered before and after
 
 A binary matrix is *nested* when its rows form a chain under set inclusion; sorted by
 decreasing row and column sums it is a staircase. The paper's Theorem
-"NestedMatrices" says that the nested matrices are exactly the matrices of
+"nested matrices" says that the nested matrices are exactly the matrices of
 *non-negative rounding rank one*: ``X = round(l r^T)`` with ``l, r >= 0``.
 :class:`~sklearn_rrank.NestedApprox` uses this to find a nested matrix close to the
 data (the BMNA problem of Mannila and Terzi).

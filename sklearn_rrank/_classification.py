@@ -1,11 +1,12 @@
 """Linear separability of labels and the feature dimension of multi-label problems.
 
-The paper's Theorem "CharacterisationRoundingRank" reads a rounding-rank decomposition
-``Y = round_tau(L R^T)`` as ``n`` linear classification problems solved without error:
-the rows of ``L`` are data points with ``d`` features and the rows of ``R`` the weights
-of the classifiers (hyperplanes with offset ``tau``). Its Corollary "CorollaryRR"
-(stated informally) concludes that the rounding rank bounds from below the number of
-features that perfect linear classification needs. This module makes that statement
+The paper's Theorem "characterization of rounding rank" reads a rounding-rank
+decomposition ``Y = round_tau(L R^T)`` as ``n`` linear classification problems solved
+without error: the rows of ``L`` are data points with ``d`` features and the rows of
+``R`` the weights of the classifiers (hyperplanes with offset ``tau``). Its Corollary
+"rounding rank bounds the number of features" (stated informally) concludes that the
+rounding rank bounds from below the number of features that perfect linear
+classification needs. This module makes that statement
 exact for the usual classifiers *with an intercept* (:func:`feature_dimension_bounds`)
 and answers, for given features, which labels are linearly separable
 (:func:`linear_separability`), both on the LP engine of :mod:`sklearn_rrank._lp`.
@@ -153,7 +154,7 @@ def linear_separability(
 
     References
     ----------
-    Neumann, Gemulla, Miettinen (ICDM 2016), Theorem "CharacterisationRoundingRank"
+    Neumann, Gemulla, Miettinen (ICDM 2016), Theorem "characterization of rounding rank"
     and Section 3 (the feasibility LP of ProjLP).
 
     Examples
@@ -259,7 +260,7 @@ def feature_dimension_bounds(
     ``(w_j, b_j)`` with ``Y_ij = 1`` iff ``<x_i, w_j> + b_j >= 0`` for all ``i, j``
     (every label of the multi-label problem ``Y`` classified without error). This is
     the exact form, for classifiers with an intercept, of the paper's Corollary
-    "CorollaryRR" ("rounding rank is a lower bound on the number of features").
+    "rounding rank bounds the number of features" (stated informally there).
 
     **Relations** (``S' = [2Y - 1, 1]`` is the sign matrix of ``Y`` with an all-ones
     column appended; ``srank`` is the sign rank):
@@ -294,12 +295,12 @@ def feature_dimension_bounds(
     (``m'``) of the non-constant labels (``n'``).
 
     * Lower: Forster et al.'s theorem ``d sum_{i<=d} sigma_i^2 >= m n`` for
-      ``d = srank`` (the lemma behind the paper's Proposition "LowerBound") applied to
-      ``S'``, minus one by (1); ``fd >= 1`` if some label is not constant; and an exact
-      test of ``fd <= 1``: one feature puts the points on a line where every label is
-      a threshold, i.e. monotone along the order of the points, so ``fd(Y) <= 1`` iff
-      for some row ``r0`` the rows of ``Y XOR r0`` form a chain under inclusion
-      (cost ``O(m'^2 n')``).
+      ``d = srank`` (the lemma behind the paper's Proposition "spectral lower
+      bound") applied to ``S'``, minus one by (1); ``fd >= 1`` if some label is not
+      constant; and an exact test of ``fd <= 1``: one feature puts the points on a
+      line where every label is a threshold, i.e. monotone along the order of the
+      points, so ``fd(Y) <= 1`` iff for some row ``r0`` the rows of ``Y XOR r0`` form
+      a chain under inclusion (cost ``O(m'^2 n')``).
     * Upper: ``min(n', m' - 1)`` (the labels themselves as features; ``m'`` points in
       general position in ``R^(m'-1)``). The sign-change bound: if the rows can be
       ordered so that every label changes at most ``c`` times along the order, then
@@ -351,9 +352,10 @@ def feature_dimension_bounds(
 
     References
     ----------
-    Neumann, Gemulla, Miettinen (ICDM 2016), Theorem "CharacterisationRoundingRank",
-    Corollary "CorollaryRR", Proposition "LowerBound"; J. Forster, M. Krause, S. V.
-    Lokam, R. Mubarakzjanov, N. Schmitt, H. U. Simon, "Relations between communication
+    Neumann, Gemulla, Miettinen (ICDM 2016), Section 2: Theorem "characterization of
+    rounding rank", Corollary "rounding rank bounds the number of features",
+    Proposition "spectral lower bound"; J. Forster, M. Krause, S. V. Lokam, R.
+    Mubarakzjanov, N. Schmitt, H. U. Simon, "Relations between communication
     complexity, linear arrangements, and computational complexity", FSTTCS 2001.
 
     Examples

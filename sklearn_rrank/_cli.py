@@ -178,7 +178,9 @@ def _cmd_bounds(args):
     if args.plot:
         from sklearn_rrank.plotting import RankSearchDisplay
 
-        out["plot"] = _save_plot(lambda: RankSearchDisplay.from_bounds(res), args.plot)
+        out["plot"] = _save_plot(
+            lambda: RankSearchDisplay.from_bounds(res, name=name), args.plot
+        )
     if args.json:
         print(json.dumps(out, indent=2, default=_json_default))
         return 0
@@ -281,7 +283,8 @@ def _cmd_factorize(args):
         from sklearn_rrank.plotting import FactorizationDisplay
 
         out["plot"] = _save_plot(
-            lambda: FactorizationDisplay.from_estimator(est, X), args.plot
+            lambda: FactorizationDisplay.from_estimator(est, X, data_name=name),
+            args.plot,
         )
     if args.json:
         print(json.dumps(out, indent=2, default=_json_default))
@@ -377,7 +380,8 @@ def _cmd_nested(args):
         from sklearn_rrank.plotting import NestednessDisplay
 
         out["plot"] = _save_plot(
-            lambda: NestednessDisplay.from_estimator(est, X), args.plot
+            lambda: NestednessDisplay.from_estimator(est, X, data_name=name),
+            args.plot,
         )
     if args.json:
         print(json.dumps(out, indent=2, default=_json_default))

@@ -11,6 +11,7 @@ import warnings
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.special import expit
 from sklearn.base import (
     BaseEstimator,
     ClassNamePrefixFeaturesOutMixin,
@@ -19,8 +20,10 @@ from sklearn.base import (
 )
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from sklearn_rrank._lpca import lpca_row_logits
 from sklearn_rrank._memory import check_sparse_memory
 from sklearn_rrank._methods import FIT_METHODS, METHODS, check_method_params
 from sklearn_rrank._rounding import (
@@ -39,6 +42,17 @@ from sklearn_rrank._validation import (
 )
 
 __all__ = ["RoundingRankFactorization"]
+
+
+def _is_probabilistic(estimator):
+    """``available_if`` check: only a probability model (L-PCA) has these methods."""
+    spec = METHODS.get(estimator.method)
+    if spec is None or not spec.probabilistic:
+        raise AttributeError(
+            f"method={estimator.method!r} is not a probability model: predict_proba "
+            "and score_samples are available for method='lpca' only."
+        )
+    return True
 
 
 def _pad_columns(F, k):
@@ -145,10 +159,10 @@ class RoundingRankFactorization(
         by ``"projlp"``.
     max_iter : int or None, default=None
         Iteration limit of the iterative methods ``"lpca"`` and ``"projlp"`` (None =
-        the method's default). ``0`` runs no iteration: the paper's one-shot
-        ProjLP (projection and one LP per column, no refinement), or L-PCA's
-        SVD start. Setting it for ``"rsvd"`` or ``"asso"`` (one-shot methods)
-        raises ``ValueError``.
+        the method's default). ``max_iter=0`` is for ``"projlp"`` only: the paper's
+        one-shot ProjLP, without the refinement rounds (``"lpca"`` raises
+        ``ValueError`` for it). Setting it for ``"rsvd"`` or ``"asso"`` (one-shot
+        methods) raises ``ValueError``.
     tol : float or None, default=None
         Relative tolerance of ``"lpca"`` and ``"projlp"`` (None = the method's
         default); setting it for ``"rsvd"`` or ``"asso"`` raises ``ValueError``.
@@ -195,6 +209,15 @@ class RoundingRankFactorization(
         True iff the training reconstruction is exact and certified.
     n_iter_ : int
         Iterations run by the solver (1 for one-shot methods such as R-SVD).
+    deviance_explained_ : float
+        Only for ``method="lpca"``: ``1 - D(model) / D(null)``, the fraction of the
+        null deviance that the fitted logits explain on the training data (as
+        logistic PCA reports it). ``D`` is the Bernoulli deviance over the
+        observed entries, ``-2 sum log sigmoid((2 X_ij - 1) theta_ij)`` (the
+        saturated model of binary data has log-likelihood 0); the null model
+        gives every column the mean of its observed entries. ``theta`` are the
+        jointly fitted logits, without the penalty; NaN if the null deviance is 0
+        (every column constant).
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
@@ -203,6 +226,7 @@ class RoundingRankFactorization(
     See Also
     --------
     sklearn_rrank.rounding_rank_bounds : certified bounds on the rounding rank.
+    sklearn.decomposition.PCA : whose ``score_samples`` is the Gaussian analogue.
     sklearn.decomposition.TruncatedSVD : the unrounded baseline (T-SVD).
 
     References
@@ -309,6 +333,12 @@ class RoundingRankFactorization(
                         f"{name}={getattr(self, name)!r} is not used by "
                         f"method={self.method!r} (a one-shot method); leave it None."
                     )
+        if self.max_iter == 0 and self.method != "projlp":
+            raise ValueError(
+                f"max_iter=0 is not supported by method={self.method!r}: it means the "
+                "paper's one-shot ProjLP (method='projlp' without refinement rounds); "
+                "use max_iter >= 1 or None."
+            )
         check_n_jobs(self.n_jobs)
         return {
             "tau": float(self.tau),
@@ -426,6 +456,11 @@ class RoundingRankFactorization(
             info=result.info,
             seconds=time.perf_counter() - t0,
         )
+        if spec.probabilistic:
+            null = result.info["null_deviance"]
+            self.deviance_explained_ = (
+                1.0 - result.info["deviance"] / null if null > 0 else float("nan")
+            )
         if not result.converged:
             info = result.info
             if "time_limit" in (info.get("status"), info.get("stop_reason")):
@@ -526,6 +561,85 @@ class RoundingRankFactorization(
         L_seen = L.copy()
         L_seen[seen] = L_train[match[seen]]
         return _better_rows(X, self.components_, float(self.tau), L, L_seen)
+
+    def _row_logits(self, X, return_log_likelihood=False):
+        """Logits (or row log-likelihoods) of the fitted L-PCA model for ``X``."""
+        check_is_fitted(self)
+        X = self._validate_X(X, reset=False)
+        info = self.solver_info_
+        kwargs = {"alpha": info["alpha"]} if "alpha" in info else {}
+        return lpca_row_logits(
+            X,
+            self.components_.T,
+            tau=float(self.tau),
+            fit_bias=info["fit_bias"],
+            offset=info.get("offset"),
+            n_jobs=self.n_jobs,
+            return_log_likelihood=return_log_likelihood,
+            **kwargs,
+        )
+
+    @available_if(_is_probabilistic)
+    def predict_proba(self, X):
+        """Probability ``P(X_ij = 1)`` of every entry under the fitted L-PCA model.
+
+        Available for ``method="lpca"`` only (other methods raise
+        ``AttributeError``: they have no probability model). Every row of ``X`` gets
+        its coordinates by the logistic regression of :meth:`transform` on the
+        fixed components (missing entries are ignored), and the probabilities are
+        the sigmoid of the model's logits ``theta``. With the default
+        ``fit_bias=True``, ``theta = transform(X) @ components_ - tau`` (the bias
+        column carries ``mu + tau``); with ``fit_bias=False`` the logits are
+        ``u_i @ components_`` before the per-row rescaling of :meth:`transform`,
+        and with ``fit_bias="global"`` they include the fitted global offset.
+        With ``fit_bias=True``, rounding the probabilities at 1/2 gives
+        ``inverse_transform(transform(X))``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Binary data; ``NaN`` entries are missing (ignored by the regression;
+            they get a predicted probability like every other entry).
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_features)
+            ``sigmoid(theta)``, float64: exactly 1 for logits above about 37 and 0
+            below about -710, where float64 cannot tell the difference.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn_rrank import RoundingRankFactorization
+        >>> X = np.array([[1, 1, 0], [1, 0, 0], [1, 1, 1], [0, 0, 0]])
+        >>> est = RoundingRankFactorization(2, random_state=0).fit(X)
+        >>> proba = est.predict_proba([[1, np.nan, 0]])
+        >>> proba.shape, bool(proba[0, 0] > 0.5 > proba[0, 2])
+        ((1, 3), True)
+        >>> est.score_samples([[1, np.nan, 0]]).shape
+        (1,)
+        """
+        return expit(self._row_logits(X))
+
+    @available_if(_is_probabilistic)
+    def score_samples(self, X):
+        """Bernoulli log-likelihood of every row of ``X`` (nats).
+
+        Available for ``method="lpca"`` only. The log-likelihood of row ``i`` is
+        ``sum_j log P(X_ij | theta_ij)`` over its observed entries (``NaN``
+        entries are ignored), with the logits ``theta`` of :meth:`predict_proba`.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Binary data (``NaN`` = missing).
+
+        Returns
+        -------
+        log_likelihood : ndarray of shape (n_samples,)
+            At most 0; ``-2 * log_likelihood.sum()`` is the deviance of ``X``.
+        """
+        return self._row_logits(X, return_log_likelihood=True)
 
     def inverse_transform(self, X):
         """Rounded reconstruction ``round_tau(L @ components_)``.

@@ -49,7 +49,13 @@ from sklearn_rrank._ranksearch import Deadline
 from sklearn_rrank._rounding import _count_errors_factors
 from sklearn_rrank._validation import check_binary_matrix, check_tau
 
-__all__ = ["lpca_fit", "lpca_transform"]
+__all__ = [
+    "lpca_deviances",
+    "lpca_fit",
+    "lpca_row_logits",
+    "lpca_transform",
+    "row_log_likelihood",
+]
 
 #: default L2 penalty on every parameter (latent factors and bias)
 DEFAULT_ALPHA = 1e-3
@@ -1467,7 +1473,9 @@ def lpca_fit(
         ``fit_bias="global"``), ``"n_errors_logit"`` (wrong signs of the logits;
         equals ``"n_errors"`` except for exactly-zero logits without a bias),
         ``"unsafe_history"`` (newton only: entries wrong or within the stop margin,
-        once per sweep) and ``"seconds"``.
+        once per sweep), ``"deviance"`` and ``"null_deviance"`` (see
+        :func:`lpca_deviances`; of the fitted logits ``theta``, without the
+        penalty) and ``"seconds"``.
 
     Raises
     ------
@@ -1576,8 +1584,11 @@ def _lpca_fit(
         stall=_FIT_STALL if _resolve_solver(solver, p, m, n) != "lbfgs" else None,
     )
     L, R = _package(U, V, mu, tau)
+    deviance, null_deviance = lpca_deviances(X, U, V, mu)
     info.update(
         n_errors=_count_errors_factors(X, L, R, tau),
+        deviance=deviance,
+        null_deviance=null_deviance,
         solver=solver,
         dtype=str(np.dtype(dtype)),
         alpha=float(alpha),
@@ -1720,7 +1731,6 @@ def _lpca_transform(
     if not np.isfinite(R).all():
         raise ValueError("R must hold finite numbers.")
     kind = _model_kind(fit_bias_column, tau)
-    data = _Data(X)
     bound = None
     if kind == "column":
         F, offset = R[:, :-1], R[:, -1] - tau
@@ -1734,21 +1744,182 @@ def _lpca_transform(
         P = np.zeros((m, F.shape[1]))
         P[:, -1] = _offset_sign(tau)
         bound = (-np.inf, -_B_MIN) if tau > 0 else (_B_MIN, np.inf)
-    if F.shape[1]:
-        args = (data, P, F, offset, float(alpha), int(max_iter), float(tol), bound)
-        parallel = _make_parallel(n_jobs, 0)
-        with threadpool_limits(limits=1, user_api="blas"):
-            if parallel is None:
-                P = _transform_loop(None, *args)
-            else:
-                with parallel:
-                    P = _transform_loop(parallel, *args)
+    P = _fit_rows(X, P, F, offset, alpha, max_iter, tol, n_jobs, bound)
     if kind == "column":
         return np.hstack([P, np.ones((m, 1))])
     if kind == "global":
         return P[:, :-1] * (tau / -P[:, -1])[:, None]
     L, _ = _package(P, F, None, tau)
     return L
+
+
+def _fit_rows(X, P, F, offset, alpha, max_iter, tol, n_jobs, bound=None):
+    """Row coordinates ``P`` of the penalised logistic regressions on fixed ``F``."""
+    if not F.shape[1]:
+        return P
+    data = _Data(X)
+    args = (data, P, F, offset, float(alpha), int(max_iter), float(tol), bound)
+    parallel = _make_parallel(n_jobs, 0)
+    with threadpool_limits(limits=1, user_api="blas"):
+        if parallel is None:
+            return _transform_loop(None, *args)
+        with parallel:
+            return _transform_loop(parallel, *args)
+
+
+def _logits_of(U, V, mu):
+    """Logits ``U V^T + 1 mu^T`` (column bias), ``+ b`` (global) or ``U V^T``."""
+    theta = np.asarray(U, dtype=np.float64) @ np.asarray(V, dtype=np.float64).T
+    if mu is not None:
+        theta += np.asarray(mu, dtype=np.float64)
+    return theta
+
+
+def _row_model(X, R, tau, fit_bias, offset, alpha, max_iter, tol, n_jobs):
+    """``(P, F, bias)`` with the logits of the rows of ``X`` equal ``P F^T + bias``."""
+    X = check_binary_matrix(X, allow_missing=True, method="lpca")
+    tau = check_tau(tau)
+    R = np.asarray(R, dtype=np.float64)
+    kind = _model_kind(fit_bias, tau)
+    if kind == "column":
+        F, bias = R[:, :-1], R[:, -1] - tau
+    elif kind == "none":
+        F, bias = R, None
+    else:
+        if offset is None or float(offset) * tau >= 0:
+            raise ValueError(
+                "fit_bias='global' needs the fit's global offset (of the sign "
+                f"opposite to tau={tau!r}); got offset={offset!r}."
+            )
+        F, bias = R / np.sqrt(tau / -float(offset)), np.asarray(float(offset))
+    P = np.zeros((X.shape[0], F.shape[1]))
+    P = _fit_rows(X, P, F, bias, alpha, max_iter, tol, n_jobs)
+    return X, P, F, bias
+
+
+def lpca_row_logits(
+    X,
+    R,
+    *,
+    tau=0.5,
+    fit_bias=True,
+    offset=None,
+    alpha=DEFAULT_ALPHA,
+    max_iter=100,
+    tol=1e-8,
+    n_jobs=None,
+    return_log_likelihood=False,
+):
+    """Logits of new rows under a fitted L-PCA model (the model's ``R`` fixed).
+
+    Every row gets the coordinates ``u_i`` of an L2-penalised logistic regression
+    (the regression of :func:`lpca_transform`, missing entries weight 0) with the
+    fitted model's bias fixed, and the logits are those of the fitted model:
+    ``fit_bias=True``: ``u_i V^T + mu`` with ``R = [V, mu + tau]`` (so the logits
+    are ``lpca_transform(X, R) @ R.T - tau``); ``fit_bias=False``: ``u_i R^T``
+    (``R = V``; unlike :func:`lpca_transform`, no row is rescaled for ``tau``);
+    ``fit_bias="global"``: ``u_i V^T + b`` with ``b = offset`` (the fit's
+    ``info["offset"]``) and ``V = R / s``, ``s^2 = tau / -b``.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+        Binary data; ``NaN`` marks missing entries (weight 0).
+    R : ndarray of shape (n_features, k)
+        Right factor of :func:`lpca_fit`.
+    tau : float, default=0.5
+        Rounding threshold of the fit.
+    fit_bias : bool or "global", default=True
+        The fit's ``fit_bias``.
+    offset : float or None, default=None
+        The global offset ``b`` (required for ``fit_bias="global"``).
+    alpha : float, default=1e-3
+        L2 penalty on the row coordinates.
+    max_iter : int, default=100
+        Maximal number of Newton steps.
+    tol : float, default=1e-8
+        Stop when the objective decreases by less than ``tol`` times its value.
+    n_jobs : int or None, default=None
+        Number of threads; results do not depend on it.
+    return_log_likelihood : bool, default=False
+        Return the log-likelihood of every row (see :func:`row_log_likelihood`)
+        instead of the logits, without forming all logits at once.
+
+    Returns
+    -------
+    theta : ndarray of shape (n_samples, n_features), dtype float64
+        Logits: ``P(X_ij = 1) = sigmoid(theta_ij)``, for missing entries too.
+        With ``return_log_likelihood``, an ndarray of shape (n_samples,) instead.
+    """
+    X, P, F, bias = _row_model(
+        X, R, tau, fit_bias, offset, alpha, max_iter, tol, n_jobs
+    )
+    if return_log_likelihood:
+        return row_log_likelihood(X, P, F, bias)
+    return _logits_of(P, F, bias)
+
+
+def lpca_deviances(X, U, V, mu=None):
+    """Bernoulli deviance of the logits ``U V^T + mu`` and of the null model.
+
+    The deviance of a model is ``2 (loglik(saturated) - loglik(model))`` over the
+    observed entries; the saturated model of binary data has log-likelihood 0, so
+    it is ``-2 sum_ij log sigmoid((2 X_ij - 1) theta_ij)``. The null model has one
+    probability per column, the mean of its observed entries (the null model of
+    logistic PCA, Landgraf and Lee 2020); its deviance is
+    ``-2 sum_j (n1_j log p_j + n0_j log(1 - p_j))`` with ``0 log 0 = 0``.
+    Missing entries (``NaN``) are ignored.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+        Binary data, ``NaN`` = missing.
+    U : ndarray of shape (n_samples, p)
+    V : ndarray of shape (n_features, p)
+    mu : ndarray of shape (n_features,), scalar or None, default=None
+        Column bias or global offset of the logits.
+
+    Returns
+    -------
+    deviance, null_deviance : float
+    """
+    deviance = -2.0 * float(row_log_likelihood(X, U, V, mu).sum())
+    X = np.asarray(X, dtype=np.float64)
+    observed = ~np.isnan(X)
+    n1 = np.count_nonzero(X == 1, axis=0).astype(np.float64)
+    n0 = observed.sum(axis=0) - n1
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = n1 / (n1 + n0)
+        loglik = np.where(n1 > 0, n1 * np.log(p), 0.0) + np.where(
+            n0 > 0, n0 * np.log1p(-p), 0.0
+        )
+    return deviance, -2.0 * float(loglik.sum())
+
+
+def row_log_likelihood(X, U, V, mu=None):
+    """Bernoulli log-likelihood (nats) of every row of ``X``, logits ``U V^T + mu``.
+
+    ``sum_j log sigmoid((2 X_ij - 1) theta_ij)`` over the observed entries (``NaN``
+    entries are ignored), computed in chunks of rows with the solvers' entry losses
+    (no overflow; exponent arguments clipped at 700, below 1e-300 in the result).
+    """
+    X = np.asarray(X, dtype=np.float64)
+    missing = bool(np.isnan(X).any())
+    out = np.empty(X.shape[0])
+    step = max(1, _CHUNK_ENTRIES // max(1, X.shape[1]))
+    for start in range(0, X.shape[0], step):
+        rows = slice(start, start + step)
+        q = 2.0 * X[rows] - 1.0
+        if missing:
+            unobserved = np.isnan(q)
+            q[unobserved] = 0.0
+        theta = _logits_of(U[rows], V, mu)
+        # -log sigmoid(q theta) = log(1 + exp(-q theta))
+        losses = _loss_terms(theta, q, out=theta)
+        if missing:
+            losses[unobserved] = 0.0
+        out[rows] = -losses.sum(axis=1)
+    return out
 
 
 def _transform_loop(parallel, data, P, F, offset, alpha, max_iter, tol, bound=None):

@@ -88,6 +88,9 @@ class MethodSpec:
     sparse_fit : bool
         ``fit`` works on CSR input without densifying (the estimator keeps sparse
         input sparse).
+    probabilistic : bool
+        The fit is a probability model: the estimator offers ``predict_proba``,
+        ``score_samples`` and ``deviance_explained_``.
     """
 
     name: str
@@ -108,6 +111,7 @@ class MethodSpec:
     default: bool = False
     sparse: bool = False
     sparse_fit: bool = False
+    probabilistic: bool = False
 
 
 def method_seed(random_state, method):
@@ -227,7 +231,7 @@ def _vc_lower(X, *, tau, deadline):
 
 
 def _rank_one_search(X, incumbent, deadline, *, tau, **_):
-    """The exact test of Proposition "rrank1_eq_block_nested" (rank 1 or >= 2)."""
+    """The exact test of Proposition "rounding rank one" (rank 1 or >= 2)."""
     from sklearn_rrank._nested import _rank_one_factors
 
     one, l, r = _rank_one_factors(X, tau)
@@ -413,7 +417,7 @@ METHODS = MappingProxyType(
             ),
             MethodSpec(
                 "rank_one",
-                "exact rank-one test (Proposition rrank1_eq_block_nested)",
+                "exact rank-one test (the paper's Proposition 'rounding rank one')",
                 search=_rank_one_search,
                 cost=0,
                 weight=0,
@@ -421,7 +425,8 @@ METHODS = MappingProxyType(
             ),
             MethodSpec(
                 "spectral",
-                "spectral lower bound (Forster et al.; Proposition LowerBound)",
+                "spectral lower bound (Forster et al.; the paper's Proposition "
+                "'spectral lower bound')",
                 lower=_spectral_lower,
                 sparse=True,
                 cost=1,
@@ -455,6 +460,7 @@ METHODS = MappingProxyType(
                 search=_lpca_search._lpca_search,
                 fit=_lpca_fit,
                 transform=_lpca_transform,
+                probabilistic=True,
                 missing=True,
                 fit_params=MappingProxyType(_LPCA_FIT),
                 search_params=MappingProxyType(_LPCA_SEARCH),

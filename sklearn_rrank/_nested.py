@@ -4,8 +4,8 @@ A binary matrix is *nested* when its rows (equivalently its columns) form a chai
 set inclusion; after sorting rows and columns by decreasing sums it is a staircase.
 The paper (Neumann, Gemulla, Miettinen, ICDM 2016, Section 4) shows that the nested
 matrices are exactly those of *non-negative* rounding rank one (Theorem
-"NestedMatrices") and that rounding rank one means "two nested blocks on a diagonal"
-(Proposition "rrank1_eq_block_nested"). This module has the exact tests and their
+"nested matrices") and that rounding rank one means "two nested blocks on a diagonal"
+(Proposition "rounding rank one"). This module has the exact tests and their
 certified factors: :func:`is_nested`, :func:`nested_decomposition`,
 :func:`is_rounding_rank_one`. The nearest nested matrix is in
 :mod:`sklearn_rrank._nested_approx`, the nestedness metrics in
@@ -163,7 +163,7 @@ def is_nested(X):
 def nested_decomposition(X, *, tau=0.5):
     """Non-negative rank-1 factors ``l, r`` with ``round_tau(outer(l, r)) == X``.
 
-    By the paper's Theorem "NestedMatrices" a non-zero binary matrix has non-negative
+    By the paper's Theorem "nested matrices" a non-zero binary matrix has non-negative
     rounding rank one iff it is nested. This function builds such factors: ``r`` holds
     the column sums of ``X`` and ``l_i = tau / theta_i``, where ``theta_i`` lies halfway
     between the smallest column sum inside row ``i`` and the next smaller column-sum
@@ -201,7 +201,7 @@ def nested_decomposition(X, *, tau=0.5):
 
     References
     ----------
-    Neumann, Gemulla, Miettinen (ICDM 2016), Section 4, Theorem "NestedMatrices".
+    Neumann, Gemulla, Miettinen (ICDM 2016), Section 4, Theorem "nested matrices".
 
     Examples
     --------
@@ -232,7 +232,7 @@ def nested_decomposition(X, *, tau=0.5):
         raise ValueError(
             "X is not nested (two rows whose sets of ones are not contained in one "
             "another), so it has no non-negative rounding rank-1 decomposition "
-            "(Theorem 'NestedMatrices'). Use NestedApprox for the nearest nested "
+            "(Theorem 'nested matrices'). Use NestedApprox for the nearest nested "
             "matrix, or is_rounding_rank_one for signed factors."
         )
     l, r = _nested_factors_validated(X, tau)
@@ -244,7 +244,7 @@ def nested_decomposition(X, *, tau=0.5):
 def _rank_one_positive_tau(X, tau):
     """Decide ``rrank_tau(X) == 1`` for ``tau > 0``; return ``(flag, l, r)``.
 
-    Proposition "rrank1_eq_block_nested": a non-zero ``X`` has rounding rank one iff,
+    Proposition "rounding rank one": a non-zero ``X`` has rounding rank one iff,
     after permutations, it is block-diagonal with two nested blocks (one may be
     empty). Zero rows and columns can join either block, so the test is: the bipartite
     graph of the ones has at most two connected components with an edge, and each of
@@ -317,7 +317,7 @@ def _rank_one_zero_tau(X):
 def is_rounding_rank_one(X, *, tau=0.5, return_factors=False):
     """Test whether a binary matrix has rounding rank exactly one.
 
-    For ``tau > 0`` this is the paper's Proposition "rrank1_eq_block_nested": a
+    For ``tau > 0`` this is the paper's Proposition "rounding rank one": a
     non-zero ``X`` has ``rrank_tau(X) = 1`` iff, after permuting rows and columns, it is
     block-diagonal with two nested blocks (one of them possibly empty). Zero rows and
     columns may join either block, so the test checks that the ones form at most two
@@ -355,7 +355,7 @@ def is_rounding_rank_one(X, *, tau=0.5, return_factors=False):
 
     See Also
     --------
-    is_nested : Nested = non-negative rounding rank one (Theorem "NestedMatrices").
+    is_nested : Nested = non-negative rounding rank one (Theorem "nested matrices").
     nested_decomposition : Non-negative factors of a nested matrix.
 
     Notes
@@ -375,7 +375,7 @@ def is_rounding_rank_one(X, *, tau=0.5, return_factors=False):
     References
     ----------
     Neumann, Gemulla, Miettinen (ICDM 2016), Section 4, Proposition
-    "rrank1_eq_block_nested" and its proof in the appendix; appendix "Identity
+    "rounding rank one" and its proof in the appendix; appendix "Identity
     Matrices Have Rounding Rank 2".
 
     Examples

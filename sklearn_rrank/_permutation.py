@@ -9,7 +9,7 @@ with its float64 certificate when one exists (:func:`permutation_rank_upper_boun
 
 The paper (Neumann, Gemulla, Miettinen, ICDM 2016, Section 3, "Permutation
 algorithm") uses the sign-rank approximation of Alon, Moran and Yehudayoff (COLT 2016)
-through its Proposition "changingRoundingThreshold". Only the abstract of Alon et
+through its Proposition "changing the rounding threshold". Only the abstract of Alon et
 al. was available when this module was written: the ordering heuristics below
 (nearest neighbour, the Kruskal variant of Welzl's multiplicative-weights spanning
 tree, the spectral order, 2-opt segment reversals) are the standard techniques their
@@ -787,7 +787,7 @@ def permutation_factors(X, order, *, tau=0.5, margin=2.0, nodes="uniform"):
     ----------
     N. Alon, S. Moran, A. Yehudayoff. Sign rank versus VC dimension. COLT 2016 (the
     moment-curve construction). Neumann, Gemulla, Miettinen (ICDM 2016), Section 3,
-    "Permutation algorithm", and Proposition "changingRoundingThreshold".
+    "Permutation algorithm", and Proposition "changing the rounding threshold".
 
     Examples
     --------
@@ -879,8 +879,8 @@ def permutation_rank_upper_bound(
     The bound depends only on the integer ``c``, counted exactly; no floating-point
     computation enters it. (This is the moment-curve construction behind the sign-rank
     upper bounds of Alon, Moran and Yehudayoff; the paper moves from sign rank to
-    rounding rank with Proposition "changingRoundingThreshold", while the scaling by
-    ``s_j`` above gives ``c + 1`` directly for every ``tau``.) Since ``c`` is at most
+    rounding rank with Proposition "changing the rounding threshold", while the scaling
+    by ``s_j`` above gives ``c + 1`` directly for every ``tau``.) Since ``c`` is at most
     the number of distinct rows minus one, the better orientation never gives more
     than ``min(m, n)``. The bound is not the rounding rank: the identity ``I_4`` has
     bound 3 (the identity order has changes ``[1, 2, 2, 1]``,

@@ -38,3 +38,29 @@ def test_example_runs(script, tmp_path):
         f"{script.name} exited with {proc.returncode}\n"
         f"--- stdout ---\n{proc.stdout[-3000:]}\n--- stderr ---\n{proc.stderr[-3000:]}"
     )
+
+
+def test_dask_example_without_distributed(tmp_path):
+    """Without ``distributed`` the Dask example says so and runs on joblib threads."""
+    script = next(p for p in EXAMPLES if p.stem == "plot_dask_cluster")
+    blocker = tmp_path / "blocker"
+    blocker.mkdir()
+    (blocker / "distributed.py").write_text(
+        "raise ImportError('distributed is blocked for this test')\n"
+    )
+    path = os.pathsep.join(
+        [str(blocker), str(Path(__file__).resolve().parents[1])]
+        + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    )
+    env = dict(os.environ, MPLBACKEND="Agg", PYTHONPATH=path)
+    proc = subprocess.run(
+        [sys.executable, str(script)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "distributed is not installed" in proc.stdout
+    assert "Threaded and serial results are identical." in proc.stdout

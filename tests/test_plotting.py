@@ -69,6 +69,7 @@ def test_all_sorted():
         "FactorizationDisplay",
         "NestednessDisplay",
         "RankSearchDisplay",
+        "method_color",
     }
 
 
@@ -277,3 +278,124 @@ def test_factorization_missing_entries_not_counted():
     assert (disp.n_false_negatives_, disp.n_false_positives_) == (1, 1)
     with pytest.raises(ValueError, match="same shape"):
         FactorizationDisplay(X, Xhat[:1]).plot()
+
+
+# -- shared colours, bound axis, zoom, sparse markers -------------------------------
+def test_method_colors_shared_by_every_display_and_panel(X, bounds):
+    from matplotlib.colors import to_rgb
+
+    from sklearn_rrank.plotting import method_color
+
+    disp = RankSearchDisplay.from_bounds(bounds)
+    for name, line in disp.lines_.items():
+        assert to_rgb(line.get_color()) == to_rgb(method_color(name))
+    for name, line in disp.error_lines_.items():
+        assert to_rgb(line.get_color()) == to_rgb(disp.lines_[name].get_color())
+    # every method has its own colour; a repeated name keeps its method's colour
+    names = ["trivial", "rank_one", "spectral", "vc", "rsvd", "lpca", "projlp"]
+    names += ["nuclear", "permutation", "asso"]
+    assert len({to_rgb(method_color(n)) for n in names}) == len(names)
+    assert method_color("lpca (2)") == method_color("lpca")
+    assert method_color("L-PCA") == method_color("lpca")
+    assert method_color("R-SVD") == method_color("rsvd")
+    assert method_color("ProjLP") == method_color("projlp")
+    assert method_color("someone else's") == method_color("someone else's")
+    known = {to_rgb(method_color(n)) for n in names}
+    others = {to_rgb(method_color(f"method {i}")) for i in range(50)}
+    assert len(others) > 1 and not others & known
+    # the reconstruction of a factorization has the colour of its method's curves
+    est = RoundingRankFactorization(2, method="rsvd").fit(X)
+    fact = FactorizationDisplay.from_estimator(est, X)
+    rec = fact.images_[1]
+    assert rec.cmap(1.0)[:3] == pytest.approx(to_rgb(method_color("rsvd")))
+    assert rec.cmap(0.0)[:3] == pytest.approx((1.0, 1.0, 1.0))
+    cv = RoundingRankCV(RoundingRankFactorization(method="rsvd")).fit(X)
+    line = RankSearchDisplay.from_estimator(cv).line_
+    assert to_rgb(line.get_color()) == to_rgb(method_color("rsvd"))
+    nested = NestedApprox().fit(X)
+    nd = NestednessDisplay.from_estimator(nested, X)
+    assert nd.images_[1].cmap(1.0)[:3] == pytest.approx(
+        to_rgb(method_color(nested.method))
+    )
+
+
+def test_anytime_bound_axis_is_symlog_by_default():
+    report = [
+        {"method": "trivial", "kind": "upper", "bound": 300, "curve": [[0.1, 300]]},
+        {"method": "vc", "kind": "lower", "bound": 3, "curve": [[0.2, 3]]},
+        {"method": "lpca", "kind": "upper", "bound": 6, "curve": [[1, 9], [2, 6]]},
+    ]
+    disp = RankSearchDisplay.from_bounds(fake_bounds(report, lower=3, upper=6))
+    anytime = disp.axes_[0]
+    assert anytime.get_yscale() == "symlog"
+    ticks = [t for t in anytime.get_yticks() if anytime.get_ylim()[0] <= t]
+    assert ticks[:5] == [0, 1, 2, 4, 8] and ticks[-1] >= 256
+    assert anytime.get_ylim()[1] > 300  # the highest bound stays inside
+    labels = [t.get_text() for t in anytime.get_yticklabels()]
+    assert "256" in labels  # plain numbers, not powers of 2
+    linear = RankSearchDisplay.from_bounds(
+        fake_bounds(report, lower=3, upper=6), bound_scale="linear"
+    )
+    assert linear.axes_[0].get_yscale() == "linear"
+    with pytest.raises(ValueError, match="bound_scale"):
+        disp.plot(bound_scale="log10")
+
+
+def test_errors_panel_zooms_to_the_ranks_that_matter():
+    k = np.arange(0, 101)
+    report = [
+        {
+            "method": "rsvd",
+            "kind": "upper",
+            "bound": 80,
+            "curve": [[0.1, 80]],
+            "errors_by_k": {int(i): int(1000 - 10 * i) for i in k},
+        },
+        {
+            "method": "lpca",
+            "kind": "upper",
+            "bound": 6,
+            "curve": [[1, 6]],
+            "errors_by_k": {4: 300, 5: 100, 7: 0, 6: 0},
+        },
+    ]
+    bounds = fake_bounds(report, lower=3, upper=6)
+    errors = RankSearchDisplay.from_bounds(bounds, panels=["errors"]).ax_
+    lo, hi = errors.get_xlim()
+    assert lo <= 2 and 8 <= hi <= 13  # the interval [3, 6] and lpca's 4..7
+    # the error axis fits the ranks shown, not rsvd's error at k = 100
+    assert errors.get_ylim()[1] == pytest.approx(1.05 * 1000)
+    full = RankSearchDisplay.from_bounds(bounds, panels=["errors"], k_range="full")
+    assert full.ax_.get_xlim()[1] >= 100
+    given = RankSearchDisplay.from_bounds(bounds, panels=["errors"], k_range=(2, 20))
+    assert given.ax_.get_xlim() == (2, 20)
+    with pytest.raises(ValueError, match="k_range"):
+        given.plot(k_range="all")
+
+
+def test_titles_name_the_data_and_tau(X, bounds):
+    disp = RankSearchDisplay.from_bounds(bounds, name="toy")
+    assert all(a.get_title().startswith("toy, tau = 0.5: ") for a in disp.axes_)
+    est = RoundingRankFactorization(2, method="rsvd", tau=0.25).fit(X)
+    fact = FactorizationDisplay.from_estimator(est, X, data_name="toy")
+    assert fact.figure_._suptitle.get_text() == "toy: rsvd, k = 2, tau = 0.25"
+
+
+def test_sparse_matrices_drawn_with_markers():
+    rng = np.random.default_rng(0)
+    X = (rng.random((600, 400)) < 0.002).astype(np.float64)
+    Xhat = X.copy()
+    Xhat[np.nonzero(X)[0][:3], np.nonzero(X)[1][:3]] = 0  # three false negatives
+    disp = FactorizationDisplay(X, Xhat, method="lpca").plot()
+    data_markers = disp.axes_[0].get_lines()
+    assert len(data_markers) == 1
+    np.testing.assert_array_equal(
+        np.sort(data_markers[0].get_ydata()), np.sort(np.nonzero(X)[0])
+    )
+    assert data_markers[0].get_markersize() >= 1.0
+    wrong = disp.axes_[2].get_lines()
+    assert len(wrong) == 1 and len(wrong[0].get_xdata()) == 3
+    np.testing.assert_array_equal(disp.im_.get_array(), X)  # the image stays
+    # small or dense matrices: the image alone
+    small = FactorizationDisplay(X[:20, :20], Xhat[:20, :20]).plot()
+    assert small.axes_[0].get_lines() == []

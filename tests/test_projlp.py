@@ -555,3 +555,16 @@ def test_time_limit_keeps_the_fitted_rows(paleo, monkeypatch, method):
     est = RoundingRankFactorization(5, method=method, random_state=0)
     with pytest.raises(AssertionError, match="transform called"):
         est.fit(paleo)
+
+
+def test_estimator_max_iter_zero_is_the_one_shot_projlp(planted):
+    from sklearn_rrank import RoundingRankFactorization
+
+    res = projlp_fit(planted, 3, max_iter=0, random_state=0)
+    est = RoundingRankFactorization(3, method="projlp", max_iter=0, random_state=0)
+    L = est.fit_transform(planted)
+    np.testing.assert_allclose(est.components_.T, res.R)
+    np.testing.assert_allclose(L, res.L)
+    assert est.reconstruction_err_ == res.info["n_errors"]
+    with pytest.raises(ValueError, match="max_iter=0 is not supported by method='lpca"):
+        RoundingRankFactorization(3, method="lpca", max_iter=0).fit(planted)

@@ -34,7 +34,7 @@ def make_nested_matrix(
     The clean matrix is ``round(l r^T)`` for ``l``, ``r`` drawn uniformly from
     (0, 1) and the threshold placed so that exactly ``round(density * n_samples *
     n_features)`` entries are ones: non-negative rounding rank one, hence nested
-    (Theorem "NestedMatrices"), with rows and columns in random order. Then
+    (Theorem "nested matrices"), with rows and columns in random order. Then
     ``round(noise * ones)`` entries chosen uniformly at random without replacement
     are flipped (0 to 1 or 1 to 0): the paper's *noise level* is the number of
     flipped entries divided by the number of non-zeros of the clean matrix.

@@ -8,7 +8,8 @@ from sklearn_rrank.plotting._base import (
     binary_image,
     check_matplotlib,
     get_axes,
-    wrong_entries_rgb,
+    method_color,
+    wrong_entries_image,
 )
 
 __all__ = ["FactorizationDisplay"]
@@ -23,7 +24,11 @@ class FactorizationDisplay:
     Three panels in the original row and column order: the data ``X``, the rounded
     reconstruction, and the wrong entries: false negatives (ones of ``X``
     reconstructed as 0) in red and false positives (zeros reconstructed as 1) in
-    blue. Missing entries of ``X`` (NaN) are light grey and never counted.
+    blue. Missing entries of ``X`` (NaN) are light grey and never counted. The ones
+    of the reconstruction have the method's colour, the one of its curves in
+    :class:`RankSearchDisplay`. Large sparse matrices are drawn with one marker per
+    one (as :func:`matplotlib.pyplot.spy` does), so that no one disappears when
+    the image is scaled down.
 
     Use :meth:`from_estimator` rather than the constructor.
 
@@ -34,7 +39,10 @@ class FactorizationDisplay:
     reconstruction : ndarray of shape (n_samples, n_features)
         The 0/1 reconstruction.
     name : str or None, default=None
-        Title of the figure (e.g. the method and rank).
+        Title of the figure (e.g. the data set, method, rank and threshold).
+    method : str or None, default=None
+        The method that made the reconstruction: its ones get the method's colour
+        (None: black).
 
     Attributes
     ----------
@@ -47,7 +55,8 @@ class FactorizationDisplay:
     im_ : matplotlib AxesImage
         The image of the data (``im_.get_array()`` is ``X``).
     images_ : ndarray of 3 matplotlib AxesImage
-        The images of the three panels.
+        The images of the three panels (``get_array()`` gives the matrices; the
+        markers of sparse matrices are extra lines on the same Axes).
     n_false_negatives_, n_false_positives_ : int
         Counts of the two kinds of wrong entries.
 
@@ -69,13 +78,14 @@ class FactorizationDisplay:
     True
     """
 
-    def __init__(self, X, reconstruction, *, name=None):
+    def __init__(self, X, reconstruction, *, name=None, method=None):
         self.X = X
         self.reconstruction = reconstruction
         self.name = name
+        self.method = method
 
     @classmethod
-    def from_estimator(cls, estimator, X, *, ax=None, name=None):
+    def from_estimator(cls, estimator, X, *, ax=None, name=None, data_name=None):
         """Plot a fitted :class:`~sklearn_rrank.RoundingRankFactorization` on ``X``.
 
         The reconstruction is ``estimator.inverse_transform(estimator.transform(X))``,
@@ -90,7 +100,10 @@ class FactorizationDisplay:
         ax : sequence of 3 matplotlib Axes or None, default=None
             Axes for the three panels; None creates a figure.
         name : str or None, default=None
-            Figure title; None uses the method and the rank.
+            Figure title; None uses ``data_name``, the method, the rank and the
+            threshold ``tau``.
+        data_name : str or None, default=None
+            Name of the data set for the default title.
 
         Returns
         -------
@@ -99,11 +112,16 @@ class FactorizationDisplay:
         """
         check_is_fitted(estimator, "components_")
         Xhat = as_dense(estimator.inverse_transform(estimator.transform(X)))
+        method = getattr(estimator, "method", None)
         if name is None:
-            method = getattr(estimator, "method", None)
             k = np.shape(estimator.components_)[0]
             name = f"{method}, k = {k}" if method else f"k = {k}"
-        return cls(as_dense(X), Xhat, name=name).plot(ax=ax)
+            tau = getattr(estimator, "tau", None)
+            if tau is not None:
+                name += f", tau = {float(tau):g}"
+            if data_name:
+                name = f"{data_name}: {name}"
+        return cls(as_dense(X), Xhat, name=name, method=method).plot(ax=ax)
 
     def plot(self, ax=None):
         """Draw the display.
@@ -127,15 +145,22 @@ class FactorizationDisplay:
                 "X and reconstruction must have the same shape; got "
                 f"{X.shape} and {Xhat.shape}."
             )
-        rgb, fn, fp = wrong_entries_rgb(X, Xhat, FALSE_NEGATIVE, FALSE_POSITIVE)
         fig, axes = get_axes(
             plt, ax, 3, figsize=(12, 4), caller="FactorizationDisplay.plot"
         )
         images = [
             binary_image(axes[0], X, title="data X"),
-            binary_image(axes[1], Xhat, title=r"reconstruction round$_\tau(LR^T)$"),
+            binary_image(
+                axes[1],
+                Xhat,
+                title=r"reconstruction round$_\tau(LR^T)$",
+                color=method_color(self.method),
+            ),
         ]
-        images.append(axes[2].imshow(rgb, aspect="auto", interpolation="nearest"))
+        im, fn, fp = wrong_entries_image(
+            axes[2], X, Xhat, FALSE_NEGATIVE, FALSE_POSITIVE
+        )
+        images.append(im)
         axes[2].set_title(
             f"{fn + fp} wrong: {fn} false negatives (red),\n"
             f"{fp} false positives (blue)",

@@ -8,7 +8,8 @@ from sklearn_rrank.plotting._base import (
     binary_image,
     check_matplotlib,
     get_axes,
-    wrong_entries_rgb,
+    method_color,
+    wrong_entries_image,
 )
 
 __all__ = ["NestednessDisplay"]
@@ -46,7 +47,9 @@ class NestednessDisplay:
     sums, columns by decreasing column sums of the nested matrix; ties by the sums
     of the data): the data, the nested matrix, and the flipped entries (red: ones of
     the data the nested matrix removes; blue: ones it adds). The titles give NODF
-    (:func:`~sklearn_rrank.nodf`) of the data and of the nested matrix.
+    (:func:`~sklearn_rrank.nodf`) of the data and of the nested matrix. The ones
+    of the nested matrix have the colour of the method that found it; large sparse
+    matrices get one marker per one, as in :class:`FactorizationDisplay`.
 
     Use :meth:`from_estimator` rather than the constructor.
 
@@ -63,6 +66,11 @@ class NestednessDisplay:
     nodf_data, nodf_nested : float or None, default=None
         NODF values for the titles; None computes them with
         :func:`~sklearn_rrank.nodf`.
+    name : str or None, default=None
+        Title of the figure (e.g. the data set and the method).
+    method : str or None, default=None
+        The method that found the nested matrix: its ones get the method's colour
+        (None: black).
 
     Attributes
     ----------
@@ -107,6 +115,8 @@ class NestednessDisplay:
         column_order=None,
         nodf_data=None,
         nodf_nested=None,
+        name=None,
+        method=None,
     ):
         self.X = X
         self.nested = nested
@@ -114,9 +124,11 @@ class NestednessDisplay:
         self.column_order = column_order
         self.nodf_data = nodf_data
         self.nodf_nested = nodf_nested
+        self.name = name
+        self.method = method
 
     @classmethod
-    def from_estimator(cls, estimator, X, *, ax=None):
+    def from_estimator(cls, estimator, X, *, ax=None, name=None, data_name=None):
         """Plot ``X`` and its nested approximation by a fitted ``NestedApprox``.
 
         The nested approximation is ``estimator.inverse_transform(
@@ -133,6 +145,10 @@ class NestednessDisplay:
             Binary data with the features the estimator was fitted on.
         ax : sequence of 3 matplotlib Axes or None, default=None
             Axes for the three panels; None creates a figure.
+        name : str or None, default=None
+            Figure title; None uses ``data_name``, the method and ``tau``.
+        data_name : str or None, default=None
+            Name of the data set for the default title.
 
         Returns
         -------
@@ -145,7 +161,18 @@ class NestednessDisplay:
         binarize = getattr(estimator, "binarize", None)
         if binarize is not None:
             Xd = np.where(np.isnan(Xd), np.nan, (Xd > binarize).astype(np.float64))
-        return cls(Xd, N).plot(ax=ax)
+        method = getattr(estimator, "method", None)
+        if name is None:
+            name = "nearest nested matrix"
+            details = [method] if method else []
+            tau = getattr(estimator, "tau", None)
+            if tau is not None:
+                details.append(f"tau = {float(tau):g}")
+            if details:
+                name += f" ({', '.join(details)})"
+            if data_name:
+                name = f"{data_name}: {name}"
+        return cls(Xd, N, name=name, method=method).plot(ax=ax)
 
     def plot(self, ax=None):
         """Draw the display.
@@ -178,16 +205,21 @@ class NestednessDisplay:
         if nodf_x is None and not np.isnan(X).any():
             nodf_x = nodf(X).nodf
         nodf_n = nodf(N).nodf if self.nodf_nested is None else self.nodf_nested
-        rgb, removed, added = wrong_entries_rgb(Xo, No, REMOVED, ADDED)
         fig, axes = get_axes(
             plt, ax, 3, figsize=(12, 4), caller="NestednessDisplay.plot"
         )
         x_title = "data" if nodf_x is None else f"data, NODF {nodf_x:.1f}"
         images = [
             binary_image(axes[0], Xo, title=x_title),
-            binary_image(axes[1], No, title=f"nested, NODF {nodf_n:.1f}"),
+            binary_image(
+                axes[1],
+                No,
+                title=f"nested, NODF {nodf_n:.1f}",
+                color=method_color(self.method),
+            ),
         ]
-        images.append(axes[2].imshow(rgb, aspect="auto", interpolation="nearest"))
+        im, removed, added = wrong_entries_image(axes[2], Xo, No, REMOVED, ADDED)
+        images.append(im)
         axes[2].set_title(
             f"{removed + added} flips: {removed} ones removed (red),\n"
             f"{added} ones added (blue)",
@@ -198,6 +230,8 @@ class NestednessDisplay:
             a.set_xticks([])
             a.set_yticks([])
         axes[0].set_ylabel("rows (by decreasing sum)")
+        if self.name:
+            fig.suptitle(self.name)
         self.n_removed_, self.n_added_ = removed, added
         self.ax_, self.axes_, self.figure_ = axes[0], axes, fig
         self.images_ = np.asarray(images, dtype=object)
