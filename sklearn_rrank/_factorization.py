@@ -434,7 +434,9 @@ class RoundingRankFactorization(
         # fit_transform(X) equals fit(X).transform(X). With a budget the row
         # problems of transform (which has no deadline) are not solved here: on
         # Abstracts, k=100, they took minutes after an L-PCA fit within its limit.
-        if spec.transform is not None and self.time_limit is None:
+        # max_iter=0 is the paper's one-shot method: its rows stay as fitted
+        one_shot = self.max_iter == 0
+        if spec.transform is not None and self.time_limit is None and not one_shot:
             L_t = np.asarray(
                 spec.transform(Xd, R, **self._transform_kwargs(kwargs)),
                 dtype=np.float64,
@@ -567,6 +569,15 @@ class RoundingRankFactorization(
         check_is_fitted(self)
         X = self._validate_X(X, reset=False)
         info = self.solver_info_
+        if info["fit_bias"] is True:
+            # the logits of transform's rows (a training row keeps its fitted row
+            # when that is better), so that predict_proba rounds like
+            # inverse_transform(transform(X))
+            theta = self._transform(X) @ self.components_ - float(self.tau)
+            if not return_log_likelihood:
+                return theta
+            nll = np.where(X == 1, np.logaddexp(0.0, -theta), np.logaddexp(0.0, theta))
+            return -np.where(np.isnan(X), 0.0, nll).sum(axis=1)
         kwargs = {"alpha": info["alpha"]} if "alpha" in info else {}
         return lpca_row_logits(
             X,
