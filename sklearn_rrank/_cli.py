@@ -1,7 +1,9 @@
 """The ``rrank`` command line (also ``python -m sklearn_rrank``).
 
 Results go to stdout, progress to stderr; any error is one line on stderr and exit
-code 2. The command line calls only the public API.
+code 2. SIGINT or SIGTERM during ``rrank bounds`` stops the methods; the bounds
+reached so far are printed (and ``--output`` written) and the exit code is 130. The
+command line calls only the public API.
 """
 
 import argparse
@@ -9,6 +11,7 @@ import contextlib
 import json
 import os
 import re
+import signal
 import sys
 import threading
 import time
@@ -123,6 +126,25 @@ def _heartbeat(args, method, k=None):
         event("end", "fitted")
 
 
+@contextlib.contextmanager
+def _signals(handler):
+    """Install ``handler`` for SIGINT and SIGTERM; restore the old ones on exit."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signal handlers can only be set in the main thread
+        return
+    old = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, h in old.items():
+            signal.signal(sig, h)
+
+
+def _interrupt(signum, frame):
+    """SIGINT and SIGTERM stop the computation like Ctrl-C (KeyboardInterrupt)."""
+    raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
 def _npz_path(path):
     """The file ``numpy.savez_compressed`` writes for ``path`` (it adds ``.npz``)."""
     return path if str(path).endswith(".npz") else f"{path}.npz"
@@ -135,6 +157,16 @@ def _describe(X):
 
 
 def _cmd_bounds(args):
+    # SIGTERM, like SIGINT, stops the work as KeyboardInterrupt; once the methods
+    # have started, the bounds reached so far come with it and are reported
+    with _signals(_interrupt):
+        res, X, name, t0, real_rank = _compute_bounds(args)
+    # further signals must not cut the certificate file or the table short
+    with _signals(signal.SIG_IGN):
+        return _report_bounds(args, res, X, name, t0, real_rank)
+
+
+def _compute_bounds(args):
     from sklearn_rrank import rounding_rank_bounds
 
     t0 = time.perf_counter()
@@ -151,16 +183,32 @@ def _cmd_bounds(args):
             else (f"budget {args.time_limit:g} s")
         )
         print(f"computing bounds for {name} ({m} x {n}; {budget}) ...", file=sys.stderr)
-    res = rounding_rank_bounds(
-        X,
-        methods=args.methods,
-        tau=args.tau,
-        time_limit=args.time_limit,
-        n_jobs=args.n_jobs,
-        random_state=args.random_state,
-        verbose=max(args.verbose - 1, 0),
-        progress=_progress(args),
-    )
+    printer = _progress(args)
+    try:
+        res = rounding_rank_bounds(
+            X,
+            methods=args.methods,
+            tau=args.tau,
+            time_limit=args.time_limit,
+            n_jobs=args.n_jobs,
+            random_state=args.random_state,
+            verbose=max(args.verbose - 1, 0),
+            progress=printer,
+        )
+    except KeyboardInterrupt as exc:
+        res = getattr(exc, "bounds", None)
+        if res is None:
+            raise  # interrupted before any method started: nothing to report
+    finally:
+        if printer is not None:
+            printer.close()
+    return res, X, name, t0, real_rank
+
+
+def _report_bounds(args, res, X, name, t0, real_rank):
+    """Write ``--output``/``--plot`` and print the result; the exit code."""
+    m, n, density = _describe(X)
+    status = 130 if res.interrupted else 0
     total = time.perf_counter() - t0
     out = res.to_dict()
     out.update(
@@ -181,7 +229,9 @@ def _cmd_bounds(args):
         out["plot"] = _save_plot(lambda: RankSearchDisplay.from_bounds(res), args.plot)
     if args.json:
         print(json.dumps(out, indent=2, default=_json_default))
-        return 0
+        if res.interrupted:
+            print("rrank: interrupted", file=sys.stderr)
+        return status
     rank = "not computed (large)" if real_rank is None else real_rank
     print(f"data        {name}: {m} x {n}, density {density:.4f}, real rank {rank}")
     print(f"tau         {res.tau}")
@@ -200,6 +250,8 @@ def _cmd_bounds(args):
             f"{row['seconds']:>9.2f}{note}"
         )
     state = "exact" if res.exact else "interval"
+    if res.interrupted:
+        state += ", interrupted"
     print(
         f"rounding rank in [{res.lower}, {res.upper}]  ({state}; lower by "
         f"{res.lower_method}, certified upper by {res.upper_method}; "
@@ -214,7 +266,9 @@ def _cmd_bounds(args):
         print(f"certificate saved to {out['output']}")
     if args.plot:
         print(f"plot saved to {out['plot']}")
-    return 0
+    if res.interrupted:
+        print("rrank: interrupted", file=sys.stderr)
+    return status
 
 
 def _json_default(obj):

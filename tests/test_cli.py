@@ -1,6 +1,10 @@
 import json
+import os
+import re
+import signal
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -302,3 +306,73 @@ def test_plot_without_extension_reports_the_file_written(tmp_path, capsys):
     out = capsys.readouterr().out
     assert (tmp_path / "pic.png").exists()
     assert f"plot saved to      {path}.png" in out
+
+
+@pytest.mark.parametrize(
+    "data, sig", [("apj", signal.SIGINT), ("paleo", signal.SIGTERM)]
+)
+def test_interrupt_prints_the_bounds_and_saves_the_certificate(tmp_path, data, sig):
+    # the signal arrives while L-PCA runs, after R-SVD certified its bound: the
+    # command stops quickly, prints the interval so far and saves its certificate
+    import sklearn_rrank
+    from sklearn_rrank.datasets import DATASETS
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(sklearn_rrank.__file__)))
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([root, env.get("PYTHONPATH", "")])
+    out_file = tmp_path / "c.npz"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sklearn_rrank", "bounds", data]
+        + ["--methods", "rsvd,lpca", "--output", str(out_file)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        err = []
+        for line in proc.stderr:  # progress lines (stderr is not a terminal)
+            err.append(line)
+            if line.startswith("rsvd") and "done" in line:
+                break
+        assert proc.poll() is None, "".join(err)
+        sent = time.monotonic()
+        proc.send_signal(sig)
+        stdout, rest = proc.communicate(timeout=60)
+        stopped = time.monotonic() - sent
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, "".join(err) + rest
+    assert stopped < 10  # about a second on an idle machine
+    assert "rrank: interrupted" in rest and "Traceback" not in rest
+    match = re.search(
+        r"rounding rank in \[(\d+), (\d+)\]  \(interval, interrupted", stdout
+    )
+    assert match, stdout
+    assert re.search(r"^lpca .*interrupted", stdout, flags=re.M), stdout
+    X = np.asarray(DATASETS[data]().data)
+    upper = int(match.group(2))
+    assert upper < min(X.shape)  # R-SVD's certificate, not the trivial one
+    with np.load(out_file) as f:
+        L, R, tau = f["L"], f["R"], float(f["tau"])
+    assert L.shape[1] == upper
+    np.testing.assert_array_equal((L @ R.T >= tau).astype(X.dtype), X)
+    assert certify_rounding(X, L, R, tau=tau)
+
+
+def test_highs_banner_never_reaches_the_user():
+    # the first HiGHS instance of a process prints a banner; with --quiet the
+    # command prints its result on stdout and nothing on stderr
+    proc = subprocess.run(
+        [sys.executable, "-m", "sklearn_rrank", "bounds", "paleo"]
+        + ["--methods", "projlp", "--quiet", "--time-limit", "5"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""
+    assert "HiGHS" not in proc.stdout
+    assert proc.stdout.startswith("data        paleo")
