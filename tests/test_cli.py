@@ -376,3 +376,50 @@ def test_highs_banner_never_reaches_the_user():
     assert proc.stderr == ""
     assert "HiGHS" not in proc.stdout
     assert proc.stdout.startswith("data        paleo")
+
+
+@pytest.mark.parametrize(
+    "command", [["bounds", "paleo"], ["factorize", "paleo", "-k", "2"]]
+)
+def test_plot_without_matplotlib_fails_before_any_work(
+    command, capsys, tmp_path, monkeypatch
+):
+    import sklearn_rrank._cli as cli
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import fails
+
+    def no_work(spec):
+        raise AssertionError("the data were loaded before the check")
+
+    monkeypatch.setattr(cli, "_load_data", no_work)
+    code = main([*command, "--plot", str(tmp_path / "p.png")])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "--plot needs matplotlib" in err and "sklearn_rrank[plot]" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_real_rank_is_computed_within_the_budget(capsys, monkeypatch):
+    import sklearn_rrank._cli as cli
+
+    # paleo's SVD is small: computed without a measurement
+    assert cli._real_rank_plan(124, 139, 1.0) == (True, 0.0, "")
+    # an SVD estimated beyond a tenth of the budget is not computed at all
+    monkeypatch.setattr(cli, "_svd_seconds", lambda m, n: 1000.0)
+    calls = []
+    rank = np.linalg.matrix_rank
+    monkeypatch.setattr(
+        np.linalg, "matrix_rank", lambda A: calls.append(A.shape) or rank(A)
+    )
+    args = ["bounds", "paleo", "--methods", "spectral", "--time-limit", "5"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "real rank not computed (an SVD of about 1000.0 s)" in out
+    assert calls == []
+    assert main([*args, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["real_rank"] is None
+    # one that fits is computed after the methods, in the time kept back for it
+    monkeypatch.setattr(cli, "_svd_seconds", lambda m, n: 0.1)
+    assert main(args) == 0
+    assert "real rank 123" in capsys.readouterr().out
+    assert calls == [(124, 139)]
