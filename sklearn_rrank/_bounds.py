@@ -583,7 +583,9 @@ def rounding_rank_bounds(
         Method names, or a comma-separated string. ``"default"``: ``("rank_one",
         "spectral", "rsvd", "vc", "lpca", "projlp")``. Lower bounds: ``"spectral"``
         (:func:`spectral_lower_bound`), ``"vc"``
-        (:func:`~sklearn_rrank.vc_lower_bound`), ``"rank_one"`` (the exact test of
+        (:func:`~sklearn_rrank.vc_lower_bound`: the best of the VC dimension and
+        the VC dimension with complements less one; the report's message says
+        which), ``"rank_one"`` (the exact test of
         Proposition "rrank1_eq_block_nested": either a certified rank-1
         factorization or the lower bound 2). Upper bounds:
         ``"rsvd"``, ``"lpca"``, ``"projlp"``, ``"nuclear"``, ``"permutation"``
