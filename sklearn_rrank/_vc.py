@@ -35,8 +35,8 @@ _MAX_PAIR_POINTS = 8192
 _PAIR_BLOCK = 512
 # below this fraction of ones the products of the search use scipy.sparse
 _SPARSE_DENSITY = 0.05
-# passes over the searches: later passes rerun the searches that their share of the
-# time limit stopped, with the time left
+# passes over the searches: later passes resume the searches that their share of
+# the time limit stopped, with the time left
 _MAX_PASSES = 3
 # dense class indicators (concepts x classes, float32) up to this many entries
 _DENSE_INDICATOR = 1 << 20
@@ -245,86 +245,150 @@ class _Search:
             self.point_cap = 1 + np.floor(np.log2(balance)).astype(np.int64)
         self.G = None
         self.n_nodes = 0
+        self.stack = None  # the depth-first stack, kept across timeouts
 
     def run(self):
+        """Search (or resume a search stopped by the deadline) until done.
+
+        Raises ``_Timeout`` at the deadline; the search state is kept, so a later
+        call (with a later ``self.deadline``) continues where it stopped.
+        """
+        if self.stack is None:
+            self._setup()  # a timeout here redoes the setup on the next call
+        while self.stack:
+            self._step()
+
+    def _setup(self):
         m, n = self.Q.shape
         if m == 0:
+            self.stack = []
             return
         self._record([0])  # every reduced point gets both labels
         if self.complemented and min(m, self.cap) >= 2:
             self._record([0, 1])  # distinct up to complement: a shattered pair
         cand = np.flatnonzero(self.point_cap > self.best_size)
         if self.best_size >= self.cap or len(cand) == 0:
+            self.stack = []
             return
         degree = np.zeros(m, dtype=np.int64)
         if not self.complemented and len(cand) <= _MAX_PAIR_POINTS:
-            self.G = np.zeros((m, m), dtype=bool)
-            self.G[np.ix_(cand, cand)] = _pair_graph(self.Q[cand], self.deadline)
+            if self.G is None:
+                G = np.zeros((m, m), dtype=bool)
+                G[np.ix_(cand, cand)] = _pair_graph(self.Q[cand], self.deadline)
+                self.G = G
             degree = self.G.sum(axis=1)
             cand = cand[degree[cand] >= self.best_size]  # clique of size best + 1
         # most promising points first (largest cap, then pair degree): the first
         # dive finds a large set, and candidate lists stay sorted by cap
         cand = cand[np.lexsort((-degree[cand], -self.point_cap[cand]))]
-        self._node(
-            [], np.zeros(n, dtype=np.int64), cand, self.point_cap[cand], self.cap
-        )
+        self.n_nodes += 1
+        root = [[], np.zeros(n, dtype=np.int64), cand, self.point_cap[cand]]
+        self.stack = [root + [self.cap, 0]]
 
     def _record(self, S):
         if len(S) > self.best_size:
             self.best_size = len(S)
             self.best_set = list(S)
 
-    def _node(self, S, code, cand, limit, depth_left):
-        """Extend ``S`` by the candidates; ``limit[i]``: largest possible size of a
-        shattered set containing ``S + {cand[i]}``."""
-        self.n_nodes += 1
+    def _step(self):
+        """Try the next candidate of the node on top of the stack.
+
+        A node is ``[S, code, cand, limit, depth_left, i]``: the shattered set, the
+        labelings of ``S`` by the concepts, the candidates, ``limit[t]`` the
+        largest possible size of a shattered set containing ``S + {cand[t]}``, the
+        most points that can still be added, and the next candidate to try. The
+        deadline is checked before anything changes, so a search stopped by
+        ``_Timeout`` resumes exactly where it was.
+        """
         if self.extension is not None and self.best_size >= self.extension[0]:
             self.deadline = self.extension[1]
             self.extension = None
         _check_time(self.deadline)
+        node = self.stack[-1]
+        S, code, cand, limit, depth_left, i = node
         s = len(S)
-        for i, v in enumerate(cand):
-            remaining = cand[i + 1 :]
-            if self.point_cap[v] <= self.best_size:
-                break  # candidates are sorted by decreasing point cap
-            if s + 1 + min(len(remaining), depth_left - 1) <= self.best_size:
-                break  # later candidates have even fewer successors
-            if limit[i] <= self.best_size:
-                continue
-            _check_time(self.deadline)  # a node may try many children
-            child = S + [v]
-            self._record(child)
-            if self.best_size >= self.cap:
-                return
-            child_code = 2 * code + self.Q[v]
-            n_classes = 1 << (s + 1)
-            counts = np.bincount(child_code, minlength=n_classes)
-            if self.complemented:
-                counts = counts + counts[::-1]  # class p also holds ~p's complements
-            smallest = int(counts.min())
-            child_depth = int(math.floor(math.log2(smallest)))
-            if child_depth == 0 or len(remaining) == 0:
-                continue
-            keep = self.point_cap[remaining] > self.best_size
-            if self.G is not None:
-                keep &= self.G[v, remaining]
-            remaining = remaining[keep]
-            if s + 1 + min(len(remaining), child_depth) <= self.best_size:
-                continue
-            ok, room = _extensions(
-                self.Q,
-                self.Q_sparse,
-                remaining,
-                child_code,
-                n_classes,
-                self.complemented,
-            )
-            child_limit = s + 2 + room
-            keep = ok & (child_limit > self.best_size)
-            remaining, child_limit = remaining[keep], child_limit[keep]
-            if s + 1 + min(len(remaining), child_depth) <= self.best_size:
-                continue
-            self._node(child, child_code, remaining, child_limit, child_depth)
+        if i >= len(cand):
+            self.stack.pop()
+            return
+        v = cand[i]
+        remaining = cand[i + 1 :]
+        if self.point_cap[v] <= self.best_size:
+            self.stack.pop()  # candidates are sorted by decreasing point cap
+            return
+        if s + 1 + min(len(remaining), depth_left - 1) <= self.best_size:
+            self.stack.pop()  # later candidates have even fewer successors
+            return
+        node[5] = i + 1
+        if limit[i] <= self.best_size:
+            return
+        child = S + [v]
+        self._record(child)
+        if self.best_size >= self.cap:
+            self.stack = []  # nothing larger exists
+            return
+        child_code = 2 * code + self.Q[v]
+        n_classes = 1 << (s + 1)
+        counts = np.bincount(child_code, minlength=n_classes)
+        if self.complemented:
+            counts = counts + counts[::-1]  # class p also holds ~p's complements
+        smallest = int(counts.min())
+        child_depth = int(math.floor(math.log2(smallest)))
+        if child_depth == 0 or len(remaining) == 0:
+            return
+        keep = self.point_cap[remaining] > self.best_size
+        if self.G is not None:
+            keep &= self.G[v, remaining]
+        remaining = remaining[keep]
+        if s + 1 + min(len(remaining), child_depth) <= self.best_size:
+            return
+        ok, room = _extensions(
+            self.Q, self.Q_sparse, remaining, child_code, n_classes, self.complemented
+        )
+        child_limit = s + 2 + room
+        keep = ok & (child_limit > self.best_size)
+        remaining, child_limit = remaining[keep], child_limit[keep]
+        if s + 1 + min(len(remaining), child_depth) <= self.best_size:
+            return
+        self.n_nodes += 1
+        self.stack.append([child, child_code, remaining, child_limit, child_depth, 0])
+
+
+class _Shattering:
+    """A resumable search for the largest set of rows of ``P`` shattered by its
+    columns (with ``complemented``: by the columns and their complements)."""
+
+    def __init__(self, P, complemented=False):
+        Q, self.point_index, n_concepts = _points_and_concepts(P, complemented)
+        self.search = _Search(Q, n_concepts, None, complemented=complemented)
+        self.complete = False
+
+    def run(self, deadline, best_size=0, extension=None):
+        """Look for a set larger than ``best_size`` until ``deadline``.
+
+        ``extension`` is an optional pair ``(size, later_deadline)``: once a set
+        of that size is found the search may run until ``later_deadline``.
+        Returns ``(size, rows, complete)``: ``rows`` are row indices of ``P``
+        (None if no set larger than ``best_size`` was found, then ``size`` is
+        ``best_size``); ``complete`` is False if the deadline stopped the search,
+        which a later call resumes.
+        """
+        search = self.search
+        if best_size >= search.best_size:
+            search.best_size, search.best_set = best_size, None
+        search.deadline, search.extension = deadline, extension
+        try:
+            search.run()
+            self.complete = True
+        except _Timeout:
+            # a shattered pair needs no search once the pair graph is known
+            if search.best_size < 2 and search.G is not None:
+                pairs = np.argwhere(search.G)
+                if len(pairs):
+                    search.best_size, search.best_set = 2, list(pairs[0])
+        if search.best_set is None or search.best_size <= best_size:
+            return best_size, None, self.complete
+        rows = np.sort(self.point_index[np.asarray(search.best_set, dtype=np.intp)])
+        return search.best_size, rows, self.complete
 
 
 def _largest_shattered(P, deadline, best_size=0, extension=None, complemented=False):
@@ -338,29 +402,9 @@ def _largest_shattered(P, deadline, best_size=0, extension=None, complemented=Fa
     (None if no set larger than ``best_size`` was found) and ``complete`` is False
     if the deadline stopped the search.
     """
-    Q, point_index, n_concepts = _points_and_concepts(P, complemented)
-    search = _Search(
-        Q,
-        n_concepts,
-        deadline,
-        best_size=best_size,
-        extension=extension,
-        complemented=complemented,
-    )
-    complete = True
-    try:
-        search.run()
-    except _Timeout:
-        complete = False
-        # a shattered pair needs no search once the pair graph is known
-        if search.best_size < 2 and search.G is not None:
-            pairs = np.argwhere(search.G)
-            if len(pairs):
-                search.best_size, search.best_set = 2, list(pairs[0])
-    if search.best_set is None:
-        return best_size, None, complete, search.n_nodes
-    rows = np.sort(point_index[np.asarray(search.best_set, dtype=np.intp)])
-    return search.best_size, rows, complete, search.n_nodes
+    shattering = _Shattering(P, complemented)
+    size, rows, complete = shattering.run(deadline, best_size, extension)
+    return size, rows, complete, shattering.search.n_nodes
 
 
 def _cap(P, complemented=False):
@@ -616,7 +660,8 @@ def vc_lower_bound(
     with the later searches that could still beat the best bound, and may run
     to the end of the time limit once it finds a set that none of them can beat.
     Time left after a pass goes to the searches stopped by their shares: they
-    start again (at most twice), looking only for sets that beat the best bound.
+    resume where they stopped (at most twice), now looking only for sets that
+    beat the best bound.
 
     References
     ----------
@@ -667,7 +712,7 @@ def vc_lower_bound(
     best_bound, best_key, best_set = 0, order[0], np.zeros(0, dtype=np.intp)
     if best_key[1]:
         best_key = (best_key[0], False)  # bound 0: the empty set, plain class
-    n_nodes = 0
+    searchers = {}  # key -> _Shattering, kept so that a stopped search resumes
     queue, unfinished, passes = list(order), set(), 1
     while queue:
         key = queue.pop(0)
@@ -688,14 +733,11 @@ def vc_lower_bound(
             now = time.perf_counter()
             own_deadline = now + max(deadline - now, 0.0) / (1 + len(later))
             extension = (max(later) + offset, deadline)
-        size, rows, done, nodes = _largest_shattered(
-            views[name],
-            own_deadline,
-            best_size=best_bound + offset,
-            extension=extension,
-            complemented=comp,
+        if key not in searchers:
+            searchers[key] = _Shattering(views[name], comp)
+        size, rows, done = searchers[key].run(
+            own_deadline, best_size=best_bound + offset, extension=extension
         )
-        n_nodes += nodes
         if done:
             unfinished.discard(key)
         else:
@@ -707,11 +749,12 @@ def vc_lower_bound(
             record[name] = 0
         if not queue and unfinished and passes < _MAX_PASSES:
             # time left after a pass goes to the searches stopped by their
-            # shares: they start again, looking only for sets beating the best
+            # shares: they resume, looking only for sets beating the best
             if time.perf_counter() < deadline:
                 queue = [other for other in order if other in unfinished]
                 passes += 1
     complete = not unfinished
+    n_nodes = sum(sh.search.n_nodes for sh in searchers.values())
     if not return_shattered:
         return int(best_bound)
     name, comp = best_key

@@ -11,7 +11,12 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from sklearn_rrank._rounding import certify_rounding
-from sklearn_rrank._vc import _largest_shattered, _pair_graph, vc_lower_bound
+from sklearn_rrank._vc import (
+    _largest_shattered,
+    _pair_graph,
+    _Shattering,
+    vc_lower_bound,
+)
 from sklearn_rrank.datasets import load_paleo
 
 
@@ -206,6 +211,28 @@ def test_search_matches_brute_force_on_rows(m, n, density, seed, hint, complemen
         assert len(rows) == exact and shattered(P, rows)
     else:
         assert rows is None
+
+
+@pytest.mark.parametrize("complemented", [False, True])
+def test_stopped_search_resumes_to_the_same_result(complemented):
+    # many tiny time slices, each resuming the depth-first search where the last
+    # one stopped, reach the same result as one uninterrupted search
+    P = np.random.default_rng(5).random((16, 120)) < 0.4
+    size, _, complete, nodes = _largest_shattered(P, None, complemented=complemented)
+    assert complete
+    shattering = _Shattering(P, complemented)
+    n_calls, done, slice_ = 0, False, 0.002
+    while not done:
+        found, rows, done = shattering.run(time.perf_counter() + slice_)
+        if shattering.search.stack is None:
+            slice_ *= 2  # the setup (pair graph) starts again: give it more time
+        n_calls += 1
+        assert n_calls < 100_000
+    assert shattering.search.best_size == size
+    assert shattering.search.n_nodes == nodes
+    assert n_calls > 1
+    shattered = _shattered_with_complements if complemented else _shattered
+    assert shattered(P, shattering.point_index[shattering.search.best_set])
 
 
 @pytest.mark.parametrize("density, n", [(0.02, 300), (0.5, 6)])
