@@ -66,14 +66,19 @@ class RoundingRankBounds:
         "upper"), ``bound`` (int or None), ``seconds`` (the method's own),
         ``certified`` (upper bounds), ``stopped_early``, ``message``, ``status``
         (``"ok"``, ``"stopped"`` (deadline), ``"skipped"`` (bounds already met or
-        no budget left) or ``"failed"`` (the method raised; the message says
-        what)), ``budget`` (seconds granted, None if unlimited), ``curve`` (a list
-        of ``[seconds, bound]`` pairs, seconds since the start of the call, one per
-        improvement: the anytime curve) and, for rank searches, ``errors_by_k``.
+        no budget left), ``"failed"`` (the method raised; the message says
+        what) or ``"interrupted"`` (the method was running, or had not started,
+        when the call was interrupted)), ``budget`` (seconds granted, None if
+        unlimited), ``curve`` (a list of ``[seconds, bound]`` pairs, seconds since
+        the start of the call, one per improvement: the anytime curve) and, for
+        rank searches, ``errors_by_k``.
     seconds : float
         Wall-clock seconds of the whole call.
     time_limit : float or None
         The budget of the call.
+    interrupted : bool
+        True if the call was interrupted (``KeyboardInterrupt``): the bounds are
+        those reached until then.
     """
 
     lower: int
@@ -89,6 +94,7 @@ class RoundingRankBounds:
     proven_upper_method: str | None = None
     seconds: float = 0.0
     time_limit: float | None = None
+    interrupted: bool = False
 
     def __repr__(self):
         # the factors by shape only: a repr of L and R runs to thousands of lines
@@ -113,6 +119,7 @@ class RoundingRankBounds:
             "tau": self.tau,
             "seconds": self.seconds,
             "time_limit": self.time_limit,
+            "interrupted": self.interrupted,
             "report": self.report,
         }
 
@@ -191,108 +198,151 @@ def _portfolio(
     else:
         lower = max(lower, 1)
     report = []
-    for i, spec in enumerate(specs):
-        row = {
-            "method": spec.name,
-            "kind": "lower" if spec.lower is not None else "upper",
-            "bound": None,
-            "seconds": 0.0,
-            "certified": None,
-            "stopped_early": False,
-            "message": "",
-            "status": "ok",
-            "budget": None,
-            "curve": [],
-        }
-        report.append(row)
-        if best is not None and best[0] <= lower:
-            row.update(status="skipped", message="bounds already meet")
-            continue
-        if deadline.expired():
-            row.update(
-                status="skipped", message="time budget used up", stopped_early=True
-            )
-            continue
-        weights = sum(t.weight for t in specs[i:])
-        share = spec.weight / weights if spec.weight and weights else 1.0
-        sub = deadline.child(fraction=share)
-        row["budget"] = sub.remaining()
-        if large and spec.weight and sub.limited and sub.remaining() < _MIN_SHARE:
-            row.update(
-                status="skipped",
-                message=f"too little of the budget left ({sub.remaining():.1f} s)",
-                stopped_early=True,
-            )
-            continue
-        t0 = time.monotonic()
-        try:
-            if spec.lower is not None:
-                Xm = X_sparse if spec.sparse and X_sparse is not None else X
-                bound, info = spec.lower(Xm, tau=tau, deadline=sub)
-                row.update(bound=int(bound), **_row_info(info))
-                row["curve"] = [[round(time.monotonic() - origin, 4), int(bound)]]
-                if bound > lower:
-                    lower, lower_method = int(bound), spec.name
-            else:
-                res = run_rank_search(
-                    spec.search,
-                    X_sparse if spec.sparse and X_sparse is not None else X,
-                    method=spec.name,
-                    tau=tau,
-                    deadline=sub,
-                    lower=lower,
-                    cap=None if best is None else best[0],
-                    cap_factors=None if best is None else (best[2], best[3]),
-                    origin=origin,
-                    progress=progress,
-                    random_state=method_seed(random_state, spec.name),
-                    n_jobs=n_jobs,
-                    verbose=verbose,
-                    params=params[spec.name],
-                    data=data,
-                )
-                info = res.info
-                row["curve"] = info.get("curve", [])
-                row["errors_by_k"] = {
-                    int(k): int(v) for k, v in info.get("errors_by_k", {}).items()
-                }
+    try:
+        for i, spec in enumerate(specs):
+            row = _new_row(spec.name, spec.lower is not None)
+            report.append(row)
+            if best is not None and best[0] <= lower:
+                row.update(status="skipped", message="bounds already meet")
+                continue
+            if deadline.expired():
                 row.update(
-                    stopped_early=bool(res.stopped_early),
-                    message=str(info.get("message", "")),
+                    status="skipped", message="time budget used up", stopped_early=True
                 )
-                if res.rank is not None:
-                    row.update(bound=int(res.rank), certified=True)
-                    best = (int(res.rank), spec.name, res.L, res.R)
-                if info.get("lower") is not None and info["lower"] > lower:
-                    lower, lower_method = int(info["lower"]), spec.name
-                    if spec.name == "rank_one" and res.rank is None:
-                        row.update(kind="lower", bound=int(info["lower"]))
-                if info.get("proven_rank") is not None and res.rank is None:
-                    row.update(
-                        bound=int(info["proven_rank"]),
-                        certified=False,
-                        proof=info.get("proof"),
+                continue
+            weights = sum(t.weight for t in specs[i:])
+            share = spec.weight / weights if spec.weight and weights else 1.0
+            sub = deadline.child(fraction=share)
+            row["budget"] = sub.remaining()
+            if large and spec.weight and sub.limited and sub.remaining() < _MIN_SHARE:
+                row.update(
+                    status="skipped",
+                    message=f"too little of the budget left ({sub.remaining():.1f} s)",
+                    stopped_early=True,
+                )
+                continue
+            t0 = time.monotonic()
+            res = None
+            try:
+                if spec.lower is not None:
+                    Xm = X_sparse if spec.sparse and X_sparse is not None else X
+                    bound, info = spec.lower(Xm, tau=tau, deadline=sub)
+                    row.update(bound=int(bound), **_row_info(info))
+                    row["curve"] = [[round(time.monotonic() - origin, 4), int(bound)]]
+                    if bound > lower:
+                        lower, lower_method = int(bound), spec.name
+                else:
+                    res = run_rank_search(
+                        spec.search,
+                        X_sparse if spec.sparse and X_sparse is not None else X,
+                        method=spec.name,
+                        tau=tau,
+                        deadline=sub,
+                        lower=lower,
+                        cap=None if best is None else best[0],
+                        cap_factors=None if best is None else (best[2], best[3]),
+                        origin=origin,
+                        progress=progress,
+                        random_state=method_seed(random_state, spec.name),
+                        n_jobs=n_jobs,
+                        verbose=verbose,
+                        params=params[spec.name],
+                        data=data,
                     )
-                    if proven is None or info["proven_rank"] < proven[0]:
-                        proven = (int(info["proven_rank"]), spec.name)
-        except (MemoryError, Exception) as exc:  # noqa: BLE001 - reported, not hidden
-            row.update(status="failed", message=f"failed: {type(exc).__name__}: {exc}")
-        row["seconds"] = time.monotonic() - t0
-        if row["status"] == "ok" and row["stopped_early"]:
-            row["status"] = "stopped"
-        if progress is not None and spec.lower is not None:
-            progress(
-                {
-                    "method": spec.name,
-                    "stage": "end",
-                    "k": None,
-                    "bound": row["bound"],
-                    "error": None,
-                    "elapsed": time.monotonic() - origin,
-                    "message": row["message"],
+                    info = res.info
+                    row["curve"] = info.get("curve", [])
+                    row["errors_by_k"] = {
+                        int(k): int(v) for k, v in info.get("errors_by_k", {}).items()
+                    }
+                    row.update(
+                        stopped_early=bool(res.stopped_early),
+                        message=str(info.get("message", "")),
+                    )
+                    if res.rank is not None:
+                        row.update(bound=int(res.rank), certified=True)
+                        best = (int(res.rank), spec.name, res.L, res.R)
+                    if info.get("lower") is not None and info["lower"] > lower:
+                        lower, lower_method = int(info["lower"]), spec.name
+                        if spec.name == "rank_one" and res.rank is None:
+                            row.update(kind="lower", bound=int(info["lower"]))
+                    if info.get("proven_rank") is not None and res.rank is None:
+                        row.update(
+                            bound=int(info["proven_rank"]),
+                            certified=False,
+                            proof=info.get("proof"),
+                        )
+                        if proven is None or info["proven_rank"] < proven[0]:
+                            proven = (int(info["proven_rank"]), spec.name)
+            except KeyboardInterrupt as exc:
+                row.update(
+                    status="interrupted",
+                    stopped_early=True,
+                    message="",
+                    seconds=time.monotonic() - t0,
+                )
+                # what the search certified before the stop (or its whole result,
+                # if the signal came just after it returned)
+                part = getattr(exc, "rank_search_result", None) or res
+                if part is not None:
+                    row.update(
+                        curve=part.info.get("curve", []),
+                        message=part.info.get("message", ""),
+                    )
+                    if part.rank is not None:
+                        row.update(bound=int(part.rank), certified=True)
+                        if best is None or part.rank < best[0]:
+                            best = (int(part.rank), spec.name, part.L, part.R)
+                raise
+            except (MemoryError, Exception) as exc:  # noqa: BLE001 - reported, not hidden
+                row.update(
+                    status="failed", message=f"failed: {type(exc).__name__}: {exc}"
+                )
+            row["seconds"] = time.monotonic() - t0
+            if row["status"] == "ok" and row["stopped_early"]:
+                row["status"] = "stopped"
+            if progress is not None and spec.lower is not None:
+                progress(
+                    {
+                        "method": spec.name,
+                        "stage": "end",
+                        "k": None,
+                        "bound": row["bound"],
+                        "error": None,
+                        "elapsed": time.monotonic() - origin,
+                        "message": row["message"],
+                    }
+                )
+    except KeyboardInterrupt as exc:
+        # the methods that did not start say so; the caller finds the bounds
+        # reached so far on the exception
+        for spec in specs[len(report) :]:
+            report.append(
+                _new_row(spec.name, spec.lower is not None)
+                | {
+                    "status": "interrupted",
+                    "stopped_early": True,
+                    "message": "not run",
                 }
             )
+        exc.portfolio = (lower, lower_method, best, proven, report)
+        raise
     return lower, lower_method, best, proven, report
+
+
+def _new_row(method, lower):
+    """A report row before the method runs."""
+    return {
+        "method": method,
+        "kind": "lower" if lower else "upper",
+        "bound": None,
+        "seconds": 0.0,
+        "certified": None,
+        "stopped_early": False,
+        "message": "",
+        "status": "ok",
+        "budget": None,
+        "curve": [],
+    }
 
 
 def _row_info(info):
@@ -360,7 +410,9 @@ def rounding_rank_bounds(
         Method names, or a comma-separated string. ``"default"``: ``("rank_one",
         "spectral", "rsvd", "vc", "lpca", "projlp")``. Lower bounds: ``"spectral"``
         (:func:`spectral_lower_bound`), ``"vc"``
-        (:func:`~sklearn_rrank.vc_lower_bound`), ``"rank_one"`` (the exact test of
+        (:func:`~sklearn_rrank.vc_lower_bound`: the best of the VC dimension and
+        the VC dimension with complements less one; the report's message says
+        which), ``"rank_one"`` (the exact test of
         Proposition "rrank1_eq_block_nested": either a certified rank-1
         factorization or the lower bound 2). Upper bounds:
         ``"rsvd"``, ``"lpca"``, ``"projlp"``, ``"nuclear"``, ``"permutation"``
@@ -397,6 +449,20 @@ def rounding_rank_bounds(
     ValueError
         If ``X`` is not binary or holds missing entries, a method name or method
         parameter is unknown, or ``time_limit`` is not positive.
+    KeyboardInterrupt
+        If the call is interrupted (Ctrl-C) after the methods started, the
+        ``KeyboardInterrupt`` is raised again, so that scripts stop as usual, with
+        the bounds reached so far attached as its attribute ``bounds``: a
+        :class:`RoundingRankBounds` with ``interrupted=True``, whose certificate
+        is the best one found (including what the interrupted method certified
+        before the stop; the trivial one if none), whose lower bound is the best
+        one completed, and whose report marks the interrupted method and those
+        not started ``"interrupted"``. Catch it to keep the bounds::
+
+            try:
+                res = rounding_rank_bounds(X)
+            except KeyboardInterrupt as exc:
+                res = exc.bounds
 
     References
     ----------
@@ -434,9 +500,16 @@ def rounding_rank_bounds(
 
 
 def _bounds_result(X, methods, *, tau, deadline, time_limit=None, **kwargs):
-    lower, lower_method, best, proven, report = _portfolio(
-        X, methods, tau=tau, deadline=deadline, **kwargs
-    )
+    interrupted = None
+    try:
+        lower, lower_method, best, proven, report = _portfolio(
+            X, methods, tau=tau, deadline=deadline, **kwargs
+        )
+    except KeyboardInterrupt as exc:
+        if not hasattr(exc, "portfolio"):
+            raise  # before any method started: nothing to report
+        interrupted = exc
+        lower, lower_method, best, proven, report = exc.portfolio
     if best is None:
         L, R = trivial_upper_bound(X.toarray() if sp.issparse(X) else X, tau=tau)
         best = (L.shape[1], "trivial", L, R)
@@ -462,7 +535,7 @@ def _bounds_result(X, methods, *, tau, deadline, time_limit=None, **kwargs):
             f"lower bound {lower} ({lower_method}) exceeds the certified upper bound "
             f"{upper} ({upper_method}); please report this as a bug."
         )
-    return RoundingRankBounds(
+    result = RoundingRankBounds(
         lower=lower,
         upper=upper,
         lower_method=lower_method,
@@ -476,4 +549,9 @@ def _bounds_result(X, methods, *, tau, deadline, time_limit=None, **kwargs):
         proven_upper_method=proven[1],
         seconds=deadline.elapsed(),
         time_limit=time_limit,
+        interrupted=interrupted is not None,
     )
+    if interrupted is not None:
+        interrupted.bounds = result
+        raise interrupted
+    return result

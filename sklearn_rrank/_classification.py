@@ -400,7 +400,11 @@ def feature_dimension_bounds(
         # affine half-spaces in R^d have VC dimension d + 1, so fd >= VC - 1
         from sklearn_rrank._vc import vc_lower_bound
 
-        vc = vc_lower_bound(Yu, time_limit=deadline.child(fraction=0.2).remaining())
+        vc = vc_lower_bound(
+            Yu,
+            time_limit=deadline.child(fraction=0.2).remaining(),
+            complements=False,
+        )
         lower = max(lower, vc - 1)
     if upper > lower:
         # certified rounding-rank upper bounds (fd <= rrank), the portfolio of

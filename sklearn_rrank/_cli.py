@@ -1,7 +1,9 @@
 """The ``rrank`` command line (also ``python -m sklearn_rrank``).
 
 Results go to stdout, progress to stderr; any error is one line on stderr and exit
-code 2. The command line calls only the public API.
+code 2. SIGINT or SIGTERM during ``rrank bounds`` stops the methods; the bounds
+reached so far are printed (and ``--output`` written) and the exit code is 130. The
+command line calls only the public API.
 """
 
 import argparse
@@ -9,6 +11,7 @@ import contextlib
 import json
 import os
 import re
+import signal
 import sys
 import threading
 import time
@@ -20,6 +23,11 @@ __all__ = ["main"]
 
 # above this many entries the real rank (a full SVD) is not computed
 _REAL_RANK_ENTRIES = 4_000_000
+# under --time-limit, the real rank is computed only if its estimated time is at most
+# this fraction of the budget (the time is kept back from the methods)
+_REAL_RANK_SHARE = 0.1
+# SVDs of fewer operations are computed without estimating their time
+_SMALL_SVD_FLOPS = 2e8
 
 
 class CLIError(Exception):
@@ -64,16 +72,22 @@ def _progress(args):
     return ProgressPrinter(stream=sys.stderr)
 
 
-def _save_plot(display_factory, path):
-    """Draw a Display (needs the ``plot`` extra) and save its figure to ``path``."""
+def _require_matplotlib():
+    """Fail fast (before any work) when ``--plot`` is given without matplotlib."""
     try:
         import matplotlib
 
         matplotlib.use("Agg")
     except ImportError:
         raise CLIError(
-            'saving a plot needs matplotlib: pip install "sklearn_rrank[plot]"'
+            "--plot needs matplotlib, which is not installed: pip install "
+            '"sklearn_rrank[plot]" (or leave out --plot)'
         ) from None
+
+
+def _save_plot(display_factory, path):
+    """Draw a Display (needs the ``plot`` extra) and save its figure to ``path``."""
+    _require_matplotlib()
     if not os.path.splitext(path)[1]:
         path += ".png"  # what matplotlib would write; report the real name
     display = display_factory()
@@ -123,6 +137,25 @@ def _heartbeat(args, method, k=None):
         event("end", "fitted")
 
 
+@contextlib.contextmanager
+def _signals(handler):
+    """Install ``handler`` for SIGINT and SIGTERM; restore the old ones on exit."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signal handlers can only be set in the main thread
+        return
+    old = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, h in old.items():
+            signal.signal(sig, h)
+
+
+def _interrupt(signum, frame):
+    """SIGINT and SIGTERM stop the computation like Ctrl-C (KeyboardInterrupt)."""
+    raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
 def _npz_path(path):
     """The file ``numpy.savez_compressed`` writes for ``path`` (it adds ``.npz``)."""
     return path if str(path).endswith(".npz") else f"{path}.npz"
@@ -135,15 +168,65 @@ def _describe(X):
 
 
 def _cmd_bounds(args):
+    # SIGTERM, like SIGINT, stops the work as KeyboardInterrupt; once the methods
+    # have started, the bounds reached so far come with it and are reported
+    with _signals(_interrupt):
+        res, X, name, t0, real_rank = _compute_bounds(args)
+    # further signals must not cut the certificate file or the table short
+    with _signals(signal.SIG_IGN):
+        return _report_bounds(args, res, X, name, t0, real_rank)
+
+
+def _svd_seconds(m, n):
+    """Estimated seconds of the singular values of an ``m x n`` matrix, now.
+
+    The machine's speed is measured on a small SVD (the fastest of three, a few
+    milliseconds each), so that a busy machine gives a longer estimate; the count
+    of operations is that of the bidiagonalization (``4 q p**2 - 4 p**3 / 3``,
+    ``p = min(m, n)``, ``q = max(m, n)``), with a safety factor of 1.5. Small
+    SVDs give 0 without a measurement.
+    """
+    p, q = min(m, n), max(m, n)
+    flops = 4 * q * p**2 - 4 * p**3 / 3
+    if flops <= _SMALL_SVD_FLOPS:
+        return 0.0  # well under a second anywhere: not worth measuring
+    size = 256
+    A = np.random.default_rng(0).random((size, size))
+    fastest = float("inf")
+    for _ in range(3):
+        start = time.perf_counter()
+        np.linalg.svd(A, compute_uv=False)
+        fastest = min(fastest, time.perf_counter() - start)
+    rate = (8 / 3) * size**3 / max(fastest, 1e-6)
+    return 1.5 * flops / rate
+
+
+def _real_rank_plan(m, n, time_limit):
+    """``(compute, seconds kept back, note)`` for the real-rank line."""
+    if m * n > _REAL_RANK_ENTRIES:
+        # a full SVD of a large matrix would delay the first progress line
+        return False, 0.0, "not computed (large)"
+    if time_limit is None:
+        return True, 0.0, ""
+    seconds = _svd_seconds(m, n)
+    if seconds > _REAL_RANK_SHARE * time_limit:
+        return False, 0.0, f"not computed (an SVD of about {seconds:.1f} s)"
+    return True, seconds, ""
+
+
+def _compute_bounds(args):
     from sklearn_rrank import rounding_rank_bounds
 
     t0 = time.perf_counter()
     X, name = _load_data(args.data)
     m, n, density = _describe(X)
-    if m * n <= _REAL_RANK_ENTRIES:
-        real_rank = int(np.linalg.matrix_rank(X.astype(np.float64)))
-    else:  # a full SVD of a large matrix would delay the first progress line
-        real_rank = None
+    compute_rank, kept, real_rank = _real_rank_plan(m, n, args.time_limit)
+    time_limit = args.time_limit
+    if time_limit is None and compute_rank:
+        compute_rank, real_rank = False, int(np.linalg.matrix_rank(X.astype(float)))
+    elif time_limit is not None:
+        # the budget is the whole command's: loading, the real rank and the methods
+        time_limit = max(time_limit - (time.perf_counter() - t0) - kept, 1e-3)
     if not args.quiet and not args.json:
         budget = (
             "no time limit"
@@ -151,16 +234,37 @@ def _cmd_bounds(args):
             else (f"budget {args.time_limit:g} s")
         )
         print(f"computing bounds for {name} ({m} x {n}; {budget}) ...", file=sys.stderr)
-    res = rounding_rank_bounds(
-        X,
-        methods=args.methods,
-        tau=args.tau,
-        time_limit=args.time_limit,
-        n_jobs=args.n_jobs,
-        random_state=args.random_state,
-        verbose=max(args.verbose - 1, 0),
-        progress=_progress(args),
-    )
+    printer = _progress(args)
+    try:
+        res = rounding_rank_bounds(
+            X,
+            methods=args.methods,
+            tau=args.tau,
+            time_limit=time_limit,
+            n_jobs=args.n_jobs,
+            random_state=args.random_state,
+            verbose=max(args.verbose - 1, 0),
+            progress=printer,
+        )
+    except KeyboardInterrupt as exc:
+        res = getattr(exc, "bounds", None)
+        if res is None:
+            raise  # interrupted before any method started: nothing to report
+    finally:
+        if printer is not None:
+            printer.close()
+    if compute_rank:  # within the seconds kept back from the methods
+        if res.interrupted:
+            real_rank = "not computed (interrupted)"
+        else:
+            real_rank = int(np.linalg.matrix_rank(X.astype(np.float64)))
+    return res, X, name, t0, real_rank
+
+
+def _report_bounds(args, res, X, name, t0, real_rank):
+    """Write ``--output``/``--plot`` and print the result; the exit code."""
+    m, n, density = _describe(X)
+    status = 130 if res.interrupted else 0
     total = time.perf_counter() - t0
     out = res.to_dict()
     out.update(
@@ -168,7 +272,7 @@ def _cmd_bounds(args):
         n_samples=m,
         n_features=n,
         density=density,
-        real_rank=real_rank,
+        real_rank=real_rank if isinstance(real_rank, int) else None,
         seconds=total,
     )
     if args.output:
@@ -183,8 +287,10 @@ def _cmd_bounds(args):
         )
     if args.json:
         print(json.dumps(out, indent=2, default=_json_default))
-        return 0
-    rank = "not computed (large)" if real_rank is None else real_rank
+        if res.interrupted:
+            print("rrank: interrupted", file=sys.stderr)
+        return status
+    rank = real_rank
     print(f"data        {name}: {m} x {n}, density {density:.4f}, real rank {rank}")
     print(f"tau         {res.tau}")
     print(
@@ -202,6 +308,8 @@ def _cmd_bounds(args):
             f"{row['seconds']:>9.2f}{note}"
         )
     state = "exact" if res.exact else "interval"
+    if res.interrupted:
+        state += ", interrupted"
     print(
         f"rounding rank in [{res.lower}, {res.upper}]  ({state}; lower by "
         f"{res.lower_method}, certified upper by {res.upper_method}; "
@@ -216,7 +324,9 @@ def _cmd_bounds(args):
         print(f"certificate saved to {out['output']}")
     if args.plot:
         print(f"plot saved to {out['plot']}")
-    return 0
+    if res.interrupted:
+        print("rrank: interrupted", file=sys.stderr)
+    return status
 
 
 def _json_default(obj):
@@ -523,7 +633,9 @@ def _build_parser():
         "--time-limit",
         type=float,
         default=None,
-        help="wall-clock budget in seconds of the whole command (None: no limit)",
+        help="wall-clock budget in seconds of the whole command; the real rank is "
+        "computed within it when its SVD is estimated to take at most a tenth of it "
+        "(None: no limit)",
     )
     p.set_defaults(func=_cmd_bounds)
 
@@ -594,6 +706,8 @@ def main(argv=None):
     if getattr(args, "methods", None) is not None:
         args.methods = tuple(m.strip() for m in args.methods.split(",") if m.strip())
     try:
+        if getattr(args, "plot", None):
+            _require_matplotlib()  # before any work, not after a long run
         return args.func(args)
     except CLIError as exc:
         print(f"rrank: error: {exc}", file=sys.stderr)

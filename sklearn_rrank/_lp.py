@@ -232,13 +232,14 @@ _banner_pid = None  # the process whose first HiGHS instance has been built
 
 
 def _new_highs():
-    """A HiGHS instance whose banner does not reach standard output.
+    """A HiGHS instance whose banner reaches neither standard output nor the user.
 
     highspy (seen with 1.16) prints its "Running HiGHS ..." banner on standard
     output once per process, when the first instance is built (before any option
-    can turn the output off). That line would break machine-readable output such
-    as ``rrank ... --json``, so the first instance of every process is built with
-    file descriptor 1 pointed at standard error (C's buffers flushed before it is
+    can turn the output off; every instance then gets ``output_flag`` False). That
+    line would break machine-readable output such as ``rrank ... --json`` and is
+    noise for the user, so the first instance of every process is built with file
+    descriptor 1 pointed at the null device (C's buffers flushed before it is
     restored). Later instances are built as usual.
     """
     global _banner_pid
@@ -254,7 +255,12 @@ def _new_highs():
             _banner_pid = os.getpid()
             return highspy.Highs()
         try:
-            os.dup2(2, 1)
+            null = os.open(os.devnull, os.O_WRONLY)
+        except OSError:  # pragma: no cover - no null device: standard error
+            null = os.dup(2)
+        try:
+            os.dup2(null, 1)
+            os.close(null)
             h = highspy.Highs()
             try:
                 ctypes.CDLL(None).fflush(None)

@@ -224,9 +224,18 @@ def _vc_lower(X, *, tau, deadline):
         X, tau=tau, time_limit=deadline.remaining(), return_shattered=True
     )
     complete = bool(info.get("complete", True))
+    # which of the four bounds won: plain VC, or VC with complements less one
+    lines = info["orientation"]
+    if info["complemented"]:
+        source = f"{len(info['shattered'])} {lines} shattered with complements"
+    else:
+        source = f"{len(info['shattered'])} {lines} shattered"
+    message = source if complete else f"time limit: {source} so far"
     return int(bound), {
         "stopped_early": not complete,
-        "message": "" if complete else "time limit: largest shattered set so far",
+        "message": message,
+        "orientation": lines,
+        "complemented": bool(info["complemented"]),
     }
 
 
@@ -435,7 +444,8 @@ METHODS = MappingProxyType(
             ),
             MethodSpec(
                 "vc",
-                "VC-dimension lower bound (largest shattered set)",
+                "VC-dimension lower bound (largest shattered set, also with "
+                "complements: VC - 1)",
                 lower=_vc_lower,
                 cost=3,
                 weight=1,

@@ -417,6 +417,13 @@ def run_rank_search(
         ``cap``); ``info`` holds ``curve`` (``[seconds, bound]`` pairs from
         ``origin``), ``errors_by_k``, ``message``, ``seconds`` and the family's own
         diagnostics. ``stopped_early`` is True iff the deadline ended the search.
+
+    Raises
+    ------
+    KeyboardInterrupt
+        Raised again if the search is interrupted, with the attribute
+        ``rank_search_result`` (a ``RankSearchResult`` of what was certified until
+        then, ``info["interrupted"]`` True).
     """
     deadline = Deadline.coerce(deadline)
     inc = Incumbent(
@@ -431,47 +438,72 @@ def run_rank_search(
         data=data if data is not None and data.X is X else None,
     )
     t0 = time.monotonic()
-    inc.event("start")
-    if rank_zero_possible(X, tau):
-        m, n = X.shape
-        inc.offer(np.zeros((m, 0)), np.zeros((n, 0)))
-        info = {"message": "rounding rank 0: round_tau(0) equals X"}
-    elif inc.done:
-        info = {"message": f"nothing to search: bound {inc.bound} meets lower {lower}"}
-    else:
-        info = search(
-            X,
-            inc,
-            deadline,
-            tau=tau,
-            random_state=random_state,
-            n_jobs=n_jobs,
-            verbose=verbose,
-            **(params or {}),
-        )
-        info = dict(info or {})
-    timed_out = deadline.expired() and not inc.done
-    stopped = bool(info.pop("stopped_early", False)) or timed_out
-    if "message" not in info or not info["message"]:
-        if inc.rank is not None:
-            info["message"] = f"certified rank {inc.rank}"
-        elif cap is not None:
-            info["message"] = f"no certificate below the known bound {cap}"
+    try:
+        inc.event("start")
+        if rank_zero_possible(X, tau):
+            m, n = X.shape
+            inc.offer(np.zeros((m, 0)), np.zeros((n, 0)))
+            info = {"message": "rounding rank 0: round_tau(0) equals X"}
+        elif inc.done:
+            info = {
+                "message": f"nothing to search: bound {inc.bound} meets lower {lower}"
+            }
         else:
-            info["message"] = "no certificate found"
-    if timed_out and "time limit" not in info["message"]:
-        info["message"] += " (time limit reached)"
-    info["curve"] = inc.curve
-    info.setdefault("errors_by_k", inc.errors_by_k)
-    info["seconds"] = time.monotonic() - t0
-    inc.event("end", message=info["message"])
-    if verbose:
-        print(f"[{method}] {info['message']} in {info['seconds']:.2f} s")
-    return RankSearchResult(
-        rank=inc.rank,
-        L=inc.L,
-        R=inc.R,
-        certified=inc.rank is not None,
-        stopped_early=stopped,
-        info=info,
-    )
+            info = search(
+                X,
+                inc,
+                deadline,
+                tau=tau,
+                random_state=random_state,
+                n_jobs=n_jobs,
+                verbose=verbose,
+                **(params or {}),
+            )
+            info = dict(info or {})
+        timed_out = deadline.expired() and not inc.done
+        stopped = bool(info.pop("stopped_early", False)) or timed_out
+        if "message" not in info or not info["message"]:
+            if inc.rank is not None:
+                info["message"] = f"certified rank {inc.rank}"
+            elif cap is not None:
+                info["message"] = f"no certificate below the known bound {cap}"
+            else:
+                info["message"] = "no certificate found"
+        if timed_out and "time limit" not in info["message"]:
+            info["message"] += " (time limit reached)"
+        info["curve"] = inc.curve
+        info.setdefault("errors_by_k", inc.errors_by_k)
+        info["seconds"] = time.monotonic() - t0
+        inc.event("end", message=info["message"])
+        if verbose:
+            print(f"[{method}] {info['message']} in {info['seconds']:.2f} s")
+        return RankSearchResult(
+            rank=inc.rank,
+            L=inc.L,
+            R=inc.R,
+            certified=inc.rank is not None,
+            stopped_early=stopped,
+            info=info,
+        )
+    except KeyboardInterrupt as exc:
+        # keep what the search certified so far for the caller
+        # (rounding_rank_bounds reports it), then stop as asked
+        exc.rank_search_result = RankSearchResult(
+            rank=inc.rank,
+            L=inc.L,
+            R=inc.R,
+            certified=inc.rank is not None,
+            stopped_early=True,
+            info={
+                "message": (
+                    "nothing certified yet"
+                    if inc.rank is None
+                    else f"certified rank {inc.rank} so far"
+                ),
+                "interrupted": True,
+                "curve": inc.curve,
+                "errors_by_k": inc.errors_by_k,
+                "seconds": time.monotonic() - t0,
+            },
+        )
+        raise

@@ -97,3 +97,77 @@ def test_every_lower_bound_at_most_certified_upper(X, tau):
         assert row["status"] in ("ok", "skipped"), row
         if row["kind"] == "lower" and row["status"] == "ok":
             assert row["bound"] <= res.upper
+
+
+def test_vc_row_reports_the_bound_with_complements(paleo):
+    # the portfolio's "vc" row takes the best of the plain and complemented bounds
+    # and says which one it is
+    res = rounding_rank_bounds(paleo, methods=("vc",), time_limit=10)
+    (row,) = [r for r in res.report if r["method"] == "vc"]
+    assert row["bound"] >= 5 and res.lower >= 5 and res.lower_method == "vc"
+    assert "with complements" in row["message"]
+    assert res.lower <= res.upper
+
+
+def _planted_rank_two():
+    rng = np.random.default_rng(0)
+    L, R = rng.normal(size=(12, 2)), rng.normal(size=(10, 2))
+    X = (L @ R.T >= 0.5).astype(np.uint8)
+    assert certify_rounding(X, L, R, tau=0.5)
+    return X, L, R
+
+
+@pytest.mark.parametrize("where", ["rsvd", "vc"])
+def test_keyboard_interrupt_keeps_the_bounds(monkeypatch, where):
+    # Ctrl-C inside a method: KeyboardInterrupt is raised again, carrying the
+    # bounds reached so far (with what the interrupted search had certified)
+    from dataclasses import replace
+
+    from sklearn_rrank import _methods
+
+    X, L, R = _planted_rank_two()
+
+    def search(X, incumbent, deadline, **kwargs):
+        assert incumbent.offer(L, R)  # certified, then the user presses Ctrl-C
+        if where == "rsvd":
+            raise KeyboardInterrupt
+        return {}
+
+    def lower(X, *, tau, deadline):
+        raise KeyboardInterrupt
+
+    methods = dict(_methods.METHODS)
+    methods["rsvd"] = replace(methods["rsvd"], search=search)
+    if where == "vc":
+        methods["vc"] = replace(methods["vc"], lower=lower)
+    monkeypatch.setattr(_methods, "METHODS", methods)
+    with pytest.raises(KeyboardInterrupt) as caught:
+        rounding_rank_bounds(X, methods=("spectral", "rsvd", "vc", "lpca"))
+    res = caught.value.bounds
+    assert res.interrupted and res.to_dict()["interrupted"]
+    assert (res.upper, res.upper_method) == (2, "rsvd")
+    assert certify_rounding(X, res.L, res.R, tau=0.5)
+    assert 1 <= res.lower <= res.upper
+    status = {row["method"]: row["status"] for row in res.report}
+    if where == "rsvd":
+        assert status == {
+            "spectral": "ok",
+            "rsvd": "interrupted",
+            "vc": "interrupted",
+            "lpca": "interrupted",
+        }
+        (row,) = [r for r in res.report if r["method"] == "rsvd"]
+        assert row["bound"] == 2 and row["certified"]
+        assert "certified rank 2 so far" in row["message"]
+    else:
+        assert status == {
+            "spectral": "ok",
+            "rsvd": "ok",
+            "vc": "interrupted",
+            "lpca": "interrupted",
+        }
+
+
+def test_an_uninterrupted_call_is_not_marked():
+    res = rounding_rank_bounds(np.eye(4), methods=("spectral", "rsvd"))
+    assert not res.interrupted and res.to_dict()["interrupted"] is False

@@ -1,6 +1,10 @@
 import json
+import os
+import re
+import signal
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -302,3 +306,120 @@ def test_plot_without_extension_reports_the_file_written(tmp_path, capsys):
     out = capsys.readouterr().out
     assert (tmp_path / "pic.png").exists()
     assert f"plot saved to      {path}.png" in out
+
+
+@pytest.mark.parametrize(
+    "data, sig", [("apj", signal.SIGINT), ("paleo", signal.SIGTERM)]
+)
+def test_interrupt_prints_the_bounds_and_saves_the_certificate(tmp_path, data, sig):
+    # the signal arrives while L-PCA runs, after R-SVD certified its bound: the
+    # command stops quickly, prints the interval so far and saves its certificate
+    import sklearn_rrank
+    from sklearn_rrank.datasets import DATASETS
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(sklearn_rrank.__file__)))
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([root, env.get("PYTHONPATH", "")])
+    out_file = tmp_path / "c.npz"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sklearn_rrank", "bounds", data]
+        + ["--methods", "rsvd,lpca", "--output", str(out_file)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        err = []
+        for line in proc.stderr:  # progress lines (stderr is not a terminal)
+            err.append(line)
+            if line.startswith("rsvd") and "done" in line:
+                break
+        assert proc.poll() is None, "".join(err)
+        sent = time.monotonic()
+        proc.send_signal(sig)
+        stdout, rest = proc.communicate(timeout=60)
+        stopped = time.monotonic() - sent
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, "".join(err) + rest
+    assert stopped < 10  # about a second on an idle machine
+    assert "rrank: interrupted" in rest and "Traceback" not in rest
+    match = re.search(
+        r"rounding rank in \[(\d+), (\d+)\]  \(interval, interrupted", stdout
+    )
+    assert match, stdout
+    assert re.search(r"^lpca .*interrupted", stdout, flags=re.M), stdout
+    X = np.asarray(DATASETS[data]().data)
+    upper = int(match.group(2))
+    assert upper < min(X.shape)  # R-SVD's certificate, not the trivial one
+    with np.load(out_file) as f:
+        L, R, tau = f["L"], f["R"], float(f["tau"])
+    assert L.shape[1] == upper
+    np.testing.assert_array_equal((L @ R.T >= tau).astype(X.dtype), X)
+    assert certify_rounding(X, L, R, tau=tau)
+
+
+def test_highs_banner_never_reaches_the_user():
+    # the first HiGHS instance of a process prints a banner; with --quiet the
+    # command prints its result on stdout and nothing on stderr
+    proc = subprocess.run(
+        [sys.executable, "-m", "sklearn_rrank", "bounds", "paleo"]
+        + ["--methods", "projlp", "--quiet", "--time-limit", "5"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""
+    assert "HiGHS" not in proc.stdout
+    assert proc.stdout.startswith("data        paleo")
+
+
+@pytest.mark.parametrize(
+    "command", [["bounds", "paleo"], ["factorize", "paleo", "-k", "2"]]
+)
+def test_plot_without_matplotlib_fails_before_any_work(
+    command, capsys, tmp_path, monkeypatch
+):
+    import sklearn_rrank._cli as cli
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import fails
+
+    def no_work(spec):
+        raise AssertionError("the data were loaded before the check")
+
+    monkeypatch.setattr(cli, "_load_data", no_work)
+    code = main([*command, "--plot", str(tmp_path / "p.png")])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "--plot needs matplotlib" in err and "sklearn_rrank[plot]" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_real_rank_is_computed_within_the_budget(capsys, monkeypatch):
+    import sklearn_rrank._cli as cli
+
+    # paleo's SVD is small: computed without a measurement
+    assert cli._real_rank_plan(124, 139, 1.0) == (True, 0.0, "")
+    # an SVD estimated beyond a tenth of the budget is not computed at all
+    monkeypatch.setattr(cli, "_svd_seconds", lambda m, n: 1000.0)
+    calls = []
+    rank = np.linalg.matrix_rank
+    monkeypatch.setattr(
+        np.linalg, "matrix_rank", lambda A: calls.append(A.shape) or rank(A)
+    )
+    args = ["bounds", "paleo", "--methods", "spectral", "--time-limit", "5"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "real rank not computed (an SVD of about 1000.0 s)" in out
+    assert calls == []
+    assert main([*args, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["real_rank"] is None
+    # one that fits is computed after the methods, in the time kept back for it
+    monkeypatch.setattr(cli, "_svd_seconds", lambda m, n: 0.1)
+    assert main(args) == 0
+    assert "real rank 123" in capsys.readouterr().out
+    assert calls == [(124, 139)]

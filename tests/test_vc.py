@@ -11,7 +11,13 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from sklearn_rrank._rounding import certify_rounding
-from sklearn_rrank._vc import _largest_shattered, _pair_graph, vc_lower_bound
+from sklearn_rrank._vc import (
+    _largest_shattered,
+    _pair_graph,
+    _Shattering,
+    vc_lower_bound,
+)
+from sklearn_rrank.datasets import load_paleo
 
 
 def _shattered(P, S):
@@ -19,14 +25,26 @@ def _shattered(P, S):
     return len({tuple(col) for col in np.asarray(P)[list(S)].T}) == 2 ** len(S)
 
 
-def _vc_rows(P):
+def _shattered_with_complements(P, S):
+    """Brute force: do the columns of ``P`` or their complements realise them all?"""
+    labelings = {tuple(col) for col in np.asarray(P, dtype=int)[list(S)].T}
+    labelings |= {tuple(1 - np.array(col)) for col in labelings}
+    return len(labelings) == 2 ** len(S)
+
+
+def _vc_rows(P, shattered=_shattered):
     """Largest set of rows shattered by the columns, by trying every subset."""
     best = 0
     for s in range(1, P.shape[0] + 1):
-        if not any(_shattered(P, S) for S in itertools.combinations(range(len(P)), s)):
+        if not any(shattered(P, S) for S in itertools.combinations(range(len(P)), s)):
             break  # subsets of shattered sets are shattered: no larger set either
         best = s
     return best
+
+
+def _vcc_rows(P):
+    """Largest set of rows shattered by the columns and their complements."""
+    return _vc_rows(P, _shattered_with_complements)
 
 
 def _check_info(X, bound, info):
@@ -34,13 +52,25 @@ def _check_info(X, bound, info):
     X = np.asarray(X)
     P = X if info["orientation"] == "rows" else X.T
     S = info["shattered"]
-    assert len(S) == bound == len(set(S.tolist()))
-    assert _shattered(P, S)
-    w = info["witnesses"]
-    assert w.shape == (2**bound,)
-    for p, j in enumerate(w):
-        labels = [(p >> t) & 1 for t in range(bound)]
-        np.testing.assert_array_equal(P[S, j], labels)
+    comp = info["complemented"]
+    size = bound + 1 if comp else bound
+    assert len(S) == size == len(set(S.tolist()))
+    if comp:
+        assert _shattered_with_complements(P, S)
+    else:
+        assert _shattered(P, S)
+    w, flipped = info["witnesses"], info["witness_complemented"]
+    assert w.shape == flipped.shape == (2**size,)
+    assert comp or not flipped.any()
+    for p, (j, f) in enumerate(zip(w, flipped, strict=True)):
+        labels = np.array([(p >> t) & 1 for t in range(size)])
+        np.testing.assert_array_equal(P[S, j], 1 - labels if f else labels)
+
+
+def _expected_bound(X):
+    """The bound by brute force: plain VC and VC with complements less one."""
+    X = np.asarray(X)
+    return max(_vc_rows(X), _vc_rows(X.T), _vcc_rows(X) - 1, _vcc_rows(X.T) - 1)
 
 
 def _all_binary_rows(d):
@@ -52,9 +82,20 @@ def _all_binary_rows(d):
 
 @pytest.mark.parametrize("n", [2, 3, 5, 8])
 def test_identity_has_vc_dimension_one(n):
-    bound, info = vc_lower_bound(np.eye(n), return_shattered=True)
+    bound, info = vc_lower_bound(np.eye(n), complements=False, return_shattered=True)
     assert bound == 1
+    assert info["complete"] and not info["complemented"]
+    _check_info(np.eye(n), bound, info)
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 5, 8])
+def test_identity_with_complements(n):
+    # three rows are shattered by the e_j and their complements once a fourth
+    # column gives the constant labelings: the bound 2 = rrank_0.5(I_n), n >= 3
+    bound, info = vc_lower_bound(np.eye(n), return_shattered=True)
+    assert bound == (2 if n >= 4 else 1)
     assert info["complete"]
+    assert info["complemented"] == (n >= 4)
     _check_info(np.eye(n), bound, info)
 
 
@@ -107,9 +148,12 @@ def test_return_types_and_info_keys():
     assert type(bound) is int
     assert set(info) == {
         "orientation",
+        "complemented",
         "shattered",
         "witnesses",
+        "witness_complemented",
         "sizes",
+        "complemented_sizes",
         "complete",
         "seconds",
         "n_nodes",
@@ -131,9 +175,13 @@ def test_return_types_and_info_keys():
 )
 def test_matches_brute_force(X):
     bound, info = vc_lower_bound(X, return_shattered=True)
-    assert bound == max(_vc_rows(X), _vc_rows(X.T))
+    assert bound == _expected_bound(X)
     assert info["complete"]
     _check_info(X, bound, info)
+    plain, info = vc_lower_bound(X, complements=False, return_shattered=True)
+    assert plain == max(_vc_rows(X), _vc_rows(X.T)) <= bound
+    assert info["complete"] and not info["complemented"]
+    _check_info(X, plain, info)
 
 
 @settings(max_examples=25, deadline=None)
@@ -144,19 +192,47 @@ def test_matches_brute_force(X):
     seed=st.integers(0, 2**32 - 1),
     hint=st.integers(0, 4),
 )
-def test_search_matches_brute_force_on_rows(m, n, density, seed, hint):
+@pytest.mark.parametrize("complemented", [False, True])
+def test_search_matches_brute_force_on_rows(m, n, density, seed, hint, complemented):
     # more columns than the public oracle allows (deeper searches, the sparse
     # code path for density 0.02) and the "beat this size" hint
     rng = np.random.default_rng(seed)
     P = rng.random((m, n)) < density
-    exact = _vc_rows(P)
-    size, rows, complete, _ = _largest_shattered(P, None, best_size=hint)
+    if rng.random() < 0.3:
+        P[rng.integers(m)] = rng.random() < 0.5  # a constant row
+    shattered = _shattered_with_complements if complemented else _shattered
+    exact = _vc_rows(P, shattered)
+    size, rows, complete, _ = _largest_shattered(
+        P, None, best_size=hint, complemented=complemented
+    )
     assert complete
     assert size == max(exact, hint)
     if exact > hint:
-        assert len(rows) == exact and _shattered(P, rows)
+        assert len(rows) == exact and shattered(P, rows)
     else:
         assert rows is None
+
+
+@pytest.mark.parametrize("complemented", [False, True])
+def test_stopped_search_resumes_to_the_same_result(complemented):
+    # many tiny time slices, each resuming the depth-first search where the last
+    # one stopped, reach the same result as one uninterrupted search
+    P = np.random.default_rng(5).random((16, 120)) < 0.4
+    size, _, complete, nodes = _largest_shattered(P, None, complemented=complemented)
+    assert complete
+    shattering = _Shattering(P, complemented)
+    n_calls, done, slice_ = 0, False, 0.002
+    while not done:
+        found, rows, done = shattering.run(time.perf_counter() + slice_)
+        if shattering.search.stack is None:
+            slice_ *= 2  # the setup (pair graph) starts again: give it more time
+        n_calls += 1
+        assert n_calls < 100_000
+    assert shattering.search.best_size == size
+    assert shattering.search.n_nodes == nodes
+    assert n_calls > 1
+    shattered = _shattered_with_complements if complemented else _shattered
+    assert shattered(P, shattering.point_index[shattering.search.best_set])
 
 
 @pytest.mark.parametrize("density, n", [(0.02, 300), (0.5, 6)])
@@ -194,6 +270,35 @@ def test_never_exceeds_certified_rank(m, n, k, tau, seed):
     assert info["complete"]
     assert bound <= k
     _check_info(X, bound, info)
+    # each of the four searches alone stays below the certified rank
+    for P in (X.astype(bool), X.T.astype(bool)):
+        assert _largest_shattered(P, None)[0] <= k
+        assert _largest_shattered(P, None, complemented=True)[0] - 1 <= k
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    m=st.integers(1, 9),
+    n=st.integers(1, 9),
+    density=st.sampled_from([0.1, 0.3, 0.5]),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_never_exceeds_the_real_rank(m, n, density, seed):
+    # round_0.5(X) = X: rrank_0.5(X) <= rank(X), a certified upper bound
+    X = (np.random.default_rng(seed).random((m, n)) < density).astype(np.uint8)
+    bound = vc_lower_bound(X)
+    assert bound <= np.linalg.matrix_rank(X)
+    assert bound == _expected_bound(X)
+
+
+def test_paleo_with_complements():
+    # columns 3, 5, 16, 26, 36, 71 of Paleo are shattered by the rows and their
+    # complements: rrank >= 5, where the plain VC dimension gives 4
+    X = load_paleo().data
+    bound, info = vc_lower_bound(X, time_limit=10, return_shattered=True)
+    assert bound >= 5
+    _check_info(X, bound, info)
+    assert vc_lower_bound(X, complements=False) == 4
 
 
 # -------------------------------------------------------------- invariances
@@ -280,6 +385,7 @@ def test_time_limit_none_and_large_limit_complete():
         ({"time_limit": -1}, ValueError, "time_limit"),
         ({"time_limit": "1"}, ValueError, "time_limit"),
         ({"return_shattered": "yes"}, ValueError, "return_shattered"),
+        ({"complements": 1}, ValueError, "complements"),
     ],
 )
 def test_bad_parameters(kwargs, error, match):
