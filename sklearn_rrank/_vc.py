@@ -691,9 +691,19 @@ def vc_lower_bound(
     >>> vc_lower_bound(np.eye(5), complements=False)
     1
     """
-    start = time.perf_counter()
     check_tau(tau)
     X = check_binary_matrix(X, accept_sparse=True, input_name="X")
+    return _vc_bound(
+        X,
+        time_limit=time_limit,
+        return_shattered=return_shattered,
+        complements=complements,
+    )
+
+
+def _vc_bound(X, *, time_limit=None, return_shattered=False, complements=True):
+    """:func:`vc_lower_bound` on validated ``X`` (the bound does not depend on tau)."""
+    start = time.perf_counter()
     P = (X != 0).toarray() if sp.issparse(X) else X.astype(bool)
     deadline = None if time_limit is None else start + float(time_limit)
 

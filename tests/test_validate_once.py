@@ -48,7 +48,8 @@ def test_fit_and_score_validate_once(counter, method):
 
 
 @pytest.mark.parametrize(
-    "methods", [("spectral",), ("rank_one",), ("rsvd",), ("lpca",), ("asso",)]
+    "methods",
+    [("spectral",), ("vc",), ("rank_one",), ("rsvd",), ("lpca",), ("asso",)],
 )
 def test_bounds_validate_once(counter, methods):
     rounding_rank_bounds(X, methods=methods, random_state=0)
