@@ -307,6 +307,16 @@ def _report_bounds(args, res, X, name, t0, real_rank):
             f"{row['method']:<12} {row['kind']:<6} {bound:>6} {cert:>9} "
             f"{row['seconds']:>9.2f}{note}"
         )
+    # one legend line: what each method name in the table stands for
+    from sklearn_rrank._methods import METHODS
+
+    legend = "; ".join(
+        f"{row['method']} = {METHODS[row['method']].summary}"
+        for row in res.report
+        if row["method"] in METHODS
+    )
+    if legend:
+        print(f"methods: {legend}")
     state = "exact" if res.exact else "interval"
     if res.interrupted:
         state += ", interrupted"

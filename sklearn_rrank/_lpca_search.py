@@ -500,7 +500,9 @@ def _lpca_search(
     if incumbent.rank is not None:
         info["message"] = f"certified rank {incumbent.rank}"
         if info["polish"]:
-            info["message"] += f" (polish tried {sorted(info['polish'])})"
+            info["message"] += (
+                f" (longer fits tried the ranks {sorted(info['polish'])})"
+            )
     elif reason == "bound":
         info["message"] = f"no certificate below {incumbent.limit_text()}"
     elif reason == "max_rank":
