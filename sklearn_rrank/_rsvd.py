@@ -29,6 +29,11 @@ __all__ = ["rsvd_error_curve", "rsvd_fit", "rsvd_rank_upper_bound", "truncated_s
 # above this many entries a dense SVD of all components is avoided when few are needed
 _DENSE_SVD_ENTRIES = 4_000_000
 
+# relative accuracy of ARPACK's singular values: on Abstracts (k = 50) 1e-10 takes
+# half the time of machine precision (1.7 s vs 3.6 s CPU) with the same error curve;
+# every bound drawn from a truncation is certified on its own
+_ARPACK_TOL = 1e-10
+
 # rows per block of the incremental scan: about 1 MiB of float64 per block
 _SCAN_BLOCK_ENTRIES = 1 << 17
 
@@ -38,9 +43,9 @@ def truncated_svd(X, n_components=None, *, random_state=None):
 
     A request for at most a quarter of ``min(m, n)`` components (or at most half, for
     sparse or large input) uses ARPACK (:func:`scipy.sparse.linalg.svds`), accurate
-    to machine precision; otherwise small dense input gets one full LAPACK SVD
-    (``gesdd``) and sparse or large input the eigenvectors of its Gram matrix
-    (:func:`_gram_svd`).
+    to 1e-10 relative in the singular values; otherwise small dense input gets one
+    full LAPACK SVD (``gesdd``) and sparse or large input the eigenvectors of its
+    Gram matrix (:func:`_gram_svd`).
 
     Parameters
     ----------
@@ -65,11 +70,11 @@ def truncated_svd(X, n_components=None, *, random_state=None):
     if K <= full // 4 or (
         K <= full // 2 and (sp.issparse(X) or m * n > _DENSE_SVD_ENTRIES)
     ):
-        # Lanczos (ARPACK) for a few leading triplets: accurate to machine precision
-        # in the singular values, unlike a randomized SVD
+        # Lanczos (ARPACK) for a few leading triplets, to a relative accuracy of
+        # 1e-10 in the singular values (unlike a randomized SVD)
         rng = check_random_state(random_state)
         v0 = rng.uniform(-1, 1, size=min(m, n))
-        U, s, Vt = svds(sp.csr_matrix(X), k=K, v0=v0, solver="arpack")
+        U, s, Vt = svds(sp.csr_matrix(X), k=K, v0=v0, tol=_ARPACK_TOL, solver="arpack")
         order = np.argsort(s)[::-1]
         return U[:, order], s[order], Vt[order]
     if sp.issparse(X) or m * n > _DENSE_SVD_ENTRIES:
