@@ -16,7 +16,7 @@ import numbers
 from dataclasses import dataclass, field
 
 import numpy as np
-from sklearn.utils import check_array
+from sklearn.utils import check_array, check_random_state
 from sklearn.utils._param_validation import Interval, validate_params
 
 from sklearn_rrank._lp import DEFAULT_EPS, STATUS_NAMES, _check_eps, _solve_public
@@ -392,15 +392,17 @@ def feature_dimension_bounds(
             return 1, 1
         lower = 2
     if upper > lower and m_u <= _MAX_ORDER_ROWS:
-        from sklearn_rrank._permutation import sign_change_ordering
+        from sklearn_rrank._permutation import _sign_change_ordering
 
-        _, max_changes = sign_change_ordering(Yu, random_state=random_state)
+        _, max_changes, _, _ = _sign_change_ordering(
+            Yu, "best", None, check_random_state(random_state), deadline=np.inf
+        )
         upper = min(upper, int(max_changes))
     if upper > lower and not deadline.expired():
         # affine half-spaces in R^d have VC dimension d + 1, so fd >= VC - 1
-        from sklearn_rrank._vc import vc_lower_bound
+        from sklearn_rrank._vc import _vc_bound
 
-        vc = vc_lower_bound(
+        vc = _vc_bound(
             Yu,
             time_limit=deadline.child(fraction=0.2).remaining(),
             complements=False,

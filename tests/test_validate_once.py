@@ -61,3 +61,10 @@ def test_cv_validates_once_plus_once_per_fit(counter):
     cv.fit(X)
     n_fits = len(cv.errors_) + 1  # every candidate fit and the final refit at most
     assert 1 <= len(counter) <= 1 + n_fits
+
+
+def test_feature_dimension_bounds_validates_once(counter):
+    from sklearn_rrank import feature_dimension_bounds
+
+    feature_dimension_bounds(X, random_state=0)
+    assert len(counter) == 1
