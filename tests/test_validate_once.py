@@ -49,10 +49,23 @@ def test_fit_and_score_validate_once(counter, method):
 
 @pytest.mark.parametrize(
     "methods",
-    [("spectral",), ("vc",), ("rank_one",), ("rsvd",), ("lpca",), ("asso",)],
+    [
+        ("spectral",),
+        ("vc",),
+        ("rank_one",),
+        ("rsvd",),
+        ("lpca",),
+        ("projlp",),
+        ("nuclear",),
+        ("permutation",),
+        ("asso",),
+        ("trivial",),
+        "default",  # the default portfolio
+    ],
 )
 def test_bounds_validate_once(counter, methods):
-    rounding_rank_bounds(X, methods=methods, random_state=0)
+    kwargs = {} if methods == "default" else {"methods": methods}
+    rounding_rank_bounds(X, random_state=0, **kwargs)
     assert len(counter) == 1
 
 
