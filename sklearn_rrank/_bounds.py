@@ -263,7 +263,7 @@ def _portfolio(
                         best = (int(res.rank), spec.name, res.L, res.R)
                     if info.get("lower") is not None and info["lower"] > lower:
                         lower, lower_method = int(info["lower"]), spec.name
-                        if spec.name == "rank_one" and res.rank is None:
+                        if res.rank is None:  # a search that proved a lower bound
                             row.update(kind="lower", bound=int(info["lower"]))
                     if info.get("proven_rank") is not None and res.rank is None:
                         row.update(
