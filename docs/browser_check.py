@@ -123,7 +123,7 @@ def pages(build):
     gallery = sorted((build / "auto_examples").glob("plot_*.html"))
     preferred = build / "auto_examples" / "plot_nested_approx.html"
     example = preferred if preferred.exists() else (gallery[0] if gallery else None)
-    out = [("index", "index.html"), ("user_guide", "user_guide.html")]
+    out = [("index", "index.html"), ("user_guide", "user_guide/index.html")]
     if example is not None:
         out.append(("gallery", example.relative_to(build).as_posix()))
     return out
