@@ -77,7 +77,9 @@ sphinx_gallery_conf = {
     "matplotlib_animations": False,
     "reference_url": {"sklearn_rrank": None},
     "doc_module": ("sklearn_rrank",),
-    "backreferences_dir": None,
+    # "Examples using this class/function" on the API pages: the minigallery
+    # directive of docs/_templates/autosummary/ reads these files
+    "backreferences_dir": "generated/backreferences",
     "abort_on_example_error": True,
     "only_warn_on_example_error": False,
 }
