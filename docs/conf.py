@@ -54,7 +54,11 @@ numpydoc_attributes_as_param_list = True
 # -- HTML --------------------------------------------------------------------------
 html_theme = "pydata_sphinx_theme"
 html_title = f"sklearn_rrank {release}"
-html_static_path = ["generated/_static"]  # filled by _copy_mathjax below
+# _static: our CSS; generated/_static: MathJax, filled by _copy_mathjax below
+html_static_path = ["_static", "generated/_static"]
+html_css_files = ["custom.css"]
+# "On this page" lists methods as "fit", not "RoundingRankFactorization.fit"
+toc_object_entries_show_parents = "hide"
 html_theme_options = {
     "navbar_end": ["navbar-icon-links"],
     "show_prev_next": False,
