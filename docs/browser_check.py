@@ -3,6 +3,7 @@
 Usage::
 
     python docs/browser_check.py [BUILD_DIR]     # default: docs/_build/html
+    python docs/browser_check.py --no-figures [BUILD_DIR]   # plot_gallery=0 builds
 
 Serves ``BUILD_DIR`` on a localhost port and opens the main pages (index, install,
 getting started, every user-guide page, the gallery index and one example, the API
@@ -13,7 +14,8 @@ and MathJax has typeset it,
 
 * an image is missing (not loaded, or ``naturalWidth`` 0),
 * a gallery thumbnail is sphinx-gallery's placeholder (``no_image.png``: the example
-  was not run, or made no figure),
+  was not run, or made no figure; ``--no-figures`` allows it, for builds with
+  ``-D plot_gallery=0``),
 * math is shown as raw TeX: visible text outside code blocks contains ``\\(``,
   ``\\[``, ``$$``, ``\\frac`` or ``\\operatorname``,
 * a Markdown table is shown as text: a ``<pre>`` block has a ``|---|`` rule line, or
@@ -80,11 +82,14 @@ CHECK_SCRIPT = r"""
 (function () {
   document.querySelectorAll("img").forEach(function (img) { img.loading = "eager"; });
   function done() {
-    var broken = [], placeholders = [];
+    var broken = [], placeholders = [], thumbs = [];
     document.querySelectorAll("img").forEach(function (img) {
       var src = img.getAttribute("src") || "";
       if (!img.complete || img.naturalWidth === 0) { broken.push(src); }
       if (/no_image\.png$/.test(src)) { placeholders.push(src); }
+      if (/_thumb\.png$/.test(src)) {
+        thumbs.push(new URL(src, location.href).pathname);
+      }
     });
     // a Markdown table rule (|---|---|) inside a <pre>: a table shown as text
     var markdown = [];
@@ -117,6 +122,7 @@ CHECK_SCRIPT = r"""
       images: document.querySelectorAll("img").length,
       broken: broken,
       placeholders: placeholders,
+      thumbs: thumbs,
       markdown: markdown,
       clipped: clipped,
       viewport: window.innerWidth,
@@ -198,7 +204,50 @@ def run_browser(browser, args, timeout=120):
     return proc.stdout
 
 
-def check_page(browser, url, shot):
+_PLACEHOLDERS = {}
+
+
+def _placeholder(size, cache=_PLACEHOLDERS):
+    """Bytes of sphinx-gallery's ``no_image.png`` scaled to ``size`` as it does it.
+
+    Without figures (``plot_gallery=0``, or an example that draws nothing)
+    sphinx-gallery writes this scaled placeholder under the example's own thumbnail
+    name, so the file name alone does not tell. None if sphinx-gallery is missing.
+    """
+    if size not in cache:
+        try:
+            import sphinx_gallery
+            from sphinx_gallery.gen_rst import scale_image
+        except ImportError:
+            cache[size] = None
+            return None
+        src = Path(sphinx_gallery.__file__).parent / "_static" / "no_image.png"
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp) / "thumb.png"
+            scale_image(str(src), str(out), *size)
+            cache[size] = out.read_bytes()
+    return cache[size]
+
+
+def placeholder_thumbnails(build, paths):
+    """Those of the thumbnails (URL paths) that are sphinx-gallery's placeholder."""
+    try:
+        from PIL import Image
+    except ImportError:
+        return []
+    out = []
+    for path in sorted(set(paths)):
+        file = build / path.lstrip("/")
+        if not file.is_file():
+            continue
+        with Image.open(file) as img:
+            size = img.size
+        if file.read_bytes() == _placeholder(size):
+            out.append(path.lstrip("/"))
+    return out
+
+
+def check_page(browser, url, shot, build, figures=True):
     """Problems found on one page (a list of strings; empty if fine)."""
     dom = run_browser(
         browser, [f"--virtual-time-budget={BUDGET_MS}", WINDOW, "--dump-dom", url]
@@ -221,8 +270,11 @@ def check_page(browser, url, shot):
     result = json.loads(html.unescape(m.group(1)))
     if result["broken"]:
         problems.append(f"images not shown: {result['broken']}")
-    if result["placeholders"]:
-        problems.append(f"placeholder thumbnails: {result['placeholders']}")
+    placeholders = result["placeholders"] + placeholder_thumbnails(
+        build, result["thumbs"]
+    )
+    if placeholders and figures:
+        problems.append(f"placeholder thumbnails (no figure): {placeholders}")
     if result["markdown"]:
         problems.append(f"Markdown table shown as text: {result['markdown'][0]!r}")
     if result["clipped"]:
@@ -243,7 +295,9 @@ def check_page(browser, url, shot):
 
 def main(argv=None):
     """Run the check; return the exit status."""
-    argv = sys.argv[1:] if argv is None else argv
+    argv = list(sys.argv[1:] if argv is None else argv)
+    figures = "--no-figures" not in argv
+    argv = [a for a in argv if a != "--no-figures"]
     build = Path(argv[0]).resolve() if argv else DOCS / "_build" / "html"
     browser = find_browser()
     if browser is None:
@@ -264,7 +318,7 @@ def main(argv=None):
             shot = SHOTS / f"{name}.png"
             shot.unlink(missing_ok=True)
             print(f"{rel} -> {shot.relative_to(DOCS.parent)}")
-            problems = check_page(browser, base + rel, shot)
+            problems = check_page(browser, base + rel, shot, build, figures)
             for p in problems:
                 print(f"  FAIL: {p}")
             failed |= bool(problems)
