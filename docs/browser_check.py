@@ -249,15 +249,15 @@ def placeholder_thumbnails(build, paths):
 
 def check_page(browser, url, shot, build, figures=True):
     """Problems found on one page (a list of strings; empty if fine)."""
+    # one Chromium run writes the screenshot and prints the DOM, both taken after
+    # the virtual time budget (page, images, MathJax and the check script)
     dom = run_browser(
-        browser, [f"--virtual-time-budget={BUDGET_MS}", WINDOW, "--dump-dom", url]
-    )
-    run_browser(
         browser,
         [
             f"--virtual-time-budget={BUDGET_MS}",
             WINDOW,
             f"--screenshot={shot}",
+            "--dump-dom",
             url,
         ],
     )
