@@ -3,15 +3,24 @@
 Usage::
 
     python docs/browser_check.py [BUILD_DIR]     # default: docs/_build/html
+    python docs/browser_check.py --no-figures [BUILD_DIR]   # plot_gallery=0 builds
 
-Serves ``BUILD_DIR`` on a localhost port, opens the index, the user guide and one
-gallery page in headless Chromium, saves a screenshot of each to
+Serves ``BUILD_DIR`` on a localhost port and opens the main pages (index, install,
+getting started, every user-guide page, the gallery index and one example, the API
+index and two class pages, the command line, reproducing, changelog, citation) in
+headless Chromium at 1280 px width, saves a screenshot of each to
 ``docs/_build/screenshots/`` and fails (exit status 1) if, after the page has loaded
 and MathJax has typeset it,
 
-* an image is missing (not loaded, or ``naturalWidth`` 0), or
+* an image is missing (not loaded, or ``naturalWidth`` 0),
+* a gallery thumbnail is sphinx-gallery's placeholder (``no_image.png``: the example
+  was not run, or made no figure; ``--no-figures`` allows it, for builds with
+  ``-D plot_gallery=0``),
 * math is shown as raw TeX: visible text outside code blocks contains ``\\(``,
-  ``\\[``, ``$$``, ``\\frac`` or ``\\operatorname``.
+  ``\\[``, ``$$``, ``\\frac`` or ``\\operatorname``,
+* a Markdown table is shown as text: a ``<pre>`` block has a ``|---|`` rule line, or
+* a page title is clipped: the ``h1`` text is wider than the heading's box or runs
+  past the right edge of the article.
 
 The pages are checked by a small script that the server appends to each HTML page; it
 writes its findings into the page, and Chromium's ``--dump-dom`` hands them back.
@@ -50,6 +59,21 @@ FLAGS = [
 ]
 BUDGET_MS = 15000  # virtual time for loading, MathJax and the check
 RAW_TEX = ("\\(", "\\)", "\\[", "\\]", "$$", "\\frac", "\\operatorname")
+WINDOW = "--window-size=1280,1600"
+# pages every build has (the user-guide pages and a gallery example are added)
+PAGES = (
+    "index.html",
+    "install.html",
+    "getting_started.html",
+    "auto_examples/index.html",
+    "api.html",
+    "generated/sklearn_rrank.RoundingRankFactorization.html",
+    "generated/sklearn_rrank.plotting.FactorizationDisplay.html",
+    "cli.html",
+    "reproducing.html",
+    "changelog.html",
+    "citation.html",
+)
 
 # Appended to every HTML page served: load every image now (no lazy loading), wait
 # for the page, the images and MathJax, then write the findings into the page.
@@ -58,10 +82,34 @@ CHECK_SCRIPT = r"""
 (function () {
   document.querySelectorAll("img").forEach(function (img) { img.loading = "eager"; });
   function done() {
-    var broken = [];
+    var broken = [], placeholders = [], thumbs = [];
     document.querySelectorAll("img").forEach(function (img) {
-      if (!img.complete || img.naturalWidth === 0) {
-        broken.push(img.getAttribute("src"));
+      var src = img.getAttribute("src") || "";
+      if (!img.complete || img.naturalWidth === 0) { broken.push(src); }
+      if (/no_image\.png$/.test(src)) { placeholders.push(src); }
+      if (/_thumb\.png$/.test(src)) {
+        thumbs.push(new URL(src, location.href).pathname);
+      }
+    });
+    // a Markdown table rule (|---|---|) inside a <pre>: a table shown as text
+    var markdown = [];
+    var rule = /^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)+\|?\s*$/m;
+    document.querySelectorAll("pre").forEach(function (pre) {
+      var m = rule.exec(pre.textContent);
+      if (m) { markdown.push(m[0].trim()); }
+    });
+    // a title wider than its box, or running past the right edge of the article
+    var clipped = [];
+    document.querySelectorAll("h1").forEach(function (h) {
+      var range = document.createRange();
+      range.selectNodeContents(h);
+      var text = range.getBoundingClientRect(), box = h.getBoundingClientRect();
+      var article = h.closest("article, main") || document.body;
+      var right = article.getBoundingClientRect().right;
+      if (h.scrollWidth > h.clientWidth + 1 || text.right > box.right + 1 ||
+          text.right > right + 1) {
+        clipped.push(h.textContent.replace("#", "").trim() + " (text " +
+          Math.round(text.width) + " px, heading " + Math.round(box.width) + " px)");
       }
     });
     var clone = document.body.cloneNode(true);
@@ -73,6 +121,11 @@ CHECK_SCRIPT = r"""
     out.textContent = JSON.stringify({
       images: document.querySelectorAll("img").length,
       broken: broken,
+      placeholders: placeholders,
+      thumbs: thumbs,
+      markdown: markdown,
+      clipped: clipped,
+      viewport: window.innerWidth,
       math: document.querySelectorAll("mjx-container").length,
       mathjax: !!(window.MathJax && window.MathJax.version),
       text: clone.innerText || clone.textContent
@@ -119,13 +172,23 @@ def find_browser():
 
 
 def pages(build):
-    """``(name, relative path)`` of the pages to check."""
+    """``(name, relative path)`` of the pages to check (those that exist)."""
+    rels = list(PAGES)
+    guide = sorted((build / "user_guide").glob("*.html"))
+    rels[3:3] = [p.relative_to(build).as_posix() for p in guide]
     gallery = sorted((build / "auto_examples").glob("plot_*.html"))
     preferred = build / "auto_examples" / "plot_nested_approx.html"
     example = preferred if preferred.exists() else (gallery[0] if gallery else None)
-    out = [("index", "index.html"), ("user_guide", "user_guide.html")]
     if example is not None:
-        out.append(("gallery", example.relative_to(build).as_posix()))
+        rels.insert(
+            rels.index("auto_examples/index.html") + 1,
+            example.relative_to(build).as_posix(),
+        )
+    out = []
+    for rel in rels:
+        if (build / rel).exists():
+            name = rel.removesuffix(".html").replace("/", "_")
+            out.append((name, rel))
     return out
 
 
@@ -141,17 +204,60 @@ def run_browser(browser, args, timeout=120):
     return proc.stdout
 
 
-def check_page(browser, url, shot):
+_PLACEHOLDERS = {}
+
+
+def _placeholder(size, cache=_PLACEHOLDERS):
+    """Bytes of sphinx-gallery's ``no_image.png`` scaled to ``size`` as it does it.
+
+    Without figures (``plot_gallery=0``, or an example that draws nothing)
+    sphinx-gallery writes this scaled placeholder under the example's own thumbnail
+    name, so the file name alone does not tell. None if sphinx-gallery is missing.
+    """
+    if size not in cache:
+        try:
+            import sphinx_gallery
+            from sphinx_gallery.gen_rst import scale_image
+        except ImportError:
+            cache[size] = None
+            return None
+        src = Path(sphinx_gallery.__file__).parent / "_static" / "no_image.png"
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp) / "thumb.png"
+            scale_image(str(src), str(out), *size)
+            cache[size] = out.read_bytes()
+    return cache[size]
+
+
+def placeholder_thumbnails(build, paths):
+    """Those of the thumbnails (URL paths) that are sphinx-gallery's placeholder."""
+    try:
+        from PIL import Image
+    except ImportError:
+        return []
+    out = []
+    for path in sorted(set(paths)):
+        file = build / path.lstrip("/")
+        if not file.is_file():
+            continue
+        with Image.open(file) as img:
+            size = img.size
+        if file.read_bytes() == _placeholder(size):
+            out.append(path.lstrip("/"))
+    return out
+
+
+def check_page(browser, url, shot, build, figures=True):
     """Problems found on one page (a list of strings; empty if fine)."""
+    # one Chromium run writes the screenshot and prints the DOM, both taken after
+    # the virtual time budget (page, images, MathJax and the check script)
     dom = run_browser(
-        browser, [f"--virtual-time-budget={BUDGET_MS}", "--dump-dom", url]
-    )
-    run_browser(
         browser,
         [
             f"--virtual-time-budget={BUDGET_MS}",
-            "--window-size=1280,1600",
+            WINDOW,
             f"--screenshot={shot}",
+            "--dump-dom",
             url,
         ],
     )
@@ -164,6 +270,17 @@ def check_page(browser, url, shot):
     result = json.loads(html.unescape(m.group(1)))
     if result["broken"]:
         problems.append(f"images not shown: {result['broken']}")
+    placeholders = result["placeholders"] + placeholder_thumbnails(
+        build, result["thumbs"]
+    )
+    if placeholders and figures:
+        problems.append(f"placeholder thumbnails (no figure): {placeholders}")
+    if result["markdown"]:
+        problems.append(f"Markdown table shown as text: {result['markdown'][0]!r}")
+    if result["clipped"]:
+        problems.append(
+            f"clipped title at {result['viewport']} px: {'; '.join(result['clipped'])}"
+        )
     raw = sorted({tex for tex in RAW_TEX if tex in result["text"]})
     if raw:
         where = result["text"].find(raw[0])
@@ -178,7 +295,9 @@ def check_page(browser, url, shot):
 
 def main(argv=None):
     """Run the check; return the exit status."""
-    argv = sys.argv[1:] if argv is None else argv
+    argv = list(sys.argv[1:] if argv is None else argv)
+    figures = "--no-figures" not in argv
+    argv = [a for a in argv if a != "--no-figures"]
     build = Path(argv[0]).resolve() if argv else DOCS / "_build" / "html"
     browser = find_browser()
     if browser is None:
@@ -199,7 +318,7 @@ def main(argv=None):
             shot = SHOTS / f"{name}.png"
             shot.unlink(missing_ok=True)
             print(f"{rel} -> {shot.relative_to(DOCS.parent)}")
-            problems = check_page(browser, base + rel, shot)
+            problems = check_page(browser, base + rel, shot, build, figures)
             for p in problems:
                 print(f"  FAIL: {p}")
             failed |= bool(problems)

@@ -54,7 +54,11 @@ numpydoc_attributes_as_param_list = True
 # -- HTML --------------------------------------------------------------------------
 html_theme = "pydata_sphinx_theme"
 html_title = f"sklearn_rrank {release}"
-html_static_path = ["generated/_static"]  # filled by _copy_mathjax below
+# _static: our CSS; generated/_static: MathJax, filled by _copy_mathjax below
+html_static_path = ["_static", "generated/_static"]
+html_css_files = ["custom.css"]
+# "On this page" lists methods as "fit", not "RoundingRankFactorization.fit"
+toc_object_entries_show_parents = "hide"
 html_theme_options = {
     "navbar_end": ["navbar-icon-links"],
     "show_prev_next": False,
@@ -77,7 +81,9 @@ sphinx_gallery_conf = {
     "matplotlib_animations": False,
     "reference_url": {"sklearn_rrank": None},
     "doc_module": ("sklearn_rrank",),
-    "backreferences_dir": None,
+    # "Examples using this class/function" on the API pages: the minigallery
+    # directive of docs/_templates/autosummary/ reads these files
+    "backreferences_dir": "generated/backreferences",
     "abort_on_example_error": True,
     "only_warn_on_example_error": False,
 }
@@ -156,33 +162,21 @@ _write_cli_help()
 
 
 def _write_reproducing_tables():
-    """Point ``reproducing.rst`` at the benchmark tables, if they exist.
+    """Render ``benchmarks/results/tables.json`` as rst tables for reproducing.rst.
 
-    ``benchmarks/reproduce_tables.py`` writes ``benchmarks/results/tables.md`` (and
-    may write ``tables.rst``). An ``.rst`` file is included as it is; a Markdown file
-    is shown verbatim; without either, the page says how to generate them. The build
-    passes in all three cases.
+    ``benchmarks/reproduce_tables.py`` writes the JSON; ``docs/reproducing_tables.py``
+    turns it into list-tables in ``docs/generated/reproducing_tables.inc`` (not under
+    version control). Without the JSON the page says how to generate it.
     """
-    results = DOCS.parent / "benchmarks" / "results"
-    out = DOCS / "generated" / "reproducing_tables.inc"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    if (results / "tables.rst").exists():
-        text = ".. include:: /../benchmarks/results/tables.rst\n"
-    elif (results / "tables.md").exists():
-        text = (
-            "The tables as written by the script (Markdown):\n\n"
-            ".. literalinclude:: /../benchmarks/results/tables.md\n"
-            "   :language: markdown\n"
-        )
-    else:
-        text = (
-            ".. note::\n\n"
-            "   The tables have not been generated in this checkout. Run\n"
-            "   ``python benchmarks/reproduce_tables.py`` and rebuild the\n"
-            "   documentation to show them here.\n"
-        )
-    if not out.exists() or out.read_text() != text:
-        out.write_text(text)
+    sys.path.insert(0, str(DOCS))
+    try:
+        import reproducing_tables
+    finally:
+        sys.path.remove(str(DOCS))
+    reproducing_tables.write_include(
+        DOCS.parent / "benchmarks" / "results",
+        DOCS / "generated" / "reproducing_tables.inc",
+    )
 
 
 _write_reproducing_tables()

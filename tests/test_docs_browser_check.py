@@ -1,0 +1,68 @@
+"""docs/browser_check.py without a browser: the page list and the thumbnail test."""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "docs"))
+browser_check = pytest.importorskip("browser_check")
+
+
+def _touch(build, rel):
+    path = build / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("<html><body></body></html>")
+
+
+def test_pages_lists_the_existing_main_pages(tmp_path):
+    for rel in (
+        "index.html",
+        "install.html",
+        "user_guide/index.html",
+        "user_guide/lower_bounds.html",
+        "auto_examples/index.html",
+        "auto_examples/plot_nested_approx.html",
+        "reproducing.html",
+    ):
+        _touch(tmp_path, rel)
+    rels = [rel for _, rel in browser_check.pages(tmp_path)]
+    assert rels == [
+        "index.html",
+        "install.html",
+        "user_guide/index.html",
+        "user_guide/lower_bounds.html",
+        "auto_examples/index.html",
+        "auto_examples/plot_nested_approx.html",
+        "reproducing.html",
+    ]
+    names = [name for name, _ in browser_check.pages(tmp_path)]
+    assert len(set(names)) == len(names)  # one screenshot per page
+
+
+def test_placeholder_thumbnail_is_recognised_by_content(tmp_path):
+    pytest.importorskip("PIL")
+    pytest.importorskip("sphinx_gallery")
+    from PIL import Image
+
+    images = tmp_path / "_images"
+    images.mkdir()
+    # what sphinx-gallery writes for an example without a figure
+    (images / "sphx_glr_plot_a_thumb.png").write_bytes(
+        browser_check._placeholder((400, 280))
+    )
+    Image.new("RGB", (400, 280), (200, 30, 30)).save(
+        images / "sphx_glr_plot_b_thumb.png"
+    )
+    found = browser_check.placeholder_thumbnails(
+        tmp_path,
+        ["/_images/sphx_glr_plot_a_thumb.png", "/_images/sphx_glr_plot_b_thumb.png"],
+    )
+    assert found == ["_images/sphx_glr_plot_a_thumb.png"]
+
+
+def test_skips_without_a_browser(monkeypatch, capsys, tmp_path):
+    monkeypatch.setattr(browser_check, "find_browser", lambda: None)
+    assert browser_check.main([str(tmp_path)]) == 0
+    assert "skipped" in capsys.readouterr().out
