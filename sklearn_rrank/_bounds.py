@@ -1,8 +1,8 @@
 """Lower and upper bounds on the rounding rank, and ``rounding_rank_bounds``.
 
-Lower bounds: the spectral bound (paper Proposition "LowerBound", via the sign-rank
-bound it rests on), the VC-dimension bound (:mod:`sklearn_rrank._vc`) and the exact
-rank-one test (Proposition "rrank1_eq_block_nested"). Upper bounds come from the
+Lower bounds: the spectral bound (paper Proposition "spectral lower bound", via the
+sign-rank bound it rests on), the VC-dimension bound (:mod:`sklearn_rrank._vc`) and
+the exact rank-one test (Proposition "rounding rank one"). Upper bounds come from the
 algorithms (R-SVD, ProjLP, L-PCA, Permutation, Nuclear) and are always certified by
 :func:`~sklearn_rrank.certify_rounding`.
 """
@@ -413,7 +413,7 @@ def rounding_rank_bounds(
         (:func:`~sklearn_rrank.vc_lower_bound`: the best of the VC dimension and
         the VC dimension with complements less one; the report's message says
         which), ``"rank_one"`` (the exact test of
-        Proposition "rrank1_eq_block_nested": either a certified rank-1
+        Proposition "rounding rank one": either a certified rank-1
         factorization or the lower bound 2). Upper bounds:
         ``"rsvd"``, ``"lpca"``, ``"projlp"``, ``"nuclear"``, ``"permutation"``
         (a bound proven by the sign-change lemma is reported as ``proven_upper``

@@ -480,7 +480,7 @@ def _nnrr1(B, r_init, max_iter, start_cost=None):
 
 
 def _positional_r(N):
-    """Distinct column values realising nested ``N`` (Theorem "NestedMatrices").
+    """Distinct column values realising nested ``N`` (Theorem "nested matrices").
 
     Columns sorted by decreasing sum (stable) get ``n, n-1, ..., 1``: the order of the
     paper's ``r'_j = 2^-j`` without its underflow. Used to start NNRR1 from MT.
@@ -583,7 +583,7 @@ class NestedApprox(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
     Finds a nested binary matrix ``N`` close to ``X`` in Hamming distance (the
     Bidirectional Minimum Nestedness Augmentation problem of Mannila & Terzi) and
     non-negative vectors ``l``, ``r`` with ``round_tau(outer(l, r)) == N``
-    (Theorem "NestedMatrices": nested = non-negative rounding rank one). The problem
+    (Theorem "nested matrices": nested = non-negative rounding rank one). The problem
     is NP-hard; all methods are heuristics.
 
     Parameters

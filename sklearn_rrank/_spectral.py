@@ -1,4 +1,4 @@
-"""The spectral lower bound on the rounding rank (paper Proposition "LowerBound").
+"""The spectral lower bound on the rounding rank (the paper's spectral lower bound).
 
 The bound rests on Forster's sign-rank bound for the sign matrix ``2 X - 1``: with its
 squared singular values ``sq`` (descending), the least ``d`` with ``d * sum_{i <= d}
@@ -133,9 +133,9 @@ def spectral_lower_bound(X, *, tau=0.5):
     appendix proof of that statement compares ``sum_{i <= srank}`` with
     ``sum_{i <= rrank_0}`` in the wrong direction, so we use only what the lemma
     proves. Because the bound holds for every ``tau`` directly, no threshold change
-    (Proposition "changingRoundingThreshold") is needed. The result is also at least
-    1 unless the all-zero factorization is exact (``X`` all zeros for ``tau > 0``, all
-    ones for ``tau <= 0``).
+    (Proposition "changing the rounding threshold") is needed. The result is also at
+    least 1 unless the all-zero factorization is exact (``X`` all zeros for
+    ``tau > 0``, all ones for ``tau <= 0``).
 
     Parameters
     ----------
@@ -163,9 +163,9 @@ def spectral_lower_bound(X, *, tau=0.5):
 
     References
     ----------
-    Neumann, Gemulla, Miettinen (ICDM 2016), Proposition "LowerBound" and its proof in
-    the appendix; Forster, Krause, Lokam, Mubarakzjanov, Schmitt, Simon, "Relations
-    between communication complexity, linear arrangements, and computational
+    Neumann, Gemulla, Miettinen (ICDM 2016), Proposition "spectral lower bound" and
+    its proof in the appendix; Forster, Krause, Lokam, Mubarakzjanov, Schmitt, Simon,
+    "Relations between communication complexity, linear arrangements, and computational
     complexity" (FSTTCS 2001), Theorem 5.
 
     Examples
