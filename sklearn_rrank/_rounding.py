@@ -291,6 +291,13 @@ def certify_rounding(X, L, R, *, tau=0.5, margin=DEFAULT_MARGIN, return_count=Fa
     return n_failed == 0
 
 
+def _csr_ones(Xb):
+    """Row and column indices of the ones of a CSR block (stored zeros are not ones)."""
+    one = Xb.data == 1
+    rows = np.repeat(np.arange(Xb.shape[0]), np.diff(Xb.indptr))
+    return rows[one], Xb.indices[one]
+
+
 def _rounded_block(Lb, Rt, tau):
     """``round_tau(Lb @ Rt)`` as a boolean block: the one rounding kernel.
 
@@ -328,11 +335,9 @@ def _row_error_counts(X, L, Rt, tau, *, uncertified=False, margin=DEFAULT_MARGIN
         # errors = row's ones + row's entries rounded to 1 - 2 (ones rounded to 1):
         # the ones are gathered from the CSR pattern, X is never densified
         for rows in _row_batches(m, n):
-            Xb = X[rows]
             B = _rounded_block(L[rows], Rt, tau)
-            one = Xb.data == 1
-            r = np.repeat(np.arange(Xb.shape[0]), np.diff(Xb.indptr))[one]
-            hits = np.bincount(r[B[r, Xb.indices[one]]], minlength=B.shape[0])
+            r, c = _csr_ones(X[rows])
+            hits = np.bincount(r[B[r, c]], minlength=B.shape[0])
             n_ones = np.bincount(r, minlength=B.shape[0])
             errors[rows] = n_ones + np.count_nonzero(B, axis=1) - 2 * hits
         return errors

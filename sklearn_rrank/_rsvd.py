@@ -23,6 +23,7 @@ from threadpoolctl import threadpool_limits
 
 from sklearn_rrank._base import FactorizationResult
 from sklearn_rrank._ranksearch import run_rank_search
+from sklearn_rrank._rounding import _csr_ones
 from sklearn_rrank._validation import check_binary_matrix, check_tau
 
 __all__ = ["rsvd_error_curve", "rsvd_fit", "rsvd_rank_upper_bound", "truncated_svd"]
@@ -184,9 +185,8 @@ def _flat_ones(X, rows, n):
     """Flat positions of the ones of ``X[rows]`` in a C-ordered block, and its rows."""
     if sp.issparse(X):
         Xb = X[rows]
-        r = np.repeat(np.arange(Xb.shape[0]), np.diff(Xb.indptr))
-        one = Xb.data == 1  # stored zeros are not ones
-        return r[one] * n + Xb.indices[one], Xb.shape[0]
+        r, c = _csr_ones(Xb)
+        return r * n + c, Xb.shape[0]
     Xb = X[rows]
     return np.flatnonzero(Xb == 1), Xb.shape[0]
 

@@ -23,17 +23,21 @@ def test_examples_found():
     assert len(EXAMPLES) >= 5, [p.name for p in EXAMPLES]
 
 
-@pytest.mark.parametrize("script", EXAMPLES, ids=[p.stem for p in EXAMPLES])
-def test_example_runs(script, tmp_path):
-    env = dict(os.environ, MPLBACKEND="Agg")
-    proc = subprocess.run(
+def _run(script, cwd, **env):
+    """Run one example script with the Agg backend (and ``env`` added)."""
+    return subprocess.run(
         [sys.executable, str(script)],
-        cwd=tmp_path,
-        env=env,
+        cwd=cwd,
+        env=dict(os.environ, MPLBACKEND="Agg", **env),
         capture_output=True,
         text=True,
         timeout=TIMEOUT,
     )
+
+
+@pytest.mark.parametrize("script", EXAMPLES, ids=[p.stem for p in EXAMPLES])
+def test_example_runs(script, tmp_path):
+    proc = _run(script, tmp_path)
     assert proc.returncode == 0, (
         f"{script.name} exited with {proc.returncode}\n"
         f"--- stdout ---\n{proc.stdout[-3000:]}\n--- stderr ---\n{proc.stderr[-3000:]}"
@@ -52,15 +56,7 @@ def test_dask_example_without_distributed(tmp_path):
         [str(blocker), str(Path(__file__).resolve().parents[1])]
         + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
     )
-    env = dict(os.environ, MPLBACKEND="Agg", PYTHONPATH=path)
-    proc = subprocess.run(
-        [sys.executable, str(script)],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-    )
+    proc = _run(script, tmp_path, PYTHONPATH=path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "distributed is not installed" in proc.stdout
     assert "Threaded and serial results are identical." in proc.stdout
