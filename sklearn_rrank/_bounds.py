@@ -33,6 +33,9 @@ _RESERVE = 0.1
 # _MIN_SHARE seconds is skipped: its setup alone would overrun the budget
 _LARGE_ENTRIES = 1_000_000
 _MIN_SHARE = 1.0
+# the second pass (time left after every method ran once) starts a method only with
+# at least this many seconds
+_SECOND_PASS_MIN = 2.0
 
 # data with fewer ones than this fraction goes to R-SVD and the spectral bound sparse
 _SPARSE_FRACTION = 0.1
@@ -153,22 +156,16 @@ def _portfolio(
 ):
     """Run ``methods`` cheap-first under one deadline, sharing bounds (trusts X).
 
+    A first pass runs every method once, each on its weighted share of what is left
+    of the budget. If time is left and the bounds do not meet, a second pass hands
+    it to the methods the deadline stopped (:meth:`_Portfolio.second_pass`).
+
     Returns ``(lower, lower_method, best, proven, report)`` where ``best`` is
     ``(rank, method, L, R)`` of the best certificate or None.
     """
-    from sklearn_rrank._methods import METHODS, check_method_params, method_seed
+    from sklearn_rrank._methods import METHODS, check_method_params
 
     specs = sorted((METHODS[m] for m in methods), key=lambda s: s.cost)
-    # a sparse copy for the methods that work on sparse input (R-SVD's Gram matrix
-    # and the spectral bound's operator): cheap and fast for sparse data
-    X_sparse = None
-    if any(s.sparse for s in specs):
-        if sp.issparse(X):
-            X_sparse = X
-        elif np.count_nonzero(X) < _SPARSE_FRACTION * X.size:
-            X_sparse = sp.csr_matrix(X)
-    if sp.issparse(X) and not all(s.sparse for s in specs):
-        X = X.toarray()
     method_params = dict(method_params or {})
     for name in method_params:
         if name not in methods:
@@ -179,144 +176,26 @@ def _portfolio(
         s.name: check_method_params(s, method_params.get(s.name), "search")
         for s in specs
     }
-    origin = deadline.start
-    if deadline.limited:
-        # shares are cut from a slightly earlier end: setup steps that no method
-        # can interrupt (an SVD, a model build, preprocessing) overrun their shares
-        total = deadline.end - deadline.start
-        deadline = Deadline(
-            _start=deadline.start, _end=deadline.end - min(_RESERVE * total, 30.0)
-        )
-    large = X.shape[0] * X.shape[1] > _LARGE_ENTRIES
-    data = BinaryData(X)  # counts and merged rows/columns, once for every method
-    lower_method = "trivial"
-    best = None  # (rank, method, L, R)
-    proven = None  # (rank, method)
-    if rank_zero_possible(X, tau):
-        m, n = X.shape
-        best = (0, "trivial", np.zeros((m, 0)), np.zeros((n, 0)))
-    else:
-        lower = max(lower, 1)
-    report = []
+    run = _Portfolio(
+        X,
+        specs,
+        params,
+        tau=tau,
+        deadline=deadline,
+        lower=lower,
+        n_jobs=n_jobs,
+        random_state=random_state,
+        verbose=verbose,
+        progress=progress,
+    )
     try:
-        for i, spec in enumerate(specs):
-            row = _new_row(spec.name, spec.lower is not None)
-            report.append(row)
-            if best is not None and best[0] <= lower:
-                row.update(status="skipped", message="bounds already meet")
-                continue
-            if deadline.expired():
-                row.update(
-                    status="skipped", message="time budget used up", stopped_early=True
-                )
-                continue
-            weights = sum(t.weight for t in specs[i:])
-            share = spec.weight / weights if spec.weight and weights else 1.0
-            sub = deadline.child(fraction=share)
-            row["budget"] = sub.remaining()
-            if large and spec.weight and sub.limited and sub.remaining() < _MIN_SHARE:
-                row.update(
-                    status="skipped",
-                    message=f"too little of the budget left ({sub.remaining():.1f} s)",
-                    stopped_early=True,
-                )
-                continue
-            t0 = time.monotonic()
-            res = None
-            try:
-                if spec.lower is not None:
-                    Xm = X_sparse if spec.sparse and X_sparse is not None else X
-                    bound, info = spec.lower(Xm, tau=tau, deadline=sub)
-                    row.update(bound=int(bound), **_row_info(info))
-                    row["curve"] = [[round(time.monotonic() - origin, 4), int(bound)]]
-                    if bound > lower:
-                        lower, lower_method = int(bound), spec.name
-                else:
-                    res = run_rank_search(
-                        spec.search,
-                        X_sparse if spec.sparse and X_sparse is not None else X,
-                        method=spec.name,
-                        tau=tau,
-                        deadline=sub,
-                        lower=lower,
-                        cap=None if best is None else best[0],
-                        cap_factors=None if best is None else (best[2], best[3]),
-                        origin=origin,
-                        progress=progress,
-                        random_state=method_seed(random_state, spec.name),
-                        n_jobs=n_jobs,
-                        verbose=verbose,
-                        params=params[spec.name],
-                        data=data,
-                    )
-                    info = res.info
-                    row["curve"] = info.get("curve", [])
-                    row["errors_by_k"] = {
-                        int(k): int(v) for k, v in info.get("errors_by_k", {}).items()
-                    }
-                    row.update(
-                        stopped_early=bool(res.stopped_early),
-                        message=str(info.get("message", "")),
-                    )
-                    if res.rank is not None:
-                        row.update(bound=int(res.rank), certified=True)
-                        best = (int(res.rank), spec.name, res.L, res.R)
-                    if info.get("lower") is not None and info["lower"] > lower:
-                        lower, lower_method = int(info["lower"]), spec.name
-                        if res.rank is None:  # a search that proved a lower bound
-                            row.update(kind="lower", bound=int(info["lower"]))
-                    if info.get("proven_rank") is not None and res.rank is None:
-                        row.update(
-                            bound=int(info["proven_rank"]),
-                            certified=False,
-                            proof=info.get("proof"),
-                        )
-                        if proven is None or info["proven_rank"] < proven[0]:
-                            proven = (int(info["proven_rank"]), spec.name)
-            except KeyboardInterrupt as exc:
-                row.update(
-                    status="interrupted",
-                    stopped_early=True,
-                    message="",
-                    seconds=time.monotonic() - t0,
-                )
-                # what the search certified before the stop (or its whole result,
-                # if the signal came just after it returned)
-                part = getattr(exc, "rank_search_result", None) or res
-                if part is not None:
-                    row.update(
-                        curve=part.info.get("curve", []),
-                        message=part.info.get("message", ""),
-                    )
-                    if part.rank is not None:
-                        row.update(bound=int(part.rank), certified=True)
-                        if best is None or part.rank < best[0]:
-                            best = (int(part.rank), spec.name, part.L, part.R)
-                raise
-            except (MemoryError, Exception) as exc:  # noqa: BLE001 - reported, not hidden
-                row.update(
-                    status="failed", message=f"failed: {type(exc).__name__}: {exc}"
-                )
-            row["seconds"] = time.monotonic() - t0
-            if row["status"] == "ok" and row["stopped_early"]:
-                row["status"] = "stopped"
-            if progress is not None and spec.lower is not None:
-                progress(
-                    {
-                        "method": spec.name,
-                        "stage": "end",
-                        "k": None,
-                        "bound": row["bound"],
-                        "error": None,
-                        "elapsed": time.monotonic() - origin,
-                        "message": row["message"],
-                    }
-                )
+        run.first_pass()
+        run.second_pass()
     except KeyboardInterrupt as exc:
         # the methods that did not start say so; the caller finds the bounds
         # reached so far on the exception
-        for spec in specs[len(report) :]:
-            report.append(
+        for spec in specs[len(run.report) :]:
+            run.report.append(
                 _new_row(spec.name, spec.lower is not None)
                 | {
                     "status": "interrupted",
@@ -324,9 +203,270 @@ def _portfolio(
                     "message": "not run",
                 }
             )
-        exc.portfolio = (lower, lower_method, best, proven, report)
+        exc.portfolio = run.outcome()
         raise
-    return lower, lower_method, best, proven, report
+    return run.outcome()
+
+
+class _Portfolio:
+    """The state of one portfolio run: bounds so far, best certificate, report."""
+
+    def __init__(
+        self,
+        X,
+        specs,
+        params,
+        *,
+        tau,
+        deadline,
+        lower,
+        n_jobs,
+        random_state,
+        verbose,
+        progress,
+    ):
+        # a sparse copy for the methods that work on sparse input (R-SVD's Gram
+        # matrix and the spectral bound's operator): cheap and fast for sparse data
+        self.X_sparse = None
+        if any(s.sparse for s in specs):
+            if sp.issparse(X):
+                self.X_sparse = X
+            elif np.count_nonzero(X) < _SPARSE_FRACTION * X.size:
+                self.X_sparse = sp.csr_matrix(X)
+        if sp.issparse(X) and not all(s.sparse for s in specs):
+            X = X.toarray()
+        self.X = X
+        self.specs = specs
+        self.params = params
+        self.tau = tau
+        self.origin = deadline.start
+        if deadline.limited:
+            # shares are cut from a slightly earlier end: setup steps that no method
+            # can interrupt (an SVD, a model build, preprocessing) overrun their shares
+            total = deadline.end - deadline.start
+            deadline = Deadline(
+                _start=deadline.start, _end=deadline.end - min(_RESERVE * total, 30.0)
+            )
+        self.deadline = deadline
+        self.large = X.shape[0] * X.shape[1] > _LARGE_ENTRIES
+        self.data = BinaryData(X)  # counts and merged rows/columns, for every method
+        self.common = dict(
+            n_jobs=n_jobs, verbose=verbose, progress=progress, random_state=random_state
+        )
+        self.lower = lower
+        self.lower_method = "trivial"
+        self.best = None  # (rank, method, L, R)
+        self.proven = None  # (rank, method)
+        if rank_zero_possible(X, tau):
+            m, n = X.shape
+            self.best = (0, "trivial", np.zeros((m, 0)), np.zeros((n, 0)))
+        else:
+            self.lower = max(lower, 1)
+        self.report = []
+
+    def outcome(self):
+        return self.lower, self.lower_method, self.best, self.proven, self.report
+
+    def met(self):
+        return self.best is not None and self.best[0] <= self.lower
+
+    def first_pass(self):
+        """Every method once, cheap first, on its weighted share of what is left."""
+        specs = self.specs
+        for i, spec in enumerate(specs):
+            row = _new_row(spec.name, spec.lower is not None)
+            self.report.append(row)
+            if self.met():
+                row.update(status="skipped", message="bounds already meet")
+                continue
+            if self.deadline.expired():
+                row.update(
+                    status="skipped", message="time budget used up", stopped_early=True
+                )
+                continue
+            weights = sum(t.weight for t in specs[i:])
+            share = spec.weight / weights if spec.weight and weights else 1.0
+            sub = self.deadline.child(fraction=share)
+            row["budget"] = sub.remaining()
+            if (
+                self.large
+                and spec.weight
+                and sub.limited
+                and sub.remaining() < _MIN_SHARE
+            ):
+                row.update(
+                    status="skipped",
+                    message=f"too little of the budget left ({sub.remaining():.1f} s)",
+                    stopped_early=True,
+                )
+                continue
+            self._run(spec, row, sub, self.params[spec.name])
+
+    def second_pass(self):
+        """Hand the time left to the methods the deadline stopped.
+
+        When methods finish under their shares (a search that found nothing below
+        the known bound, a lower bound that completed), the first pass ends early.
+        What is left goes, by weight, to the rank searches that the deadline
+        stopped, again under the best bound; a search that takes ``start`` resumes
+        at the rank just below the best certificate (the only ranks that can still
+        improve it). Lower bounds that the deadline stopped run again only if
+        their new share is larger than their first.
+        """
+        if not self.deadline.limited or self.met() or self.best is None:
+            return
+        rows = {row["method"]: row for row in self.report}
+        todo = [
+            s
+            for s in self.specs
+            if rows[s.name]["status"] == "stopped" and s.weight and s.search is not None
+        ]
+        todo += [
+            s
+            for s in self.specs
+            if rows[s.name]["status"] == "stopped" and s.weight and s.lower is not None
+        ]
+        for i, spec in enumerate(todo):
+            if self.met() or self.deadline.remaining() < _SECOND_PASS_MIN:
+                return
+            weights = sum(t.weight for t in todo[i:])
+            sub = self.deadline.child(fraction=spec.weight / weights)
+            row = rows[spec.name]
+            params = dict(self.params[spec.name])
+            if spec.search is not None and "start" in spec.search_params:
+                params["start"] = max(params.get("start", 1), self.best[0] - 1)
+            elif sub.remaining() <= (row["budget"] or 0.0):
+                continue  # the same run on less time cannot do better
+            first = {key: row[key] for key in ("seconds", "budget", "message")}
+            first_curve = list(row["curve"])
+            first_errors = dict(row.get("errors_by_k", {}))
+            bound = row["bound"]
+            row.update(status="ok", stopped_early=False, message="")
+            row["budget"] = sub.remaining()
+            try:
+                self._run(spec, row, sub, params)
+            finally:
+                _merge_rows(row, first, first_curve, first_errors, bound, spec)
+
+    def _run(self, spec, row, sub, params):
+        """Run one method on the deadline ``sub``; fill ``row``, update the bounds."""
+        t0 = time.monotonic()
+        res = None
+        X = self.X_sparse if spec.sparse and self.X_sparse is not None else self.X
+        try:
+            if spec.lower is not None:
+                bound, info = spec.lower(X, tau=self.tau, deadline=sub)
+                row.update(bound=int(bound), **_row_info(info))
+                row["curve"] = [[round(time.monotonic() - self.origin, 4), int(bound)]]
+                if bound > self.lower:
+                    self.lower, self.lower_method = int(bound), spec.name
+            else:
+                res = self._search(spec, X, sub, params)
+                self._take(spec, row, res)
+        except KeyboardInterrupt as exc:
+            row.update(
+                status="interrupted",
+                stopped_early=True,
+                message="",
+                seconds=time.monotonic() - t0,
+            )
+            # what the search certified before the stop (or its whole result, if
+            # the signal came just after it returned)
+            part = getattr(exc, "rank_search_result", None) or res
+            if part is not None:
+                row.update(
+                    curve=part.info.get("curve", []),
+                    message=part.info.get("message", ""),
+                )
+                if part.rank is not None:
+                    row.update(bound=int(part.rank), certified=True)
+                    if self.best is None or part.rank < self.best[0]:
+                        self.best = (int(part.rank), spec.name, part.L, part.R)
+            raise
+        except (MemoryError, Exception) as exc:  # noqa: BLE001 - reported, not hidden
+            row.update(status="failed", message=f"failed: {type(exc).__name__}: {exc}")
+        row["seconds"] = time.monotonic() - t0
+        if row["status"] == "ok" and row["stopped_early"]:
+            row["status"] = "stopped"
+        progress = self.common["progress"]
+        if progress is not None and spec.lower is not None:
+            progress(
+                {
+                    "method": spec.name,
+                    "stage": "end",
+                    "k": None,
+                    "bound": row["bound"],
+                    "error": None,
+                    "elapsed": time.monotonic() - self.origin,
+                    "message": row["message"],
+                }
+            )
+
+    def _search(self, spec, X, sub, params):
+        from sklearn_rrank._methods import method_seed
+
+        best = self.best
+        return run_rank_search(
+            spec.search,
+            X,
+            method=spec.name,
+            tau=self.tau,
+            deadline=sub,
+            lower=self.lower,
+            cap=None if best is None else best[0],
+            cap_factors=None if best is None else (best[2], best[3]),
+            origin=self.origin,
+            progress=self.common["progress"],
+            random_state=method_seed(self.common["random_state"], spec.name),
+            n_jobs=self.common["n_jobs"],
+            verbose=self.common["verbose"],
+            params=params,
+            data=self.data,
+        )
+
+    def _take(self, spec, row, res):
+        """Record a rank search's result in ``row`` and in the bounds."""
+        info = res.info
+        row["curve"] = info.get("curve", [])
+        row["errors_by_k"] = {
+            int(k): int(v) for k, v in info.get("errors_by_k", {}).items()
+        }
+        row.update(
+            stopped_early=bool(res.stopped_early), message=str(info.get("message", ""))
+        )
+        if res.rank is not None:
+            row.update(bound=int(res.rank), certified=True)
+            self.best = (int(res.rank), spec.name, res.L, res.R)
+        if info.get("lower") is not None and info["lower"] > self.lower:
+            self.lower, self.lower_method = int(info["lower"]), spec.name
+            if res.rank is None:  # a search that proved a lower bound
+                row.update(kind="lower", bound=int(info["lower"]))
+        if info.get("proven_rank") is not None and res.rank is None:
+            row.update(
+                bound=int(info["proven_rank"]),
+                certified=False,
+                proof=info.get("proof"),
+            )
+            if self.proven is None or info["proven_rank"] < self.proven[0]:
+                self.proven = (int(info["proven_rank"]), spec.name)
+
+
+def _merge_rows(row, first, first_curve, first_errors, bound, spec):
+    """Fold a method's second run (in ``row``) into its first (the other args)."""
+    row.update(
+        seconds=first["seconds"] + row["seconds"],
+        budget=(first["budget"] or 0.0) + (row["budget"] or 0.0),
+        curve=first_curve + row["curve"],
+        message=f"{first['message']}; given the time left: {row['message']}",
+    )
+    if "errors_by_k" in row:
+        row["errors_by_k"] = {**first_errors, **row["errors_by_k"]}
+    if bound is not None and (
+        row["bound"] is None or (spec.lower is not None and bound > row["bound"])
+    ):
+        row["bound"] = bound  # the first run's bound stands
+        if spec.search is not None:
+            row["certified"] = True
 
 
 def _new_row(method, lower):

@@ -431,8 +431,11 @@ def _lpca_search(
             tol=_SEARCH_TOL,
             stop_when_exact=True,
             # within a budget no single k of the ascent takes more than a share of
-            # what is left: a hopeless k must not spend the whole budget
-            deadline=deadline.child(fraction=_ASCENT_SHARE),
+            # what is left: a hopeless k must not spend the whole budget; the last
+            # rank below the known bound has nothing to share with
+            deadline=deadline.child(
+                fraction=1.0 if incumbent.bound == k + 1 else _ASCENT_SHARE
+            ),
             tick=tick,
             **_solver_budget(
                 p, data.shape, _SEARCH_MAX_ITER, _SEARCH_STALL, _FAR_FRACTION * n_ones

@@ -331,3 +331,51 @@ def test_binary_data_merges_rows_and_columns_once():
         np.nan_to_num(X[rows][row_owner], nan=2), np.nan_to_num(X, nan=2)
     )
     assert data.n_ones == int(np.nansum(X)) and data.has_missing
+
+
+def test_second_pass_gives_the_time_left_to_stopped_searches(monkeypatch):
+    # L-PCA is stopped by its share, ProjLP finishes at once: the time ProjLP did
+    # not use goes back to L-PCA, which resumes just below the best certificate
+    from sklearn_rrank import _methods
+
+    calls = []
+
+    def stopped_then_quick(X, incumbent, deadline, *, tau, **kwargs):
+        calls.append((kwargs.get("start"), deadline.remaining()))
+        if len(calls) == 1:
+            while not deadline.expired():
+                time.sleep(0.01)
+        return {"message": f"call {len(calls)}"}
+
+    def quick(X, incumbent, deadline, *, tau, **kwargs):
+        return {"message": "nothing to do"}
+
+    table = dict(_methods.METHODS)
+    table["lpca"] = dataclasses.replace(table["lpca"], search=stopped_then_quick)
+    table["projlp"] = dataclasses.replace(table["projlp"], search=quick)
+    monkeypatch.setattr(_methods, "METHODS", table)
+    b = rounding_rank_bounds(
+        PLANTED, methods=("rsvd", "lpca", "projlp"), time_limit=8.0, random_state=0
+    )
+    assert b.upper_method == "rsvd" and len(calls) == 2
+    assert calls[0][0] is None and calls[1][0] == b.upper - 1
+    assert calls[1][1] > 0.5 * calls[0][1]  # most of ProjLP's unused share
+    row = next(r for r in b.report if r["method"] == "lpca")
+    assert row["message"] == "call 1 (time limit reached); given the time left: call 2"
+    assert row["status"] == "ok" and row["bound"] is None
+
+
+def test_no_second_pass_without_a_budget_or_when_the_bounds_meet(monkeypatch):
+    from sklearn_rrank import _methods
+
+    calls = []
+
+    def search(X, incumbent, deadline, *, tau, **kwargs):
+        calls.append(kwargs.get("start"))
+        return {}
+
+    table = dict(_methods.METHODS)
+    table["lpca"] = dataclasses.replace(table["lpca"], search=search)
+    monkeypatch.setattr(_methods, "METHODS", table)
+    rounding_rank_bounds(PLANTED, methods=("rsvd", "lpca"), random_state=0)
+    assert calls == [None]
