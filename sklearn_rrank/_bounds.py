@@ -355,6 +355,7 @@ class _Portfolio:
         X = self.X_sparse if spec.sparse and self.X_sparse is not None else self.X
         try:
             if spec.lower is not None:
+                self._event(spec.name, "start", None, "")
                 bound, info = spec.lower(X, tau=self.tau, deadline=sub)
                 row.update(bound=int(bound), **_row_info(info))
                 row["curve"] = [[round(time.monotonic() - self.origin, 4), int(bound)]]
@@ -388,17 +389,22 @@ class _Portfolio:
         row["seconds"] = time.monotonic() - t0
         if row["status"] == "ok" and row["stopped_early"]:
             row["status"] = "stopped"
+        if spec.lower is not None:
+            self._event(spec.name, "end", row["bound"], row["message"])
+
+    def _event(self, method, stage, bound, message):
+        """A progress event for a lower bound (rank searches send their own)."""
         progress = self.common["progress"]
-        if progress is not None and spec.lower is not None:
+        if progress is not None:
             progress(
                 {
-                    "method": spec.name,
-                    "stage": "end",
+                    "method": method,
+                    "stage": stage,
                     "k": None,
-                    "bound": row["bound"],
+                    "bound": bound,
                     "error": None,
                     "elapsed": time.monotonic() - self.origin,
-                    "message": row["message"],
+                    "message": message,
                 }
             )
 
@@ -624,6 +630,18 @@ def rounding_rank_bounds(
     if isinstance(methods, str) and methods == "default":
         methods = DEFAULT_METHODS
     methods = _check_methods(methods, BOUND_METHODS)
+    if progress is not None:  # the checks of a large input take a while: say so
+        progress(
+            {
+                "method": "data",
+                "stage": "start",
+                "k": None,
+                "bound": None,
+                "error": None,
+                "elapsed": 0.0,
+                "message": "checking the input",
+            }
+        )
     X = check_binary_matrix(X, accept_sparse=True, method="rounding_rank_bounds")
     return _bounds_result(
         X,

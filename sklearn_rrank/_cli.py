@@ -28,6 +28,11 @@ _REAL_RANK_ENTRIES = 4_000_000
 _REAL_RANK_SHARE = 0.1
 # SVDs of fewer operations are computed without estimating their time
 _SMALL_SVD_FLOPS = 2e8
+# the progress line is redrawn after this many seconds without news (issue 25: never
+# silent for more than about 2 s)
+_HEARTBEAT = 1.5
+# loading a file larger than this is announced on the progress line
+_LARGE_FILE_BYTES = 20_000_000
 
 
 class CLIError(Exception):
@@ -64,12 +69,20 @@ def _load_data(spec):
     )
 
 
+def _large_file(spec):
+    """True iff ``spec`` is a file of more than ``_LARGE_FILE_BYTES``."""
+    try:
+        return os.path.getsize(spec) > _LARGE_FILE_BYTES
+    except OSError:
+        return False
+
+
 def _progress(args):
     from sklearn_rrank._progress import ProgressPrinter
 
     if args.quiet or args.json and not args.verbose:
         return None
-    return ProgressPrinter(stream=sys.stderr)
+    return ProgressPrinter(stream=sys.stderr, heartbeat=_HEARTBEAT)
 
 
 def _require_matplotlib():
@@ -97,17 +110,15 @@ def _save_plot(display_factory, path):
 
 @contextlib.contextmanager
 def _heartbeat(args, method, k=None):
-    """Progress events while a one-call fit runs (the fit itself sends none).
+    """Progress of a one-call fit (the fit itself sends no events).
 
-    A background thread sends a "step" event every half second (the printer
-    throttles them) with the method, ``k`` and the elapsed time, and an "end" event
-    when the fit returns.
+    A "start" event, then the printer's own heartbeat redraws the line with the
+    elapsed time while the fit runs, and an "end" event when it returns.
     """
     printer = _progress(args)
     if printer is None:
         yield
         return
-    done = threading.Event()
     t0 = time.monotonic()
 
     def event(stage, message):
@@ -123,18 +134,12 @@ def _heartbeat(args, method, k=None):
             }
         )
 
-    def beat():
-        while not done.wait(0.5):
-            event("step", "fitting")
-
-    thread = threading.Thread(target=beat, daemon=True)
-    thread.start()
+    event("start", "fitting")
     try:
         yield
     finally:
-        done.set()
-        thread.join()
         event("end", "fitted")
+        printer.close()
 
 
 @contextlib.contextmanager
@@ -218,8 +223,25 @@ def _compute_bounds(args):
     from sklearn_rrank import rounding_rank_bounds
 
     t0 = time.perf_counter()
-    X, name = _load_data(args.data)
-    m, n, density = _describe(X)
+    printer = _progress(args)
+    if printer is not None and _large_file(args.data):  # a while: say so
+        printer(
+            {
+                "method": "data",
+                "stage": "start",
+                "k": None,
+                "bound": None,
+                "error": None,
+                "elapsed": 0.0,
+                "message": f"loading {args.data}",
+            }
+        )
+    try:
+        X, name = _load_data(args.data)
+        m, n, density = _describe(X)
+    finally:
+        if printer is not None:
+            printer.close()
     compute_rank, kept, real_rank = _real_rank_plan(m, n, args.time_limit)
     time_limit = args.time_limit
     if time_limit is None and compute_rank:
@@ -234,7 +256,6 @@ def _compute_bounds(args):
             else (f"budget {args.time_limit:g} s")
         )
         print(f"computing bounds for {name} ({m} x {n}; {budget}) ...", file=sys.stderr)
-    printer = _progress(args)
     try:
         res = rounding_rank_bounds(
             X,

@@ -11,6 +11,7 @@ clock read.
 
 import shutil
 import sys
+import threading
 from time import monotonic as _monotonic
 
 __all__ = ["ProgressPrinter"]
@@ -21,7 +22,7 @@ _CLEAR_EOL = "\x1b[K"
 class ProgressPrinter:
     """Write rank-search progress events as a live line on a stream.
 
-    Each line shows the method, the current ``k`` (``sweep`` when the event has
+    Each line shows the method, the current ``k`` (omitted when the event has
     none), the best bound so far, the least number of wrong entries so far at the
     current ``k``, the elapsed seconds and the event's message, e.g.
     ``rsvd  k=12  bound 68  errors 835  3.2s  SVD of 128 components``.
@@ -43,6 +44,12 @@ class ProgressPrinter:
         If True, print nothing.
     redraw_interval : float, default=0.1
         Least seconds between two redraws on a terminal.
+    heartbeat : float or None, default=None
+        If set, a background thread redraws the last event's line with the elapsed
+        time brought up to date whenever nothing was written for ``heartbeat``
+        seconds, so that a phase that sends no events (an SVD, a VC search, a
+        long LP) never leaves the line frozen. The thread starts at the first event
+        and stops at :meth:`close`.
 
     Attributes
     ----------
@@ -67,11 +74,25 @@ class ProgressPrinter:
     rsvd  k=68  bound 68  errors 0  0.5s
     """
 
-    def __init__(self, stream=None, *, interval=5.0, quiet=False, redraw_interval=0.1):
+    def __init__(
+        self,
+        stream=None,
+        *,
+        interval=5.0,
+        quiet=False,
+        redraw_interval=0.1,
+        heartbeat=None,
+    ):
         self.stream = stream
         self.interval = float(interval)
         self.quiet = bool(quiet)
         self.redraw_interval = float(redraw_interval)
+        self.heartbeat = None if heartbeat is None else float(heartbeat)
+        self._lock = threading.Lock()  # the heartbeat thread writes too
+        self._stop = threading.Event()
+        self._thread = None
+        self._event = None  # (last event, clock when it came) for the heartbeat
+        self._wrote = _monotonic()  # clock of the last write of any kind
         self.n_written_ = 0
         self._tty = None  # decided at the first event
         self._last = float("-inf")  # clock of the last throttled write
@@ -97,6 +118,10 @@ class ProgressPrinter:
         stage = event.get("stage")
         if self._tty is None:
             self._tty = self._isatty()
+        if self.heartbeat is not None:
+            self._event = (event, _monotonic())
+            if self._thread is None:
+                self._start_heartbeat()
         if stage == "end":
             self._write(event, final=True)
             return
@@ -108,6 +133,29 @@ class ProgressPrinter:
         elif stage == "improved" or now - self._last >= self.interval:
             self._last = now
             self._write(event, final=True)
+
+    # -- the heartbeat -------------------------------------------------------------
+    def _start_heartbeat(self):
+        self._stop.clear()
+        self._thread = threading.Thread(
+            target=self._beat, name="rrank-progress-heartbeat", daemon=True
+        )
+        self._thread.start()
+
+    def _beat(self):
+        period = self.heartbeat
+        while not self._stop.wait(min(period / 4, 0.5)):
+            now = _monotonic()
+            last = self._event
+            if self.quiet or last is None or now - self._wrote < period:
+                continue
+            event, at = last
+            if event.get("stage") == "end":
+                continue  # nothing is running that the line could speak for
+            event = dict(event)
+            if event.get("elapsed") is not None:
+                event["elapsed"] = event["elapsed"] + (now - at)
+            self._write(event, final=not self._tty)
 
     # -- formatting and writing ----------------------------------------------------
     def _isatty(self):
@@ -134,7 +182,9 @@ class ProgressPrinter:
         """
         method = event.get("method", "")
         k = event.get("k")
-        parts = [str(method), "sweep" if k is None else f"k={k}"]
+        parts = [str(method)]
+        if k is not None:
+            parts.append(f"k={k}")
         bound = self._bound.get(method)
         if bound is not None:
             parts.append(f"bound {bound}")
@@ -152,7 +202,12 @@ class ProgressPrinter:
         return "  ".join(parts)
 
     def _write(self, event, *, final):
+        with self._lock:
+            self._write_locked(event, final=final)
+
+    def _write_locked(self, event, *, final):
         line = self.format(event)
+        self._wrote = _monotonic()
         try:
             stream = self._stream()
             if self._tty:
@@ -170,14 +225,19 @@ class ProgressPrinter:
             self.quiet = True  # a broken stream must not stop the computation
 
     def close(self):
-        """End a live terminal line with a newline (no-op otherwise)."""
-        if self._live and not self.quiet:
-            try:
-                self._stream().write("\n")
-                self._stream().flush()
-            except (OSError, ValueError, AttributeError):
-                pass
-        self._live = False
+        """Stop the heartbeat; end a live terminal line with a newline."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+        with self._lock:
+            if self._live and not self.quiet:
+                try:
+                    self._stream().write("\n")
+                    self._stream().flush()
+                except (OSError, ValueError, AttributeError):
+                    pass
+            self._live = False
 
     def __enter__(self):
         return self

@@ -4,9 +4,10 @@ import io
 import os
 import time
 
+import numpy as np
 import pytest
 
-from sklearn_rrank import _progress
+from sklearn_rrank import _progress, rounding_rank_bounds
 from sklearn_rrank._progress import ProgressPrinter
 
 
@@ -57,10 +58,10 @@ def test_plain_stream_throttles_steps_and_prints_improved_and_end(clock):
     show(ev("end", bound=3, elapsed=7.0, message="certified rank 3"))
     lines = out.getvalue().splitlines()
     assert lines == [
-        "rsvd  sweep  0.0s",
+        "rsvd  0.0s",
         "rsvd  k=3  bound 3  errors 0  1.5s",
         "rsvd  k=4  bound 3  errors 10  6.5s",
-        "rsvd  sweep  bound 3  7.0s  done  certified rank 3",
+        "rsvd  bound 3  7.0s  done  certified rank 3",
     ]
     assert "\r" not in out.getvalue() and "\x1b" not in out.getvalue()
 
@@ -91,7 +92,7 @@ def test_tty_redraws_in_place_at_most_ten_times_a_second(clock):
     assert text.startswith("\rrsvd  k=1") and text.endswith("\x1b[K")
     show(ev("end", bound=7, elapsed=1.0, message="certified rank 7"))
     assert out.getvalue().endswith(
-        "\rrsvd  sweep  bound 7  1.0s  done  certified rank 7\x1b[K\n"
+        "\rrsvd  bound 7  1.0s  done  certified rank 7\x1b[K\n"
     )
 
 
@@ -132,7 +133,7 @@ def test_default_stream_is_stderr_at_call_time(capsys):
     show = ProgressPrinter()
     show(ev("end", bound=2, elapsed=0.25))
     captured = capsys.readouterr()
-    assert captured.out == "" and "rsvd  sweep  bound 2  0.2s  done" in captured.err
+    assert captured.out == "" and "rsvd  bound 2  0.2s  done" in captured.err
 
 
 def test_broken_stream_goes_quiet():
@@ -153,3 +154,48 @@ def test_cheap_to_call():
     per_call = (time.perf_counter() - t0) / len(events)
     assert per_call < 20e-6, per_call  # measured about 1 microsecond
     assert show.n_written_ <= 2 + 10 * (time.perf_counter() - t0) + 1
+
+
+def test_heartbeat_redraws_a_silent_phase_with_the_elapsed_time():
+    out = io.StringIO()
+    show = ProgressPrinter(out, heartbeat=0.2)
+    show(
+        {
+            "method": "vc",
+            "stage": "start",
+            "k": None,
+            "bound": None,
+            "error": None,
+            "elapsed": 1.0,
+            "message": "",
+        }
+    )
+    time.sleep(0.9)
+    show(
+        {
+            "method": "vc",
+            "stage": "end",
+            "k": None,
+            "bound": 3,
+            "error": None,
+            "elapsed": 2.0,
+            "message": "",
+        }
+    )
+    n_lines = out.getvalue().count("\n")
+    time.sleep(0.5)  # nothing runs after the end: no more lines
+    show.close()
+    lines = out.getvalue().splitlines()
+    assert len(lines) == n_lines
+    assert lines[0] == "vc  1.0s" and lines[-1] == "vc  bound 3  2.0s  done"
+    beats = [float(line.split()[-1][:-1]) for line in lines[1:-1]]
+    assert len(beats) >= 2 and beats == sorted(beats) and beats[0] > 1.0
+    assert not show._thread  # stopped by close
+
+
+def test_lower_bounds_and_the_input_checks_send_start_events():
+    events = []
+    rounding_rank_bounds(np.eye(6), methods=("vc",), progress=events.append)
+    starts = [(e["method"], e["stage"]) for e in events]
+    assert starts == [("data", "start"), ("vc", "start"), ("vc", "end")]
+    assert all(set(e) >= {"method", "stage", "k", "bound", "elapsed"} for e in events)
