@@ -141,7 +141,20 @@ def _check_methods(methods, allowed):
     return tuple(dict.fromkeys(methods))
 
 
-def _portfolio(
+def _portfolio(X, methods, *, tau, deadline, **kwargs):
+    """Run ``methods`` cheap-first under one deadline, sharing bounds (trusts X).
+
+    A first pass runs every method once, each on its weighted share of what is left
+    of the budget. If time is left and the bounds do not meet, a second pass hands
+    it to the methods the deadline stopped (:meth:`_Portfolio.second_pass`).
+
+    Returns ``(lower, lower_method, best, proven, report)`` where ``best`` is
+    ``(rank, method, L, R)`` of the best certificate or None.
+    """
+    return _run_portfolio(X, methods, tau=tau, deadline=deadline, **kwargs).outcome()
+
+
+def _run_portfolio(
     X,
     methods,
     *,
@@ -154,15 +167,8 @@ def _portfolio(
     progress=None,
     method_params=None,
 ):
-    """Run ``methods`` cheap-first under one deadline, sharing bounds (trusts X).
-
-    A first pass runs every method once, each on its weighted share of what is left
-    of the budget. If time is left and the bounds do not meet, a second pass hands
-    it to the methods the deadline stopped (:meth:`_Portfolio.second_pass`).
-
-    Returns ``(lower, lower_method, best, proven, report)`` where ``best`` is
-    ``(rank, method, L, R)`` of the best certificate or None.
-    """
+    """:func:`_portfolio`, returning the :class:`_Portfolio` (also each search's
+    :class:`RankSearchResult` in ``results``)."""
     from sklearn_rrank._methods import METHODS, check_method_params
 
     specs = sorted((METHODS[m] for m in methods), key=lambda s: s.cost)
@@ -205,7 +211,7 @@ def _portfolio(
             )
         exc.portfolio = run.outcome()
         raise
-    return run.outcome()
+    return run
 
 
 class _Portfolio:
@@ -263,6 +269,7 @@ class _Portfolio:
         else:
             self.lower = max(lower, 1)
         self.report = []
+        self.results = {}  # method -> its last RankSearchResult
 
     def outcome(self):
         return self.lower, self.lower_method, self.best, self.proven, self.report
@@ -432,6 +439,7 @@ class _Portfolio:
 
     def _take(self, spec, row, res):
         """Record a rank search's result in ``row`` and in the bounds."""
+        self.results[spec.name] = res
         info = res.info
         row["curve"] = info.get("curve", [])
         row["errors_by_k"] = {

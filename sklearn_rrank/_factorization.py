@@ -442,14 +442,7 @@ class RoundingRankFactorization(
                 dtype=np.float64,
             )
             L = _better_rows(Xd, Rt, tau, L_t, L)
-        keys = _row_keys(Xd)
-        L = _same_rows_same_factors(
-            Xd, L, Rt, tau, keys, count=spec.transform is not None
-        )
-        self._training_rows = (
-            dict(zip(map(bytes, keys), range(m), strict=True)),
-            L.copy(),
-        )
+        L = self._remember_training_rows(Xd, L, Rt, count=spec.transform is not None)
         self._set_factors(
             Xd,
             L,
@@ -478,6 +471,20 @@ class RoundingRankFactorization(
                 ConvergenceWarning,
                 stacklevel=3,
             )
+        return L
+
+    def _remember_training_rows(self, X, L, Rt, *, count=True):
+        """Give equal training rows one factor row and keep them for ``transform``.
+
+        ``transform`` of a row equal to a training row starts from its fitted row
+        (see :meth:`transform`); returns the factor rows ``L`` after sharing.
+        """
+        keys = _row_keys(X)
+        L = _same_rows_same_factors(X, L, Rt, float(self.tau), keys, count=count)
+        self._training_rows = (
+            dict(zip(map(bytes, keys), range(X.shape[0]), strict=True)),
+            L.copy(),
+        )
         return L
 
     def _set_factors(self, X, L, R, *, n_iter, info, seconds):

@@ -5,6 +5,7 @@ upper bound); ``mode="holdout"`` picks the k with the fewest errors on held-out
 *entries* (masked as missing during the fit).
 """
 
+import dataclasses
 import numbers
 import time
 
@@ -16,9 +17,10 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from sklearn_rrank._factorization import RoundingRankFactorization
-from sklearn_rrank._methods import METHODS, check_method_params, method_seed
-from sklearn_rrank._ranksearch import Deadline, rank_zero_possible, run_rank_search
+from sklearn_rrank._base import RankSearchResult
+from sklearn_rrank._factorization import RoundingRankFactorization, _pad_columns
+from sklearn_rrank._methods import DEFAULT_METHODS, METHODS
+from sklearn_rrank._ranksearch import Deadline
 from sklearn_rrank._spectral import _spectral_bound
 from sklearn_rrank._validation import binarize as binarize_values
 from sklearn_rrank._validation import check_binary_values, check_n_jobs, reject_strings
@@ -280,22 +282,49 @@ class RoundingRankCV(MetaEstimatorMixin, TransformerMixin, BaseEstimator):
             self._fit_generic(X, estimator, self._candidates(X, tau), deadline)
 
     def _fit_registry_search(self, X, estimator, tau, deadline):
-        """The method's registry rank search, as ``rounding_rank_bounds`` runs it."""
+        """The method's registry rank search, as ``rounding_rank_bounds`` runs it.
+
+        The search starts from the lower bounds the default portfolio of
+        :func:`~sklearn_rrank.rounding_rank_bounds` computes before its searches
+        (the rank-one test, the spectral and the VC bound), under the same seeds,
+        so that both report the same k for the method.
+        """
+        from sklearn_rrank._bounds import _run_portfolio
+
         spec = METHODS[estimator.method]
-        params = check_method_params(spec, estimator.method_params, "search")
+        firsts = tuple(
+            n
+            for n in DEFAULT_METHODS
+            if METHODS[n].lower is not None or not METHODS[n].weight
+        )
         n_jobs = estimator.n_jobs if self.n_jobs is None else self.n_jobs
         t0 = time.perf_counter()
-        res = run_rank_search(
-            spec.search,
+        run = _run_portfolio(
             X,
-            method=spec.name,
+            tuple(dict.fromkeys((*firsts, spec.name))),
             tau=tau,
             deadline=deadline,
-            lower=0 if rank_zero_possible(X, tau) else 1,
-            random_state=method_seed(estimator.random_state, spec.name),
             n_jobs=n_jobs,
+            random_state=estimator.random_state,
             verbose=max(self.verbose - 1, 0),
-            params=params,
+            method_params={spec.name: estimator.method_params},
+        )
+        res = run.results.get(spec.name)
+        row = next(r for r in run.report if r["method"] == spec.name)
+        if res is None:  # the lower bounds met a cheap certificate: no search ran
+            info = {"errors_by_k": {}, "message": row["message"]}
+            res = RankSearchResult(None, info=info)
+        best = run.best
+        if best is not None and (best[1] == spec.name or best[0] <= 1):
+            res = dataclasses.replace(
+                res, rank=best[0], L=best[2], R=best[3], certified=True
+            )
+            if best[1] != spec.name:  # a cheap certificate, not the method's model
+                res.info.pop("fit_params", None)
+        res.info["errors_by_k"] = row.get("errors_by_k", {})
+        res.info["lower"] = run.lower
+        res = dataclasses.replace(
+            res, stopped_early=row["stopped_early"] or deadline.expired()
         )
         seconds = time.perf_counter() - t0
         self.stopped_early_ = bool(res.stopped_early)
@@ -323,7 +352,11 @@ class RoundingRankCV(MetaEstimatorMixin, TransformerMixin, BaseEstimator):
             mp = dict(best.method_params or {}, **res.info["fit_params"])
             best.set_params(method_params=mp)
         validate_data(best, X, ensure_all_finite=False)  # records n_features_in_
-        best._set_factors(X, res.L, res.R, n_iter=1, info=res.info, seconds=seconds)
+        L = _pad_columns(np.asarray(res.L, dtype=np.float64), max(k, 1))
+        R = _pad_columns(np.asarray(res.R, dtype=np.float64), max(k, 1))
+        Xd = X.toarray() if sp.issparse(X) else X
+        L = best._remember_training_rows(Xd, L, np.ascontiguousarray(R.T))
+        best._set_factors(X, L, R, n_iter=1, info=res.info, seconds=seconds)
         self.best_estimator_ = best
         self._set_cv_results()
 

@@ -42,11 +42,16 @@ def test_exact_reports_failure_honestly():
 
 
 def test_exact_lpca_same_k_as_rounding_rank_bounds(paleo):
+    # the default portfolio's upper bound on Paleo comes from L-PCA, which starts
+    # from the VC bound: the CV's search starts there too (issue 25: both agree)
     est = RoundingRankFactorization(method="lpca", random_state=0)
     cv = RoundingRankCV(est).fit(paleo)
-    bounds = rounding_rank_bounds(paleo, methods=("lpca",), random_state=0)
-    assert cv.certified_
-    assert cv.n_components_ == bounds.upper
+    bounds = rounding_rank_bounds(paleo, random_state=0)
+    assert bounds.upper_method == "lpca"
+    assert cv.certified_ and cv.n_components_ == bounds.upper == 8
+    assert cv.search_info_["lower"] == bounds.lower == 5
+    L = cv.best_estimator_.transform(paleo)
+    assert np.array_equal(cv.best_estimator_.inverse_transform(L), paleo)
 
 
 def test_holdout_needs_missing_support():
