@@ -1,0 +1,119 @@
+"""Anytime curves of ``rounding_rank_bounds`` on the paper's data sets.
+
+One call of ``rounding_rank_bounds`` (default methods, ``n_jobs=2``,
+``random_state=0``) per data set and budget, optionally with two busy processes
+(``python -c "while True: pass"``) beside it. Records every method's curve (the
+``[seconds, bound]`` pairs of its report row), the certified interval over time (the
+best lower and upper bound reached by each second), the final interval, the wall
+time and the 1-minute load average at the end, and checks the certificate again
+with :func:`~sklearn_rrank.certify_rounding`.
+
+Saves ``benchmarks/results/anytime_<data>_<budget>s[_loaded].json`` and the
+matching ``.png`` (the package's ``RankSearchDisplay``).
+
+Usage: ``python benchmarks/anytime_curves.py --data apj --time-limit 60 [--busy 2]``
+"""
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+
+from sklearn_rrank import certify_rounding, rounding_rank_bounds
+from sklearn_rrank.datasets import load_abstracts, load_apj, load_paleo
+
+LOADERS = {"paleo": load_paleo, "apj": load_apj, "abstracts": load_abstracts}
+RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
+
+
+def interval_curve(report):
+    """``[seconds, lower, upper]`` at every change of the certified interval."""
+    events = []
+    for row in report:
+        kind = row["kind"]
+        for t, b in row.get("curve", []):
+            events.append((t, kind, b, row.get("certified")))
+    lower, upper, out = 0, None, []
+    for t, kind, b, certified in sorted(events, key=lambda e: e[0]):
+        if kind == "lower" and b > lower:
+            lower = b
+        elif kind == "upper" and certified is not False:
+            upper = b if upper is None else min(upper, b)
+        else:
+            continue
+        out.append([round(t, 3), lower, upper])
+    return out
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", choices=sorted(LOADERS), default="apj")
+    parser.add_argument("--time-limit", type=float, default=60.0)
+    parser.add_argument("--busy", type=int, default=0, help="busy processes beside")
+    parser.add_argument("--no-plot", action="store_true")
+    args = parser.parse_args()
+    X = LOADERS[args.data]().data
+    procs = [
+        subprocess.Popen([sys.executable, "-c", "while True: pass"])
+        for _ in range(args.busy)
+    ]
+    try:
+        load_before = os.getloadavg()[0]
+        t0 = time.perf_counter()
+        res = rounding_rank_bounds(
+            X, time_limit=args.time_limit, n_jobs=2, random_state=0
+        )
+        wall = time.perf_counter() - t0
+        load_after = os.getloadavg()[0]
+    finally:
+        for p in procs:
+            p.kill()
+    ok = bool(certify_rounding(X, res.L, res.R, tau=res.tau))
+    out = {
+        "data": args.data,
+        "shape": list(X.shape),
+        "time_limit": args.time_limit,
+        "busy_processes": args.busy,
+        "load_1min_before": load_before,
+        "load_1min_after": load_after,
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores",
+        "wall_seconds": wall,
+        "lower": res.lower,
+        "lower_method": res.lower_method,
+        "upper": res.upper,
+        "upper_method": res.upper_method,
+        "certificate_rechecked": ok,
+        "interval_curve": interval_curve(res.report),
+        "report": res.report,
+    }
+    stem = f"anytime_{args.data}_{args.time_limit:g}s" + (
+        "_loaded" if args.busy else ""
+    )
+    os.makedirs(RESULTS, exist_ok=True)
+    with open(os.path.join(RESULTS, stem + ".json"), "w") as fh:
+        json.dump(out, fh, indent=1, default=float)
+    print(
+        f"{args.data}: [{res.lower}, {res.upper}] ({res.lower_method}, "
+        f"{res.upper_method}) in {wall:.1f} s of {args.time_limit:g} s; busy "
+        f"{args.busy}, load {load_before:.1f} -> {load_after:.1f}; certificate "
+        f"re-checked: {ok}"
+    )
+    for t, lo, up in out["interval_curve"]:
+        print(f"  {t:8.1f} s  [{lo}, {up}]")
+    if not args.no_plot:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        from sklearn_rrank.plotting import RankSearchDisplay
+
+        disp = RankSearchDisplay.from_bounds(res, name=args.data)
+        disp.figure_.savefig(
+            os.path.join(RESULTS, stem + ".png"), dpi=100, bbox_inches="tight"
+        )
+
+
+if __name__ == "__main__":
+    main()
