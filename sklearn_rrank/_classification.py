@@ -404,7 +404,7 @@ def feature_dimension_bounds(
 
         vc = _vc_bound(
             Yu,
-            time_limit=deadline.child(fraction=0.2).remaining(),
+            deadline=deadline.child(fraction=0.2),
             complements=False,
         )
         lower = max(lower, vc - 1)

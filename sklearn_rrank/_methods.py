@@ -220,7 +220,7 @@ def _spectral_lower(X, *, tau, deadline):
 def _vc_lower(X, *, tau, deadline):
     from sklearn_rrank._vc import _vc_bound
 
-    bound, info = _vc_bound(X, time_limit=deadline.remaining(), return_shattered=True)
+    bound, info = _vc_bound(X, deadline=deadline, return_shattered=True)
     complete = bool(info.get("complete", True))
     # which of the four bounds won: plain VC, or VC with complements less one
     lines = info["orientation"]

@@ -16,7 +16,6 @@ far is still a valid lower bound.
 """
 
 import math
-import time
 from numbers import Real
 
 import numpy as np
@@ -24,6 +23,7 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, validate_params
 from threadpoolctl import threadpool_limits
 
+from sklearn_rrank._ranksearch import Deadline
 from sklearn_rrank._validation import check_binary_matrix, check_tau
 
 __all__ = ["vc_lower_bound"]
@@ -142,7 +142,7 @@ def _pair_graph(Q, deadline):
 
 
 def _check_time(deadline):
-    if deadline is not None and time.perf_counter() > deadline:
+    if deadline is not None and deadline.expired():
         raise _Timeout
 
 
@@ -695,17 +695,19 @@ def vc_lower_bound(
     X = check_binary_matrix(X, accept_sparse=True, input_name="X")
     return _vc_bound(
         X,
-        time_limit=time_limit,
+        deadline=Deadline(time_limit),
         return_shattered=return_shattered,
         complements=complements,
     )
 
 
-def _vc_bound(X, *, time_limit=None, return_shattered=False, complements=True):
-    """:func:`vc_lower_bound` on validated ``X`` (the bound does not depend on tau)."""
-    start = time.perf_counter()
+def _vc_bound(X, *, deadline=None, return_shattered=False, complements=True):
+    """:func:`vc_lower_bound` on validated ``X`` (the bound does not depend on tau).
+
+    ``deadline`` is a :class:`~sklearn_rrank._ranksearch.Deadline` (None: no limit).
+    """
+    deadline = Deadline.coerce(deadline)
     P = (X != 0).toarray() if sp.issparse(X) else X.astype(bool)
-    deadline = None if time_limit is None else start + float(time_limit)
 
     views = {"rows": P, "columns": np.ascontiguousarray(P.T)}
     # a search is (orientation, complemented); a set of size s shattered by the
@@ -737,11 +739,10 @@ def _vc_bound(X, *, time_limit=None, return_shattered=False, complements=True):
         offset = int(comp)
         own_deadline, extension = deadline, None
         later = [caps[other] for other in queue if caps[other] > best_bound]
-        if deadline is not None and later:
+        if deadline.limited and later:
             # leave a fair share of the budget to the later searches, unless a set
             # is found that none of them can beat
-            now = time.perf_counter()
-            own_deadline = now + max(deadline - now, 0.0) / (1 + len(later))
+            own_deadline = deadline.child(fraction=1 / (1 + len(later)))
             extension = (max(later) + offset, deadline)
         if key not in searchers:
             searchers[key] = _Shattering(views[name], comp)
@@ -760,7 +761,7 @@ def _vc_bound(X, *, time_limit=None, return_shattered=False, complements=True):
         if not queue and unfinished and passes < _MAX_PASSES:
             # time left after a pass goes to the searches stopped by their
             # shares: they resume, looking only for sets beating the best
-            if time.perf_counter() < deadline:
+            if not deadline.expired():
                 queue = [other for other in order if other in unfinished]
                 passes += 1
     complete = not unfinished
@@ -778,7 +779,7 @@ def _vc_bound(X, *, time_limit=None, return_shattered=False, complements=True):
         "sizes": sizes,
         "complemented_sizes": complemented_sizes,
         "complete": bool(complete),
-        "seconds": time.perf_counter() - start,
+        "seconds": deadline.elapsed(),
         "n_nodes": int(n_nodes),
     }
     return int(best_bound), info

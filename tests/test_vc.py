@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
+from sklearn_rrank._ranksearch import Deadline
 from sklearn_rrank._rounding import certify_rounding
 from sklearn_rrank._vc import (
     _largest_shattered,
@@ -223,7 +224,7 @@ def test_stopped_search_resumes_to_the_same_result(complemented):
     shattering = _Shattering(P, complemented)
     n_calls, done, slice_ = 0, False, 0.002
     while not done:
-        found, rows, done = shattering.run(time.perf_counter() + slice_)
+        found, rows, done = shattering.run(Deadline(slice_))
         if shattering.search.stack is None:
             slice_ *= 2  # the setup (pair graph) starts again: give it more time
         n_calls += 1
