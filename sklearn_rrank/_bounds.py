@@ -270,6 +270,7 @@ class _Portfolio:
             self.lower = max(lower, 1)
         self.report = []
         self.results = {}  # method -> its last RankSearchResult
+        self.memos = {}  # method -> its state across runs (Incumbent.memo)
 
     def outcome(self):
         return self.lower, self.lower_method, self.best, self.proven, self.report
@@ -435,6 +436,7 @@ class _Portfolio:
             verbose=self.common["verbose"],
             params=params,
             data=self.data,
+            memo=self.memos.setdefault(spec.name, {}),
         )
 
     def _take(self, spec, row, res):

@@ -419,7 +419,11 @@ def _lpca_search(
         t0 = time.monotonic()
         p = k - 1 if kind == "column" else k
         if U is None:
-            U, V, mu = _svd_init(data, p, kind, seeds[0], tau)
+            # an earlier run of this search in the same call left a model at k:
+            # continue it (a portfolio's second pass), else a fresh SVD start
+            U, V, mu = incumbent.memo.pop(k, None) or _svd_init(
+                data, p, kind, seeds[0], tau
+            )
         while U.shape[1] < p:  # one column per step of the ascent
             U, V, mu = _add_column(data, U, V, mu)
         tick = _ticker(incumbent, k)
@@ -479,16 +483,21 @@ def _lpca_search(
             info["rescued_by_refinement"] = rescued
             reason = "certified"
             break
+        if finfo["status"] == "time_limit":  # cut short: a longer fit continues it
+            incumbent.memo[k] = (U, V, mu)
         k = _next_rank(
             k, first, n_failed, n_ones, incumbent, max_rank, gallop=deadline.limited
         )
     if polish and incumbent.bound is not None and not incumbent.done:
+        # within a budget the longer fits get about the time the ascent took; without
+        # one they are bounded by their sweeps only, so that the result does not
+        # depend on the machine's speed or load (random_state makes it reproducible)
         budget = max(_POLISH_MIN_SECONDS, time.monotonic() - began)
         _polish(
             incumbent,
             data,
             info,
-            deadline.child(seconds=budget),
+            deadline.child(seconds=budget) if deadline.limited else deadline,
             kind=kind,
             tau=tau,
             start=first,
@@ -574,7 +583,9 @@ def _polish(
     The ranks tried lie above the floor, the largest ``k`` at which the ascent left
     more than ``_POLISH_FRACTION`` of the ones wrong (``start - 1`` if none), and
     below ``min(bound, max_rank + 1)``: ``k`` is the midpoint of the floor and
-    that top, so with no gap it is ``bound - 1``. Each ``k`` gets a fresh SVD start,
+    that top, so with no gap it is ``bound - 1``. Each ``k`` continues the last
+    model fitted at ``k`` in this call if the deadline cut it short
+    (``incumbent.memo``) or gets a fresh SVD start,
     up to ``_POLISH_MAX_ITER`` sweeps (stall window ``_POLISH_STALL``) and the
     rescue; a certified ``k`` lowers the bound, a failed one raises the floor. Stops
     when no rank is left between them, when ``deadline`` (the phase's share)
@@ -594,7 +605,9 @@ def _polish(
             break
         t0 = time.monotonic()
         p = k - 1 if kind == "column" else k
-        U, V, mu = _svd_init(data, p, kind, seed, tau)
+        # continue the last model fitted at k (the ascent's, warm-started from
+        # k - 1, or an earlier longer fit's), else a fresh SVD start
+        U, V, mu = incumbent.memo.pop(k, None) or _svd_init(data, p, kind, seed, tau)
         tick = _ticker(incumbent, k)
         U, V, mu, n_iter, finfo = _fit_core(
             data,
@@ -642,6 +655,8 @@ def _polish(
                 f"{finfo['n_errors_logit']} wrong, certified={ok}"
             )
         if not ok:
+            if finfo["status"] == "time_limit":
+                incumbent.memo[k] = (U, V, mu)
             floor = k
             continue
         info["rescued_by_refinement"] = rescued

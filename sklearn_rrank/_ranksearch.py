@@ -208,6 +208,10 @@ class Incumbent:
         Called with an event dict at each step and improvement.
     data : BinaryData or None, default=None
         The call's data object (built from ``X`` if None).
+    memo : dict or None, default=None
+        The method's own state kept across its runs within one call (a portfolio
+        that runs a stopped search again hands it the same dict): L-PCA keeps its
+        last uncertified model per rank there, so that the next run continues it.
     """
 
     X: np.ndarray
@@ -225,12 +229,15 @@ class Incumbent:
     errors_by_k: dict = field(default_factory=dict)
     n_offers: int = 0
     data: BinaryData | None = None
+    memo: dict | None = None
 
     def __post_init__(self):
         if self.origin is None:
             self.origin = time.monotonic()
         if self.data is None:
             self.data = BinaryData(self.X)
+        if self.memo is None:
+            self.memo = {}
 
     # -- what a search may ask -------------------------------------------------------
     @property
@@ -385,6 +392,7 @@ def run_rank_search(
     verbose=0,
     params=None,
     data=None,
+    memo=None,
 ):
     """Run one family's rank search inside the skeleton.
 
@@ -409,6 +417,9 @@ def run_rank_search(
         Method parameters, already checked against the method's accepted names.
     data : BinaryData or None, default=None
         The call's shared data object for ``X`` (built here if None).
+    memo : dict or None, default=None
+        The family's state from an earlier run of the same search in this call
+        (see :class:`Incumbent`); a new dict if None.
 
     Returns
     -------
@@ -436,6 +447,7 @@ def run_rank_search(
         origin=origin,
         progress=progress,
         data=data if data is not None and data.X is X else None,
+        memo=memo,
     )
     t0 = time.monotonic()
     try:

@@ -55,7 +55,7 @@ def test_deadline_returns_promptly_and_says_so():
     res = run_rank_search(
         _lpca_search, X, method="lpca", tau=0.5, deadline=0.5, random_state=0
     )
-    assert time.monotonic() - t0 < 1.5
+    assert time.monotonic() - t0 < 0.5 + 2.5  # generous: a loaded CI runner
     assert res.stopped_early
     public = lpca_rank_upper_bound(X, time_limit=0.5, random_state=0)
     assert public.stopped_early
@@ -161,3 +161,36 @@ def test_search_runs_lbfgs_beyond_the_newton_limit_and_certifies(monkeypatch):
     assert set(solvers) == set(res.info["failed_by_k"])
     assert all(s == ("newton" if k <= 2 else "lbfgs") for k, s in solvers.items())
     assert any(s == "lbfgs" for s in solvers.values())
+
+
+def test_a_later_run_continues_the_model_a_deadline_cut_short(monkeypatch):
+    # the portfolio's second pass hands L-PCA's search the memo of its first run:
+    # the fit at k continues that model instead of a fresh SVD start
+    from sklearn_rrank import _lpca_search as search_module
+    from sklearn_rrank._lpca import _Data, _model_kind, _svd_init
+
+    X = _planted(4, 80, 60, 3)
+    kind = _model_kind("global", 0.5)
+    memo = {3: _svd_init(_Data(X), 3, kind, 0, 0.5)}
+
+    def no_fresh_start(*args, **kwargs):
+        raise AssertionError("a fresh SVD start although a model was kept")
+
+    monkeypatch.setattr(search_module, "_svd_init", no_fresh_start)
+    res = run_rank_search(
+        _lpca_search,
+        X,
+        method="lpca",
+        tau=0.5,
+        random_state=0,
+        params={"start": 3, "max_rank": 3, "polish": False},
+        memo=memo,
+    )
+    assert memo == {} and res.info["sweeps_by_k"][3] >= 1
+
+
+def test_only_fits_cut_by_the_deadline_are_kept_for_later():
+    X = _planted(5, 60, 40, 4)
+    memo = {}
+    run_rank_search(_lpca_search, X, method="lpca", tau=0.5, random_state=0, memo=memo)
+    assert memo == {}  # no deadline: nothing was cut short
