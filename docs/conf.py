@@ -43,6 +43,9 @@ autosummary_generate = True
 autosummary_generate_overwrite = True
 autosummary_imported_members = True
 autodoc_default_options = {"inherited-members": False}
+# the class template lists inherited methods too (get_params, set_output, ...) but
+# not the tuple methods that the NamedTuple results inherit
+autosummary_context = {"hidden_tuple_methods": ["count", "index"]}
 autodoc_typehints = "none"
 
 # numpydoc renders the docstrings; the method tables come from our class template
@@ -223,5 +226,36 @@ def _check_api_complete(app):
                 )
 
 
+# Labels of scikit-learn's own documentation that the docstrings of inherited methods
+# (set_output, get_metadata_routing) refer to: linked to scikit-learn's site, since
+# intersphinx (which would need the network) is off.
+SKLEARN_DOCS = "https://scikit-learn.org/stable/"
+SKLEARN_LABELS = {  # label: (page, link text when the reference gives none)
+    "metadata_routing": ("metadata_routing.html", "metadata routing"),
+    "df_output_transform": ("modules/df_output_transform.html", "set_output API"),
+    "sphx_glr_auto_examples_miscellaneous_plot_set_output.py": (
+        "auto_examples/miscellaneous/plot_set_output.html",
+        "scikit-learn's set_output example",
+    ),
+}
+
+
+def _sklearn_reference(app, env, node, contnode):
+    """Resolve a ``:ref:`` to scikit-learn's documentation as an external link.
+
+    Only the labels in ``SKLEARN_LABELS`` are resolved; any other missing label
+    still warns (an error under ``-W``).
+    """
+    from docutils import nodes
+
+    if node.get("reftype") != "ref" or node.get("reftarget") not in SKLEARN_LABELS:
+        return None
+    page, title = SKLEARN_LABELS[node["reftarget"]]
+    ref = nodes.reference("", "", internal=False, refuri=SKLEARN_DOCS + page)
+    ref += contnode if node.get("refexplicit") else nodes.inline("", title)
+    return ref
+
+
 def setup(app):
     app.connect("builder-inited", _check_api_complete)
+    app.connect("missing-reference", _sklearn_reference)
