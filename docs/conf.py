@@ -60,6 +60,8 @@ html_title = f"sklearn_rrank {release}"
 # _static: our CSS; generated/_static: MathJax, filled by _copy_mathjax below
 html_static_path = ["_static", "generated/_static"]
 html_css_files = ["custom.css"]
+# user_guide.html: the old one-page user guide's address, redirecting to its pages
+html_extra_path = ["_extra"]
 # "On this page" lists methods as "fit", not "RoundingRankFactorization.fit"
 toc_object_entries_show_parents = "hide"
 html_theme_options = {
