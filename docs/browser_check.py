@@ -20,7 +20,11 @@ and MathJax has typeset it,
   ``\\[``, ``$$``, ``\\frac`` or ``\\operatorname``,
 * a Markdown table is shown as text: a ``<pre>`` block has a ``|---|`` rule line, or
 * a page title is clipped: the ``h1`` text is wider than the heading's box or runs
-  past the right edge of the article.
+  past the right edge of the article, or
+* an API page lacks what a scikit-learn user looks for (``REQUIRED``): the
+  ``RoundingRankFactorization`` page must document the inherited methods
+  ``get_params``, ``set_params``, ``set_output``, ``get_feature_names_out`` and
+  ``fit_transform`` and show its "Examples using" gallery.
 
 The pages are checked by a small script that the server appends to each HTML page; it
 writes its findings into the page, and Chromium's ``--dump-dom`` hands them back.
@@ -74,6 +78,25 @@ PAGES = (
     "changelog.html",
     "citation.html",
 )
+# what some pages must show: documented objects (the ``id`` of a ``dt.sig``
+# signature) and visible text
+_RRF = "sklearn_rrank.RoundingRankFactorization"
+REQUIRED = {
+    f"generated/{_RRF}.html": {
+        "objects": [
+            f"{_RRF}.{m}"
+            for m in (
+                "fit",
+                "get_params",
+                "set_params",
+                "set_output",
+                "get_feature_names_out",
+                "fit_transform",
+            )
+        ],
+        "text": ["Examples using"],  # the class name is in <code>
+    },
+}
 
 # Appended to every HTML page served: load every image now (no lazy loading), wait
 # for the page, the images and MathJax, then write the findings into the page.
@@ -112,6 +135,10 @@ CHECK_SCRIPT = r"""
           Math.round(text.width) + " px, heading " + Math.round(box.width) + " px)");
       }
     });
+    var objects = [];
+    document.querySelectorAll("dt.sig[id]").forEach(function (dt) {
+      objects.push(dt.id);
+    });
     var clone = document.body.cloneNode(true);
     clone.querySelectorAll("pre, code, script, style, mjx-container, .highlight")
       .forEach(function (el) { el.remove(); });
@@ -125,6 +152,7 @@ CHECK_SCRIPT = r"""
       thumbs: thumbs,
       markdown: markdown,
       clipped: clipped,
+      objects: objects,
       viewport: window.innerWidth,
       math: document.querySelectorAll("mjx-container").length,
       mathjax: !!(window.MathJax && window.MathJax.version),
@@ -247,7 +275,21 @@ def placeholder_thumbnails(build, paths):
     return out
 
 
-def check_page(browser, url, shot, build, figures=True):
+def missing_required(rel, result):
+    """What page ``rel`` must show (``REQUIRED``) but ``result`` lacks (strings)."""
+    need = REQUIRED.get(rel, {})
+    objects = set(result.get("objects", []))
+    text = " ".join(result.get("text", "").split())
+    missing = [
+        f"no entry for {name}"
+        for name in need.get("objects", [])
+        if name not in objects
+    ]
+    missing += [f"no text {t!r}" for t in need.get("text", []) if t not in text]
+    return missing
+
+
+def check_page(browser, url, shot, build, figures=True, rel=""):
     """Problems found on one page (a list of strings; empty if fine)."""
     # one Chromium run writes the screenshot and prints the DOM, both taken after
     # the virtual time budget (page, images, MathJax and the check script)
@@ -281,6 +323,9 @@ def check_page(browser, url, shot, build, figures=True):
         problems.append(
             f"clipped title at {result['viewport']} px: {'; '.join(result['clipped'])}"
         )
+    missing = missing_required(rel, result)
+    if missing:
+        problems.append(f"API page incomplete: {'; '.join(missing)}")
     raw = sorted({tex for tex in RAW_TEX if tex in result["text"]})
     if raw:
         where = result["text"].find(raw[0])
@@ -318,7 +363,7 @@ def main(argv=None):
             shot = SHOTS / f"{name}.png"
             shot.unlink(missing_ok=True)
             print(f"{rel} -> {shot.relative_to(DOCS.parent)}")
-            problems = check_page(browser, base + rel, shot, build, figures)
+            problems = check_page(browser, base + rel, shot, build, figures, rel)
             for p in problems:
                 print(f"  FAIL: {p}")
             failed |= bool(problems)

@@ -43,6 +43,9 @@ autosummary_generate = True
 autosummary_generate_overwrite = True
 autosummary_imported_members = True
 autodoc_default_options = {"inherited-members": False}
+# the class template lists inherited methods too (get_params, set_output, ...) but
+# not the tuple methods that the NamedTuple results inherit
+autosummary_context = {"hidden_tuple_methods": ["count", "index"]}
 autodoc_typehints = "none"
 
 # numpydoc renders the docstrings; the method tables come from our class template
@@ -57,6 +60,8 @@ html_title = f"sklearn_rrank {release}"
 # _static: our CSS; generated/_static: MathJax, filled by _copy_mathjax below
 html_static_path = ["_static", "generated/_static"]
 html_css_files = ["custom.css"]
+# user_guide.html: the old one-page user guide's address, redirecting to its pages
+html_extra_path = ["_extra"]
 # "On this page" lists methods as "fit", not "RoundingRankFactorization.fit"
 toc_object_entries_show_parents = "hide"
 html_theme_options = {
@@ -223,5 +228,36 @@ def _check_api_complete(app):
                 )
 
 
+# Labels of scikit-learn's own documentation that the docstrings of inherited methods
+# (set_output, get_metadata_routing) refer to: linked to scikit-learn's site, since
+# intersphinx (which would need the network) is off.
+SKLEARN_DOCS = "https://scikit-learn.org/stable/"
+SKLEARN_LABELS = {  # label: (page, link text when the reference gives none)
+    "metadata_routing": ("metadata_routing.html", "metadata routing"),
+    "df_output_transform": ("modules/df_output_transform.html", "set_output API"),
+    "sphx_glr_auto_examples_miscellaneous_plot_set_output.py": (
+        "auto_examples/miscellaneous/plot_set_output.html",
+        "scikit-learn's set_output example",
+    ),
+}
+
+
+def _sklearn_reference(app, env, node, contnode):
+    """Resolve a ``:ref:`` to scikit-learn's documentation as an external link.
+
+    Only the labels in ``SKLEARN_LABELS`` are resolved; any other missing label
+    still warns (an error under ``-W``).
+    """
+    from docutils import nodes
+
+    if node.get("reftype") != "ref" or node.get("reftarget") not in SKLEARN_LABELS:
+        return None
+    page, title = SKLEARN_LABELS[node["reftarget"]]
+    ref = nodes.reference("", "", internal=False, refuri=SKLEARN_DOCS + page)
+    ref += contnode if node.get("refexplicit") else nodes.inline("", title)
+    return ref
+
+
 def setup(app):
     app.connect("builder-inited", _check_api_complete)
+    app.connect("missing-reference", _sklearn_reference)

@@ -423,3 +423,40 @@ def test_real_rank_is_computed_within_the_budget(capsys, monkeypatch):
     assert main(args) == 0
     assert "real rank 123" in capsys.readouterr().out
     assert calls == [(124, 139)]
+
+
+def _percent_of_pairs_with_different_nonzero_sums(N):
+    """NODF of a nested matrix: each such pair scores 100, every other pair 0."""
+    scored = total = 0
+    for sums in (N.sum(axis=1), N.sum(axis=0)):
+        total += len(sums) * (len(sums) - 1) // 2
+        _, counts = np.unique(sums[sums > 0], return_counts=True)
+        n = counts.sum()
+        scored += n * (n - 1) // 2 - (counts * (counts - 1) // 2).sum()
+    return 100 * scored / total
+
+
+def test_nested_explains_a_lower_nodf_of_the_nested_matrix(capsys, tmp_path):
+    # APJ is sparse (0.3% ones): its nearest nested matrix has few non-empty rows
+    # and columns, so NODF falls although the fit is nested
+    path = tmp_path / "nested.npz"
+    assert main(["nested", "apj", "--json", "-q", "--output", str(path)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    N = np.load(path)["nested"]
+    assert out["nested_ones"] == N.sum()
+    assert out["nested_rows"] == np.count_nonzero(N.sum(axis=1)) < N.shape[0]
+    assert out["nested_columns"] == np.count_nonzero(N.sum(axis=0)) < N.shape[1]
+    assert out["nodf_after"] == pytest.approx(
+        _percent_of_pairs_with_different_nonzero_sums(N), rel=1e-12
+    )
+    assert out["nodf_after"] < out["nodf_before"]
+    assert main(["nested", "apj", "-q"]) == 0
+    text = capsys.readouterr().out
+    assert f"in {out['nested_rows']} of 2044 rows" in text
+    assert "note: NODF" in text and "scores exactly the percentage" in text
+
+
+def test_nested_without_a_nodf_drop_prints_no_note(capsys):
+    assert main(["nested", "paleo", "-q"]) == 0
+    text = capsys.readouterr().out
+    assert "nested matrix" in text and "note:" not in text

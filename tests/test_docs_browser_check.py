@@ -66,3 +66,20 @@ def test_skips_without_a_browser(monkeypatch, capsys, tmp_path):
     monkeypatch.setattr(browser_check, "find_browser", lambda: None)
     assert browser_check.main([str(tmp_path)]) == 0
     assert "skipped" in capsys.readouterr().out
+
+
+def test_api_page_must_list_inherited_methods():
+    rel = "generated/sklearn_rrank.RoundingRankFactorization.html"
+    need = browser_check.REQUIRED[rel]
+    complete = {"objects": need["objects"], "text": " ".join(need["text"])}
+    assert browser_check.missing_required(rel, complete) == []
+    # the page as it was before the inherited methods were listed
+    own_only = {
+        "objects": [o for o in need["objects"] if o.rsplit(".", 1)[1] == "fit"],
+        "text": "Examples\n using",
+    }
+    missing = browser_check.missing_required(rel, own_only)
+    assert any(m.endswith(".get_params") for m in missing)
+    assert any(m.endswith(".set_output") for m in missing)
+    assert not any("Examples using" in m for m in missing)  # whitespace-insensitive
+    assert browser_check.missing_required("index.html", own_only) == []

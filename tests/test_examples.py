@@ -4,8 +4,8 @@ Each example runs in a fresh interpreter with the non-interactive Agg backend, i
 temporary working directory, and must exit with status 0. The examples carry their
 own checks (for instance the Dask example asserts that the cluster reproduces the
 serial result exactly), so a failing assertion there fails this test. Wall-clock time
-is not asserted (the gallery aims at well under 60 s per example); the timeout only
-stops a hung example.
+is not asserted (the gallery aims at under 20 s per example on two free cores); the
+timeout only stops a hung example.
 """
 
 import os

@@ -47,7 +47,9 @@ class NestednessDisplay:
     sums, columns by decreasing column sums of the nested matrix; ties by the sums
     of the data): the data, the nested matrix, and the flipped entries (red: ones of
     the data the nested matrix removes; blue: ones it adds). The titles give NODF
-    (:func:`~sklearn_rrank.nodf`) of the data and of the nested matrix. The ones
+    (:func:`~sklearn_rrank.nodf`) of the data and of the nested matrix; on sparse
+    data the nested matrix can score lower, since NODF gives 0 to pairs with equal
+    sums or an empty row or column (see the user guide, "Nestedness"). The ones
     of the nested matrix have the colour of the method that found it; large sparse
     matrices get one marker per one, as in :class:`FactorizationDisplay`.
 
