@@ -15,6 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, validate_params
 
+from sklearn_rrank._progress import event
 from sklearn_rrank._ranksearch import (
     BinaryData,
     Deadline,
@@ -404,16 +405,9 @@ class _Portfolio:
         """A progress event for a lower bound (rank searches send their own)."""
         progress = self.common["progress"]
         if progress is not None:
+            elapsed = time.monotonic() - self.origin
             progress(
-                {
-                    "method": method,
-                    "stage": stage,
-                    "k": None,
-                    "bound": bound,
-                    "error": None,
-                    "elapsed": time.monotonic() - self.origin,
-                    "message": message,
-                }
+                event(method, stage, bound=bound, elapsed=elapsed, message=message)
             )
 
     def _search(self, spec, X, sub, params):
@@ -641,17 +635,7 @@ def rounding_rank_bounds(
         methods = DEFAULT_METHODS
     methods = _check_methods(methods, BOUND_METHODS)
     if progress is not None:  # the checks of a large input take a while: say so
-        progress(
-            {
-                "method": "data",
-                "stage": "start",
-                "k": None,
-                "bound": None,
-                "error": None,
-                "elapsed": 0.0,
-                "message": "checking the input",
-            }
-        )
+        progress(event("data", "start", message="checking the input"))
     X = check_binary_matrix(X, accept_sparse=True, method="rounding_rank_bounds")
     return _bounds_result(
         X,

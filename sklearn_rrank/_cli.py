@@ -19,6 +19,8 @@ import warnings
 
 import numpy as np
 
+from sklearn_rrank._progress import event as progress_event
+
 __all__ = ["main"]
 
 # above this many entries the real rank (a full SVD) is not computed
@@ -122,17 +124,8 @@ def _heartbeat(args, method, k=None):
     t0 = time.monotonic()
 
     def event(stage, message):
-        printer(
-            {
-                "method": method,
-                "stage": stage,
-                "k": k,
-                "bound": None,
-                "error": None,
-                "elapsed": time.monotonic() - t0,
-                "message": message,
-            }
-        )
+        elapsed = time.monotonic() - t0
+        printer(progress_event(method, stage, k=k, elapsed=elapsed, message=message))
 
     event("start", "fitting")
     try:
@@ -225,17 +218,7 @@ def _compute_bounds(args):
     t0 = time.perf_counter()
     printer = _progress(args)
     if printer is not None and _large_file(args.data):  # a while: say so
-        printer(
-            {
-                "method": "data",
-                "stage": "start",
-                "k": None,
-                "bound": None,
-                "error": None,
-                "elapsed": 0.0,
-                "message": f"loading {args.data}",
-            }
-        )
+        printer(progress_event("data", "start", message=f"loading {args.data}"))
     try:
         X, name = _load_data(args.data)
         m, n, density = _describe(X)

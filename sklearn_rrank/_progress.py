@@ -14,9 +14,22 @@ import sys
 import threading
 from time import monotonic as _monotonic
 
-__all__ = ["ProgressPrinter"]
+__all__ = ["ProgressPrinter", "event"]
 
 _CLEAR_EOL = "\x1b[K"
+
+
+def event(method, stage, *, k=None, bound=None, error=None, elapsed=0.0, message=""):
+    """A progress event (the dict of the module docstring) with every key set."""
+    return {
+        "method": method,
+        "stage": stage,
+        "k": k,
+        "bound": bound,
+        "error": error,
+        "elapsed": elapsed,
+        "message": message,
+    }
 
 
 class ProgressPrinter:
