@@ -39,6 +39,7 @@ from sklearn_rrank import (
     _nuclear,
     _permutation,
     _projlp,
+    _projlp_search,
     _rsvd,
 )
 from sklearn_rrank._ranksearch import ascend
@@ -482,7 +483,7 @@ METHODS = MappingProxyType(
             MethodSpec(
                 "projlp",
                 "Achlioptas projection + L1-slack LPs (ProjLP)",
-                search=_projlp._projlp_search,
+                search=_projlp_search._projlp_search,
                 fit=_projlp_fit,
                 transform=_projlp_transform,
                 missing=True,

@@ -1,4 +1,4 @@
-"""Tests of ProjLP (sklearn_rrank._projlp)."""
+"""Tests of ProjLP (sklearn_rrank._projlp, _projlp_search, _projlp_copied)."""
 
 import numpy as np
 import pytest
@@ -8,13 +8,8 @@ from hypothesis.extra import numpy as hnp
 
 from sklearn_rrank import certify_rounding, rounding_error
 from sklearn_rrank._lp import solve_columns_l1
-from sklearn_rrank._projlp import (
-    _projection_matrix,
-    _projlp_search,
-    projlp_fit,
-    projlp_rank_upper_bound,
-    projlp_transform,
-)
+from sklearn_rrank._projlp import _projection_matrix, projlp_fit, projlp_transform
+from sklearn_rrank._projlp_search import _projlp_search, projlp_rank_upper_bound
 from sklearn_rrank._ranksearch import run_rank_search
 from sklearn_rrank.datasets import make_rounding_rank_matrix
 
@@ -250,7 +245,7 @@ def test_max_iter_hit_while_improving_still_warns(paleo):
 
 
 def test_search_stays_below_the_cap_and_descends_from_its_factors(monkeypatch):
-    from sklearn_rrank import _projlp
+    from sklearn_rrank import _projlp_search as search_module
 
     X, L, R, X0 = make_rounding_rank_matrix(
         40, 30, 4, random_state=0, return_factors=True
@@ -258,13 +253,13 @@ def test_search_stays_below_the_cap_and_descends_from_its_factors(monkeypatch):
     X0 = X0.astype(float)
     assert certify_rounding(X0, L, R)
     starts = []
-    original = _projlp._truncated_product
+    original = search_module._truncated_product
 
     def spy(Lb, Rb, width):
         starts.append((Lb, Rb))
         return original(Lb, Rb, width)
 
-    monkeypatch.setattr(_projlp, "_truncated_product", spy)
+    monkeypatch.setattr(search_module, "_truncated_product", spy)
     res = run_rank_search(
         _projlp_search,
         X0,
@@ -373,7 +368,7 @@ def test_projlp_fit_time_limit_validation(planted):
 # -- phase 0 (large input): batched separation with copied columns -----------------
 @pytest.mark.parametrize("tau", [0.5, 2.0, 0.0, -0.3])
 def test_copied_columns_factors_are_exact(tau):
-    from sklearn_rrank._projlp import _copied_columns_factors
+    from sklearn_rrank._projlp_copied import _copied_columns_factors
 
     rng = np.random.default_rng(0)
     X = (rng.random((30, 12)) < 0.3).astype(float)
@@ -429,7 +424,7 @@ def test_phase0_skips_an_svd_start_that_does_not_fit_the_deadline(monkeypatch, p
 
 
 def test_svd_start_sparse_gram_equals_the_dense_one():
-    from sklearn_rrank._projlp import _SVDStart
+    from sklearn_rrank._projlp_copied import _SVDStart
     from sklearn_rrank._ranksearch import Deadline
 
     rng = np.random.default_rng(0)
@@ -445,11 +440,11 @@ def test_svd_start_sparse_gram_equals_the_dense_one():
 
 
 def test_phase0_lps_finish_what_the_descent_and_newton_leave(monkeypatch, planted):
-    from sklearn_rrank import _projlp
+    from sklearn_rrank import _projlp, _projlp_copied
 
     monkeypatch.setattr(_projlp, "_SEPARATION_ENTRIES", 0)
     monkeypatch.setattr(_projlp, "_SEPARATION_ITER", 1)
-    monkeypatch.setattr(_projlp, "_NEWTON_ITER", 0)  # Newton returns its start
+    monkeypatch.setattr(_projlp_copied, "_NEWTON_ITER", 0)  # Newton returns its start
     res = projlp_rank_upper_bound(planted, random_state=0, n_jobs=2)
     assert res.info["n_lps"] > 0 and res.certified
     assert certify_rounding(planted, res.L, res.R)

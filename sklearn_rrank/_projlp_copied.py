@@ -1,0 +1,390 @@
+"""ProjLP's phase 0 on large inputs: batched separation with copied columns.
+
+On merged matrices of at least ``_projlp._SEPARATION_ENTRIES`` entries the LP phases
+of :mod:`sklearn_rrank._projlp_search` cannot reach a certificate in time. Phase 0
+(our addition to the paper's ProjLP) starts from a truncated SVD or a projection,
+separates the columns by batched descent and Newton steps, alternates with the
+rows, and copies the columns it cannot separate into the factors (a column of
+``X`` as a factor column rounds it exactly), searching the width by a pattern
+search and bisection.
+"""
+
+import numpy as np
+import scipy.sparse as sp
+from joblib import effective_n_jobs
+
+from sklearn_rrank import _projlp
+from sklearn_rrank._lp import (
+    _solve,
+)
+from sklearn_rrank._projlp import _Projection
+from sklearn_rrank._rounding import (
+    _uncertified_counts,
+)
+from sklearn_rrank._trivial import trivial_upper_bound
+
+# rounds of alternating separation (rows, then columns) per width tried in phase 0,
+# and the relative decrease of the uncertified entries below which they stop
+# (Abstracts from a random projection, one round: width 400 exact in 122 s, 250 in
+# 120 s, where the columns step alone left 1187 and 4504 columns unseparated; from
+# the truncated SVD, width 200 after 6 rounds: 4753/4894 columns separated, 370 s)
+_ALTERNATIONS = 8
+_ALTERNATION_TOL = 0.05
+# bisection steps of the width after phase 0's pattern search
+_BISECTIONS = 3
+# Newton steps per copied column in phase 0
+_NEWTON_ITER = 60
+# phase 0 descends to this fraction of a width at which every column is separated
+# (without alternation, 0.9 on Abstracts stalled: 454 at 964 s, then width 409 left
+# columns that neither Newton nor the LPs separated in the remaining 38 minutes)
+_DESCENT = 0.97
+# phase 0 offers a repaired certificate at most this often (seconds): each offer
+# multiplies factors of width d + |F| over all m x n entries
+_OFFER_EVERY = 60.0
+
+
+def _trivial_factors(Xu, tau, nonnegative):
+    """Certified factors of the merged matrix of width ``min(m', n')`` (+1 if tau<=0).
+
+    ``c Xu`` with ``c = 2 tau`` rounds to ``Xu`` for ``tau > 0`` (missing entries
+    count as 0), written as ``L = c Xu, R = I`` or ``L = I, R = c Xu^T``; for
+    ``tau <= 0`` a constant column shifts the zeros below ``tau`` (not non-negative:
+    None then).
+    """
+    if tau <= 0 and nonnegative:
+        return None
+    return trivial_upper_bound(np.where(np.isnan(Xu), 0.0, Xu), tau=tau)
+
+
+def _truncated_product(L, R, width):
+    """Balanced factors ``(U_w S_w^(1/2), V_w S_w^(1/2))`` of the best rank-``width``
+    approximation of ``L R^T``.
+
+    Computed from thin QR factorizations of ``L`` and ``R`` (cost O((m + n) k^2)).
+    When ``L R^T`` has fewer than ``width`` singular values (a matrix with fewer
+    distinct rows or columns than ``width``), zero columns pad the factors.
+    """
+    Q1, T1 = np.linalg.qr(L)
+    Q2, T2 = np.linalg.qr(R)
+    U, s, Vt = np.linalg.svd(T1 @ T2.T, full_matrices=False)
+    r = min(width, s.shape[0])
+    F = np.zeros((L.shape[0], width))
+    G = np.zeros((R.shape[0], width))
+    F[:, :r] = (Q1 @ U[:, :r]) * np.sqrt(s[:r])
+    G[:, :r] = (Q2 @ Vt[:r].T) * np.sqrt(s[:r])
+    return F, G
+
+
+def _test_projection(Lu, Xu, cols, weights, tau, eps, nonnegative, time_budget):
+    """Feasibility of all ``cols`` for one projection, stopping at the first failure.
+
+    Module-level (picklable) task of phase 2 of :func:`projlp_rank_upper_bound`;
+    columns are tried serially in blocks of 1, 2, 4, ...
+    """
+    R_d, codes, _, feasible = _solve(
+        Lu,
+        Xu,
+        tau=tau,
+        eps=eps,
+        nonnegative=nonnegative,
+        feasibility=True,
+        n_jobs=1,
+        time_limit=time_budget,
+        columns=cols,
+        stop_at_first_infeasible=True,
+        weights=weights,
+        first_block=1,
+    )
+    return R_d, codes, feasible
+
+
+def _uncertified_columns(Xu, Lu, R_u, tau):
+    """Columns (of the merged matrix) holding an entry that fails the certificate.
+
+    The certificate kernel of :func:`~sklearn_rrank.certify_rounding` on the merged
+    matrix (its rows and columns stand for the repeated ones of ``X``).
+    """
+    return _uncertified_counts(Xu, Lu, R_u, tau, axis=0) > 0
+
+
+def _copied_columns_factors(Lu, R_sep, separated, Xu, tau):
+    """Factors of width ``d + |F|``, exact by construction.
+
+    ``F`` are the columns not ``separated`` by ``(Lu, R_sep)``. Column ``j`` of ``F``
+    is copied into the left factor and reproduced by ``r = 2 tau e_j`` (for
+    ``tau > 0``: ones give ``2 tau >= tau``, zeros ``0 < tau``). For ``tau <= 0`` the
+    caller's ``Lu[:, 0]`` is a column of ones and ``r = 2 e_j + (tau - 1) e_0`` (ones
+    give ``tau + 1``, zeros ``tau - 1``). This is the subadditivity of the rounding
+    rank over a split of the columns, with the trivial bound on the part ``F``.
+    """
+    m_u, n_u = Xu.shape
+    d = Lu.shape[1]
+    F = np.flatnonzero(~separated)
+    L = np.zeros((m_u, d + F.size))
+    R = np.zeros((n_u, d + F.size))
+    L[:, :d] = Lu
+    R[separated, :d] = R_sep[separated]
+    copies = d + np.arange(F.size)
+    L[:, copies] = np.nan_to_num(Xu[:, F])
+    if tau > 0:
+        R[F, copies] = 2.0 * tau
+    else:
+        R[F, copies] = 2.0
+        R[F, 0] = tau - 1.0
+    return L, R
+
+
+class _SVDStart:
+    """Start factors ``(U_d S_d, V_d)`` of phase 0: the truncated SVD of ``X0``.
+
+    ``X0`` is the merged matrix, missing entries set to 0. The triplets come from
+    the Gram matrix (:func:`sklearn_rrank._rsvd._gram_svd`), computed once for
+    ``K = 1.5 d`` components and again, for ``max(2 K, 1.5 d)``,
+    when a wider start is asked for. A sparse ``X0`` (at most a tenth of the
+    entries are ones) gets the Gram matrix by a sparse product: the same integer
+    counts as the dense product, at a fraction of its ``m n^2`` operations. Neither
+    the product nor the eigendecomposition can be interrupted, so a start whose
+    estimated time (:func:`sklearn_rrank._rsvd._gram_svd_seconds`) exceeds what is left
+    of ``deadline`` is not computed: :meth:`factors` returns None.
+    """
+
+    def __init__(self, X0, deadline):
+        nnz = int(np.count_nonzero(X0))
+        self.nnz = nnz if nnz <= 0.1 * X0.size else None
+        self.X0 = sp.csr_matrix(X0) if self.nnz is not None else X0
+        self.deadline = deadline
+        self.K = 0
+        self.message = None
+
+    def factors(self, d):
+        from sklearn_rrank._rsvd import _gram_svd, _gram_svd_seconds
+
+        if d > self.K:
+            m, n = self.X0.shape
+            K = min(min(m, n), max(2 * self.K, int(1.5 * d)))
+            if self.deadline.limited:
+                need = _gram_svd_seconds(m, n, self.nnz)
+                left = self.deadline.remaining()
+                if need > left:
+                    self.message = (
+                        f"the SVD start of {K} components needs about {need:.0f} s, "
+                        f"{left:.0f} s were left"
+                    )
+                    return None
+            self.K = K
+            U, s, Vt = _gram_svd(self.X0, self.K)
+            self.L, self.R = U * s, Vt.T
+        return self.L[:, :d], self.R[:, :d]
+
+
+def _copied_columns_search(
+    Xu,
+    X0u,
+    row_owner,
+    col_owner,
+    incumbent,
+    deadline,
+    *,
+    tau,
+    projection,
+    rng,
+    n_jobs,
+    info,
+    lps,
+):
+    """Phase 0 of the ProjLP search (large input): see :func:`projlp_rank_upper_bound`.
+
+    ``lps(Lu, cols)`` solves the feasibility LPs of the merged columns ``cols`` for
+    the left factor ``Lu`` (counting them in ``info``) and returns ``(R, feasible)``.
+
+    1. For a few widths ``d`` (a pattern search from ``min(m', n') / 12``: up by
+       half while the bound drops, else down; then up to three bisections between
+       the best width and the next smaller one tried), the truncated SVD of ``X`` is
+       refined by :func:`~sklearn_rrank._separation.alternate_separation`; the
+       columns ``F`` it cannot separate are copied into ``L``, which gives a
+       certificate of width ``d + |F|`` (:func:`_copied_columns_factors`), offered
+       to the incumbent. For ``tau <= 0``, ``L = [1, X A_{d-1}]`` (an offset column
+       of ones) and only the columns are separated
+       (:func:`~sklearn_rrank._separation.separate_columns`).
+    2. At the best width the columns of ``F`` get the finite Newton method of
+       :func:`~sklearn_rrank._separation.separate_columns` (``solver="newton"``),
+       fewest ones first, in blocks; each certified column leaves ``F``.
+    3. The columns left get the exact feasibility LP, fewest ones first; each
+       feasible one leaves ``F``. Every column leaving ``F`` lowers the bound by one;
+       the repaired certificate is offered every ``_OFFER_EVERY`` seconds and at
+       the end of the width.
+    4. If no column is left, the search descends to 97% of the width (step 1 at
+       that width, started from the truncation of the factors just found
+       (:func:`_truncated_product`), then 2 and 3), until the deadline or the lower
+       bound.
+    """
+    from sklearn_rrank._separation import (
+        alternate_separation,
+        separate_columns,
+        separation_basis,
+    )
+
+    m_u, n_u = Xu.shape
+    d_max = min(m_u, n_u) - 1
+    if d_max < 1:
+        return
+    proj = _Projection(X0u, projection, False, rng)  # nested, drawn on demand
+    missing = np.isnan(Xu)
+    svd_start = _SVDStart(np.where(missing, 0.0, Xu) if missing.any() else Xu, deadline)
+    del missing
+
+    def try_width(d, warm=None):
+        """The state ``(Lu, R_sep, separated, bound)`` at width ``d``, or None."""
+        if tau > 0:
+            if warm is None:
+                start = svd_start.factors(d)
+            else:
+                start = _truncated_product(*warm, d)
+            if start is None:  # the SVD start does not fit in the time left
+                info["phase0_skipped"] = svd_start.message
+                return None
+            L0, R0 = start
+            Lu, R_sep, counts, history = alternate_separation(
+                L0,
+                Xu,
+                init=R0,
+                tau=tau,
+                n_rounds=_ALTERNATIONS,
+                n_iter=_projlp._SEPARATION_ITER,
+                tol=_ALTERNATION_TOL,
+                deadline=deadline,
+                n_jobs=n_jobs,
+            )
+            separated = counts == 0
+        else:  # an offset column: rows of zeros need L_i . r < tau <= 0
+            Lu = np.hstack([np.ones((m_u, 1)), proj.left(d - 1)])
+            R_sep, separated = separate_columns(
+                Lu,
+                Xu,
+                tau=tau,
+                n_iter=_projlp._SEPARATION_ITER,
+                deadline=deadline,
+                n_jobs=n_jobs,
+            )
+            history = []
+        bound = d + int((~separated).sum())
+        info["phase0_tried"].append((d, bound))
+        info["phase0_alternation"].append((d, history))
+        incumbent.record(
+            bound,
+            None,
+            message=f"phase 0: width {d}, {int(separated.sum())}/{n_u} columns "
+            "separated",
+        )
+        return Lu, R_sep, separated, bound
+
+    def offer(state):
+        Lu, R_sep, separated, _ = state
+        if not incumbent.worth_trying(Lu.shape[1] + int((~separated).sum())):
+            return
+        L, R = _copied_columns_factors(Lu, R_sep, separated, Xu, tau)
+        if incumbent.offer(L[row_owner], R[col_owner]):
+            info["improvements"].append((L.shape[1], round(deadline.elapsed(), 4)))
+            info["phase0_width"] = Lu.shape[1]
+            info["phase0_copied"] = int((~separated).sum())
+
+    # 1. pattern search over the projection width: up by half while the bound
+    # drops; if the first step up does not help, down by a third while it drops
+    best = try_width(max(1, min(d_max, round(min(m_u, n_u) / 12))))
+    if best is None:
+        return
+    offer(best)
+    for factor in (1.5, 1 / 1.5):
+        moved = False
+        while not deadline.expired():
+            d = max(1, min(d_max, round(best[0].shape[1] * factor)))
+            if any(d == t for t, _ in info["phase0_tried"]) or d >= best[3]:
+                break  # tried, or a width that cannot beat the best bound
+            state = try_width(d)
+            if state is None or state[3] >= best[3]:
+                break
+            best, moved = state, True
+            offer(best)
+        if moved:
+            break
+    # then bisect between the best width and the largest width tried below it
+    for _ in range(_BISECTIONS):
+        d_best = best[0].shape[1]
+        below = [t for t, _ in info["phase0_tried"] if t < d_best]
+        if deadline.expired() or not below:
+            break
+        d = (max(below) + d_best) // 2
+        if any(d == t for t, _ in info["phase0_tried"]):
+            break
+        state = try_width(d)
+        if state is not None and state[3] < best[3]:
+            best = state
+            offer(best)
+    ones = np.nansum(Xu, axis=0)
+    block = 8 * max(1, effective_n_jobs(n_jobs))
+
+    def finish_copied(state):
+        """Stages 2 and 3 at one width: Newton, then LPs, for the copied columns."""
+        Lu, R_sep, separated, _ = state
+        R_sep, separated = R_sep.copy(), separated.copy()
+        basis = separation_basis(Lu, tau)  # one SVD for every Newton block
+        last_offer = deadline.elapsed()
+        improved = False
+
+        def progress(R_new, ok, cols, how):
+            nonlocal last_offer, improved
+            R_sep[cols[ok]] = R_new[ok]
+            separated[cols[ok]] = True
+            improved |= bool(ok.any())
+            incumbent.record(
+                Lu.shape[1] + int((~separated).sum()),
+                None,
+                message=f"phase 0: width {Lu.shape[1]}, {how}",
+            )
+            if improved and deadline.elapsed() - last_offer >= _OFFER_EVERY:
+                offer((Lu, R_sep, separated, None))
+                last_offer, improved = deadline.elapsed(), False
+
+        for how in ("newton", "lp"):
+            todo = np.array(
+                [j for j in np.argsort(ones, kind="stable") if not separated[j]],
+                dtype=np.intp,
+            )
+            for begin in range(0, todo.size, block):
+                if deadline.expired() or incumbent.done:
+                    break
+                cols = todo[begin : begin + block]
+                if how == "newton":
+                    R_c, ok = separate_columns(
+                        Lu,
+                        Xu[:, cols],
+                        tau=tau,
+                        n_iter=_NEWTON_ITER,
+                        solver="newton",
+                        deadline=deadline,
+                        n_jobs=n_jobs,
+                        basis=basis,
+                    )
+                    info["n_newton"] += int(cols.size)
+                    progress(R_c, ok, cols, f"Newton, {int(ok.sum())}/{cols.size}")
+                    continue
+                R_c, ok = lps(Lu, cols)
+                progress(R_c, ok, cols, f"LPs, {int(ok.sum())}/{cols.size}")
+        if improved:
+            offer((Lu, R_sep, separated, None))
+        return Lu, R_sep, separated
+
+    while True:
+        Lu, R_sep, separated = finish_copied(best)
+        d = min(Lu.shape[1] - 1, round(_DESCENT * Lu.shape[1]))  # always smaller
+        if (
+            not separated.all()
+            or deadline.expired()
+            or incumbent.done
+            or d < max(1, incumbent.lower)
+        ):
+            return
+        # every column separated at this width: descend to a smaller one, from the
+        # truncation of the factors just found
+        best = try_width(d, warm=(Lu, R_sep))
+        offer(best)
