@@ -33,8 +33,8 @@ from sklearn_rrank._nestedness import (
 from sklearn_rrank._permutation import (
     permutation_factors,
     permutation_rank_upper_bound,
-    sign_change_ordering,
 )
+from sklearn_rrank._permutation_order import sign_change_ordering
 from sklearn_rrank._rounding import certify_rounding, round_matrix, rounding_error
 from sklearn_rrank._search import RoundingRankCV
 from sklearn_rrank._vc import vc_lower_bound

@@ -307,7 +307,7 @@ def feature_dimension_bounds(
       ``fd(Y) <= c`` (put the points at ``x_i = (t_i, t_i^2, ..., t_i^c)`` for
       increasing ``t_i``; label ``j`` is the sign of a polynomial of degree ``<= c``
       with a root between consecutive changes, i.e. of ``<x_i, w_j> + b_j``); the
-      order comes from :func:`~sklearn_rrank._permutation.sign_change_ordering`. And
+      order comes from :func:`~sklearn_rrank.sign_change_ordering`. And
       ``rrank_tau(Y)`` by (2), with certified bounds from
       :func:`~sklearn_rrank._projlp_search.projlp_rank_upper_bound` and
       :func:`~sklearn_rrank._lpca_search.lpca_rank_upper_bound`.
@@ -392,7 +392,7 @@ def feature_dimension_bounds(
             return 1, 1
         lower = 2
     if upper > lower and m_u <= _MAX_ORDER_ROWS:
-        from sklearn_rrank._permutation import _sign_change_ordering
+        from sklearn_rrank._permutation_order import _sign_change_ordering
 
         _, max_changes, _, _ = _sign_change_ordering(
             Yu, "best", None, check_random_state(random_state), deadline=np.inf

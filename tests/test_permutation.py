@@ -10,11 +10,10 @@ from hypothesis.extra.numpy import arrays
 
 from sklearn_rrank import certify_rounding, round_matrix
 from sklearn_rrank._permutation import (
-    _STRATEGIES,
     permutation_factors,
     permutation_rank_upper_bound,
-    sign_change_ordering,
 )
+from sklearn_rrank._permutation_order import _STRATEGIES, sign_change_ordering
 from sklearn_rrank._ranksearch import rank_zero_possible
 
 
@@ -200,7 +199,7 @@ def test_ordering_of_a_large_matrix_with_many_pairs():
 @pytest.mark.parametrize("strategy", ["nearest_neighbor", "kruskal_mw"])
 def test_ordering_without_the_dense_distance_matrix(monkeypatch, strategy):
     # the paths for many distinct rows: distances computed row block by row block
-    import sklearn_rrank._permutation as perm
+    import sklearn_rrank._permutation_order as perm
 
     monkeypatch.setattr(perm, "_MAX_DENSE_DISTANCES", 10)
     monkeypatch.setattr(perm, "_MAX_ALL_PAIRS", 10)
