@@ -309,7 +309,7 @@ def feature_dimension_bounds(
       with a root between consecutive changes, i.e. of ``<x_i, w_j> + b_j``); the
       order comes from :func:`~sklearn_rrank.sign_change_ordering`. And
       ``rrank_tau(Y)`` by (2), with certified bounds from
-      :func:`~sklearn_rrank._projlp_search.projlp_rank_upper_bound` and
+      :func:`~sklearn_rrank._projlp_search._projlp_search` and
       :func:`~sklearn_rrank._lpca_search.lpca_rank_upper_bound`.
     * A second lower bound: a set of ``s`` rows shattered by the labels
       (:func:`~sklearn_rrank.vc_lower_bound`) needs ``d + 1 >= s``, because affine

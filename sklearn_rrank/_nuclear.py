@@ -25,13 +25,11 @@ import scipy.linalg
 from sklearn.exceptions import ConvergenceWarning
 from threadpoolctl import threadpool_limits
 
-from sklearn_rrank._ranksearch import run_rank_search
 from sklearn_rrank._rounding import certify_rounding
 from sklearn_rrank._validation import check_binary_matrix, check_tau
 
 __all__ = [
     "nuclear_norm_minimization",
-    "nuclear_rank_upper_bound",
     "truncate_rounding",
 ]
 
@@ -61,12 +59,6 @@ def _check_max_iter(max_iter):
     if max_iter < 1:
         raise ValueError(f"max_iter must be >= 1, got {max_iter}.")
     return int(max_iter)
-
-
-def _check_time_limit(time_limit):
-    if time_limit is None:
-        return None
-    return _check_positive(time_limit, "time_limit")
 
 
 def _svd(A):
@@ -402,93 +394,6 @@ def truncate_rounding(Y, X, tau=0.5, rule="prefix"):
     return _truncate(Y, X, tau, rule)
 
 
-def nuclear_rank_upper_bound(
-    X,
-    *,
-    tau=0.5,
-    delta=0.5,
-    max_iter=5000,
-    tol=1e-5,
-    time_limit=None,
-    verbose=0,
-    rule="prefix",
-):
-    """Rounding-rank upper bound by Nuclear: nuclear-norm minimisation + truncation.
-
-    Runs :func:`nuclear_norm_minimization` (ADMM) and then :func:`truncate_rounding`
-    on its solution. The bound is the rank of the certified truncation. If the ADMM
-    iterate does not round to ``X`` (not converged far enough), the truncation is
-    tried on its projection onto the constraints, which is exactly feasible but
-    usually of higher rank; ``info["source"]`` says which matrix gave the bound. If
-    neither is certified the result has ``rank=None`` and ``certified=False``.
-
-    Parameters
-    ----------
-    X : array-like or sparse matrix of shape (n_samples, n_features)
-        Binary data; ``NaN`` marks missing entries (their constraints are dropped and
-        they are not checked by the certificate).
-    tau : float, default=0.5
-        Rounding threshold.
-    delta : float, default=0.5
-        Margin of the constraints (see :func:`nuclear_norm_minimization`).
-    max_iter : int, default=5000
-        Maximum number of ADMM iterations.
-    tol : float, default=1e-5
-        Relative ADMM tolerance.
-    time_limit : float or None, default=None
-        Seconds for the ADMM iterations; when reached, ADMM stops and the current
-        iterate is truncated (any certified truncation is still a valid bound).
-    verbose : int, default=0
-        1: summary lines; 2: ADMM progress.
-    rule : {"prefix", "greedy"}, default="prefix"
-        Truncation rule of :func:`truncate_rounding`.
-
-    Returns
-    -------
-    result : RankSearchResult
-        ``rank``, ``L``, ``R`` (certified) and ``info`` with the ADMM diagnostics of
-        :func:`nuclear_norm_minimization` plus ``source`` (``"admm"`` or
-        ``"projection"``), ``rule``, ``seconds`` and, when nothing was certified,
-        ``message``. ``stopped_early`` is True when the time limit ended ADMM and no
-        bound was certified.
-
-    Raises
-    ------
-    ValueError
-        If ``X`` is not binary or a parameter is out of range.
-
-    References
-    ----------
-    Neumann, Gemulla, Miettinen. ICDM 2016, Section 3 ("Nuclear norm algorithm") and
-    Section 5.1; Cai, Candes, Shen (SIAM J. Optim. 2010), singular value thresholding.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sklearn_rrank._nuclear import nuclear_rank_upper_bound
-    >>> res = nuclear_rank_upper_bound(np.eye(4))
-    >>> res.rank, res.certified
-    (4, True)
-    """
-    if rule not in ("prefix", "greedy"):
-        raise ValueError(f"rule must be 'prefix' or 'greedy', got {rule!r}.")
-    tau = check_tau(tau)
-    delta = _check_positive(delta, "delta")
-    tol = _check_positive(tol, "tol")
-    max_iter = _check_max_iter(max_iter)
-    time_limit = _check_time_limit(time_limit)
-    X = check_binary_matrix(X, allow_missing=True, method="nuclear")
-    return run_rank_search(
-        _nuclear_search,
-        X,
-        method="nuclear",
-        tau=tau,
-        deadline=time_limit,
-        verbose=verbose,
-        params={"delta": delta, "max_iter": max_iter, "tol": tol, "rule": rule},
-    )
-
-
 def _nuclear_search(
     X,
     incumbent,
@@ -503,7 +408,29 @@ def _nuclear_search(
     tol=1e-5,
     rule="prefix",
 ):
-    """Nuclear family search (see :func:`nuclear_rank_upper_bound`); trusts X."""
+    """Nuclear's rank search: the family of ``methods=("nuclear",)``; trusts X.
+
+    Runs :func:`nuclear_norm_minimization` (ADMM) on the call's deadline and then
+    :func:`truncate_rounding` on its solution. The bound is the rank of the certified
+    truncation. If the ADMM iterate does not round to ``X`` (not converged far
+    enough), the truncation is tried on its projection onto the constraints, which is
+    exactly feasible but usually of higher rank; ``info["source"]`` says which matrix
+    gave the bound (``"admm"``, ``"projection"`` or None when neither certified).
+    When the deadline ends ADMM the current iterate is truncated (any certified
+    truncation is still a valid bound).
+
+    Method parameters (``method_params={"nuclear": {...}}``): ``delta`` (0.5, the
+    constraints' margin, see :func:`nuclear_norm_minimization`), ``max_iter``
+    (5000 ADMM iterations), ``tol`` (1e-5, relative ADMM tolerance) and ``rule``
+    (``"prefix"`` or ``"greedy"``, see :func:`truncate_rounding`). Returns the
+    ``info`` dict: the ADMM diagnostics plus ``source``, ``rule`` and
+    ``admm_seconds``.
+
+    References
+    ----------
+    Neumann, Gemulla, Miettinen. ICDM 2016, Section 3 ("Nuclear norm algorithm") and
+    Section 5.1; Cai, Candes, Shen (SIAM J. Optim. 2010), singular value thresholding.
+    """
     Y, Z, info = _run_admm(
         X, tau, delta, max_iter, tol, deadline=deadline, verbose=verbose
     )

@@ -18,7 +18,7 @@ Functions
     Minimum-error rank-k factorization (``RoundingRankFactorization(method="projlp")``).
 :func:`projlp_transform`
     ``L`` for new rows with ``R`` fixed (per-row L1 LP).
-:func:`~sklearn_rrank._projlp_search.projlp_rank_upper_bound`
+:func:`~sklearn_rrank._projlp_search._projlp_search`
     Certified upper bound on the rounding rank (module ``_projlp_search``; the
     copied-columns phase of large inputs in ``_projlp_copied``).
 

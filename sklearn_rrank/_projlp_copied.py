@@ -78,8 +78,9 @@ def _truncated_product(L, R, width):
 def _test_projection(Lu, Xu, cols, weights, tau, eps, nonnegative, time_budget):
     """Feasibility of all ``cols`` for one projection, stopping at the first failure.
 
-    Module-level (picklable) task of phase 2 of :func:`projlp_rank_upper_bound`;
-    columns are tried serially in blocks of 1, 2, 4, ...
+    Module-level (picklable) task of phase 3 of the ProjLP search
+    (:mod:`sklearn_rrank._projlp_search`); columns are tried serially in blocks of
+    1, 2, 4, ...
     """
     R_d, codes, _, feasible = _solve(
         Lu,
@@ -192,7 +193,7 @@ def _copied_columns_search(
     info,
     lps,
 ):
-    """Phase 0 of the ProjLP search (large input): see :func:`projlp_rank_upper_bound`.
+    """Phase 0 of the ProjLP search on large input (see ``_projlp_search``).
 
     ``lps(Lu, cols)`` solves the feasibility LPs of the merged columns ``cols`` for
     the left factor ``Lu`` (counting them in ``info``) and returns ``(R, feasible)``.

@@ -10,12 +10,10 @@ transform and the projection kernels are in :mod:`sklearn_rrank._projlp`.
 """
 
 from collections import Counter
-from numbers import Integral, Real
 
 import numpy as np
 from joblib import effective_n_jobs
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions, validate_params
 from sklearn.utils.parallel import Parallel, delayed
 
 from sklearn_rrank import _projlp
@@ -26,7 +24,6 @@ from sklearn_rrank._lp import (
     _solve,
 )
 from sklearn_rrank._projlp import (
-    _PROJECTIONS,
     _alternate,
     _Projection,
     _projection_input,
@@ -39,13 +36,11 @@ from sklearn_rrank._projlp_copied import (
     _truncated_product,
     _uncertified_columns,
 )
-from sklearn_rrank._ranksearch import run_rank_search
 from sklearn_rrank._rounding import (
     _count_errors_factors,
 )
-from sklearn_rrank._validation import check_binary_matrix, check_tau
 
-__all__ = ["projlp_rank_upper_bound"]
+__all__ = []
 
 # relative objective decrease per round below which a refinement try gives up
 _REFINE_TOL = 1e-2
@@ -53,43 +48,34 @@ _REFINE_TOL = 1e-2
 _PHASE3_BATCH = 4
 
 
-@validate_params(
-    {
-        "X": ["array-like"],
-        "tau": [Real],
-        "nested": ["boolean"],
-        "max_rank": [Interval(Integral, 1, None, closed="left"), None],
-        "time_limit": [Interval(Real, 0, None, closed="left"), None],
-        "random_state": ["random_state"],
-        "n_jobs": [Integral, None],
-        "verbose": ["verbose"],
-        "nonnegative": ["boolean"],
-        "projection": [StrOptions(set(_PROJECTIONS))],
-        "eps": [Interval(Real, 0, None, closed="left")],
-        "refine": ["boolean"],
-        "refine_iter": [Interval(Integral, 0, None, closed="left")],
-        "n_retries": [Interval(Integral, 0, None, closed="left")],
-    },
-    prefer_skip_nested_validation=True,
-)
-def projlp_rank_upper_bound(
+def _projlp_search(
     X,
+    incumbent,
+    deadline,
     *,
-    tau=0.5,
-    nested=True,
-    max_rank=None,
-    time_limit=None,
+    tau,
     random_state=None,
     n_jobs=None,
     verbose=0,
-    nonnegative=False,
+    nested=True,
     projection="dense",
     eps=DEFAULT_EPS,
     refine=True,
     refine_iter=20,
     n_retries=0,
+    nonnegative=False,
+    max_rank=None,
 ):
-    """Certified upper bound on the rounding rank by ProjLP.
+    """ProjLP's rank search: the family of ``methods=("projlp",)``.
+
+    Trusts its input (``X`` a validated float64 array, NaN = missing; parameters
+    checked). Every candidate goes through ``incumbent.offer`` (the one
+    certification); phase 1 tries only widths ``max(1, lower) <= d < bound``, phase 2
+    descends from ``incumbent.best_factors()``, which may be another method's
+    certificate, and everything stops once ``incumbent.done``. ``deadline`` is
+    checked between steps and its ``remaining()`` is the LPs' time limit. Returns the
+    diagnostics dict (``"message"``; ``"stopped_early"`` if phase 1 found no
+    certificate up to ``max_rank`` or the deadline ended it).
 
     The search runs inside the rank-search skeleton
     (:func:`sklearn_rrank._ranksearch.run_rank_search`): the skeleton checks the
@@ -175,28 +161,19 @@ def projlp_rank_upper_bound(
     much further (seed 0, 2 jobs, shared machine: paleo 10 in 9-14 s, apj 8 in about
     40 s; the report of issue 3 had apj 7).
 
-    Parameters
-    ----------
-    X : array-like of shape (n_samples, n_features)
-        Binary data; ``NaN`` marks missing entries (their constraints are dropped and
-        they count as 0 in ``X A``).
-    tau : float, default=0.5
-        Rounding threshold.
+    Users run it through :func:`~sklearn_rrank.rounding_rank_bounds` with
+    ``methods=("projlp",)``; ``time_limit`` (also handed to HiGHS), ``random_state``
+    (the projections' seed), ``n_jobs`` (parallel LP workers; the result does not
+    depend on it) and ``verbose`` (1: summary line; 2: one line per ``d`` and per
+    improvement) come from there.
+
+    Method parameters (``method_params={"projlp": {...}}``)
+    ------------------------------------------------------
     nested : bool, default=True
         Nested projections or the paper's fresh projection per ``d`` (phase 1).
     max_rank : int or None, default=None
         Largest ``d`` tried in phase 1 (and largest width of the trivial fallback);
         default ``min(n_samples, n_features) + 1``.
-    time_limit : float or None, default=None
-        Wall-clock limit in seconds for the whole call, also handed to HiGHS. When it
-        expires the best certified result so far is returned (``rank=None`` if there
-        is none) with ``stopped_early=True``.
-    random_state : int, RandomState instance or None, default=None
-        Seed of the projections.
-    n_jobs : int or None, default=None
-        Parallel LP workers; the result does not depend on it.
-    verbose : int, default=0
-        1: summary line; 2: one line per ``d`` and per improvement.
     nonnegative : bool, default=False
         Non-negative projection and ``R >= 0``: a bound on the non-negative rounding
         rank.
@@ -213,7 +190,7 @@ def projlp_rank_upper_bound(
 
     Returns
     -------
-    result : RankSearchResult
+    result : dict (the ``info`` of the RankSearchResult)
         ``rank``, certified ``L`` (n_samples, rank) and ``R`` (n_features, rank);
         ``stopped_early`` is True if the time limit ended the search or phase 1
         found no certificate up to ``max_rank``. ``info`` holds ``"n_lps"`` (LPs
@@ -226,76 +203,10 @@ def projlp_rank_upper_bound(
         ``"curve"``, ``"errors_by_k"`` (wrong entries of the candidate tried at each
         width) and ``"seconds"``.
 
-    Raises
-    ------
-    ValueError
-        If ``X`` is not binary or a parameter is out of range.
-
     References
     ----------
     Neumann, Gemulla, Miettinen (ICDM 2016), Section 3, "Projection-based algorithm
     (ProjLP)", and Table 2 (ProjLP bounds: paleo 26, apj 29).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sklearn_rrank._projlp_search import projlp_rank_upper_bound
-    >>> res = projlp_rank_upper_bound(np.eye(6), random_state=0)
-    >>> res.certified, res.rank <= 3
-    (True, True)
-    """
-    tau = check_tau(tau)
-    X = check_binary_matrix(X, allow_missing=True, accept_sparse=False, method="projlp")
-    return run_rank_search(
-        _projlp_search,
-        X,
-        method="projlp",
-        tau=tau,
-        deadline=time_limit,
-        random_state=random_state,
-        n_jobs=n_jobs,
-        verbose=verbose,
-        params={
-            "nested": bool(nested),
-            "max_rank": max_rank,
-            "nonnegative": bool(nonnegative),
-            "projection": projection,
-            "eps": float(eps),
-            "refine": bool(refine),
-            "refine_iter": int(refine_iter),
-            "n_retries": int(n_retries),
-        },
-    )
-
-
-def _projlp_search(
-    X,
-    incumbent,
-    deadline,
-    *,
-    tau,
-    random_state=None,
-    n_jobs=None,
-    verbose=0,
-    nested=True,
-    projection="dense",
-    eps=DEFAULT_EPS,
-    refine=True,
-    refine_iter=20,
-    n_retries=0,
-    nonnegative=False,
-    max_rank=None,
-):
-    """ProjLP family of the rank-search skeleton (see :func:`projlp_rank_upper_bound`).
-
-    Trusts its input (``X`` a validated float64 array, NaN = missing; parameters
-    checked). Every candidate goes through ``incumbent.offer`` (the one
-    certification); phase 1 tries only widths ``max(1, lower) <= d < bound``, phase 2
-    descends from ``incumbent.best_factors()``, which may be another method's
-    certificate, and everything stops once ``incumbent.done``. ``deadline`` is
-    checked between steps and its ``remaining()`` is the LPs' time limit. Returns the
-    diagnostics dict (``"message"``; ``"stopped_early"`` if phase 1 found no
-    certificate up to ``max_rank`` or the deadline ended it).
     """
     m, n = X.shape
     if max_rank is None:

@@ -4,16 +4,14 @@ import cvxpy as cp  # test-only dependency (the "test" extra), never skipped
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from _family import run_family
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from sklearn.exceptions import ConvergenceWarning
 
-from sklearn_rrank._nuclear import (
-    nuclear_norm_minimization,
-    nuclear_rank_upper_bound,
-    truncate_rounding,
-)
+from sklearn_rrank import rounding_rank_bounds
+from sklearn_rrank._nuclear import nuclear_norm_minimization, truncate_rounding
 from sklearn_rrank._rounding import certify_rounding
 
 
@@ -79,9 +77,9 @@ def test_missing_entries_drop_constraints():
     X = np.array([[1.0, 0.0], [0.0, np.nan]])
     Y, info = nuclear_norm_minimization(X)
     assert info["nuclear_norm"] == pytest.approx(1.0, rel=1e-4)
-    res = nuclear_rank_upper_bound(X)
+    res = run_family("nuclear", X)
     assert res.rank == 1 and res.certified
-    assert nuclear_rank_upper_bound(np.eye(2)).rank == 2
+    assert run_family("nuclear", np.eye(2)).rank == 2
 
 
 # ------------------------------------------------------------ ALGORITHMS.md 6.6
@@ -99,7 +97,7 @@ def test_planted_example_values(planted_30x25):
 
 @pytest.mark.parametrize("rule", ["prefix", "greedy"])
 def test_planted_example_rank_8(planted_30x25, rule):
-    res = nuclear_rank_upper_bound(planted_30x25, rule=rule)
+    res = run_family("nuclear", planted_30x25, rule=rule)
     assert res.rank == 8
     assert res.certified and res.info["source"] == "admm"
     assert res.L.shape == (30, 8) and res.R.shape == (25, 8)
@@ -110,7 +108,7 @@ def test_planted_example_rank_8(planted_30x25, rule):
 
 @pytest.mark.parametrize("n", [2, 3, 4, 6, 9])
 def test_identity_gives_certified_bound_n(n):
-    res = nuclear_rank_upper_bound(np.eye(n))
+    res = run_family("nuclear", np.eye(n))
     assert res.certified and not res.stopped_early
     assert certify_rounding(np.eye(n), res.L, res.R)
     # the optimum is I_n itself: every singular value is 1, truncated rank n
@@ -135,7 +133,7 @@ def test_identity_gives_certified_bound_n(n):
 )
 def test_bounds_are_certified(X, params, rule):
     tau, delta = params
-    res = nuclear_rank_upper_bound(X, tau=tau, delta=delta, rule=rule)
+    res = run_family("nuclear", X, tau=tau, delta=delta, rule=rule)
     assert res.certified
     assert certify_rounding(X, res.L, res.R, tau=tau)
     assert res.L.shape == (X.shape[0], res.rank)
@@ -198,7 +196,7 @@ def test_truncate_rounding_rejects_wrong_matrix():
 
 
 def test_time_limit_and_max_iter(planted_30x25):
-    res = nuclear_rank_upper_bound(planted_30x25, time_limit=1e-9)
+    res = run_family("nuclear", planted_30x25, time_limit=1e-9)
     assert res.info["n_iter"] == 1 and res.info["stopped_by_time"]
     # any certified truncation is a valid bound, never claim more
     if res.certified:
@@ -211,7 +209,7 @@ def test_time_limit_and_max_iter(planted_30x25):
 
 
 def test_projection_fallback_when_admm_iterate_is_infeasible(planted_30x25):
-    res = nuclear_rank_upper_bound(planted_30x25, max_iter=1)
+    res = run_family("nuclear", planted_30x25, max_iter=1)
     assert res.certified
     assert certify_rounding(planted_30x25, res.L, res.R)
     assert res.info["source"] in ("admm", "projection")
@@ -221,15 +219,15 @@ def test_rectangular_sparse_and_input_not_modified():
     rng = np.random.default_rng(7)
     X = (rng.random((12, 5)) < 0.4).astype(float)
     X_copy = X.copy()
-    dense = nuclear_rank_upper_bound(X)
-    sparse = nuclear_rank_upper_bound(sp.csr_matrix(X))
+    dense = run_family("nuclear", X)
+    sparse = run_family("nuclear", sp.csr_matrix(X))
     assert dense.rank == sparse.rank and dense.certified
     np.testing.assert_allclose(dense.L @ dense.R.T, sparse.L @ sparse.R.T, atol=1e-12)
     np.testing.assert_array_equal(X, X_copy)
 
 
 def test_verbose(capsys, planted_30x25):
-    nuclear_rank_upper_bound(planted_30x25, verbose=2)
+    run_family("nuclear", planted_30x25, verbose=2)
     out = capsys.readouterr().out
     assert "[nuclear] iter 1:" in out and "certified rank 8" in out
 
@@ -248,8 +246,12 @@ def test_verbose(capsys, planted_30x25):
     ],
 )
 def test_parameter_validation(kwargs, exc, match):
+    # the door of a single method's search is rounding_rank_bounds
+    door = {k: kwargs.pop(k) for k in ("tau", "time_limit") if k in kwargs}
     with pytest.raises(exc, match=match):
-        nuclear_rank_upper_bound(np.eye(3), **kwargs)
+        rounding_rank_bounds(
+            np.eye(3), methods=("nuclear",), method_params={"nuclear": kwargs}, **door
+        )
 
 
 def test_data_validation():

@@ -2,14 +2,15 @@
 
 import numpy as np
 import pytest
+from _family import run_family
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from sklearn_rrank import certify_rounding, rounding_error
+from sklearn_rrank import certify_rounding, rounding_error, rounding_rank_bounds
 from sklearn_rrank._lp import solve_columns_l1
 from sklearn_rrank._projlp import _projection_matrix, projlp_fit, projlp_transform
-from sklearn_rrank._projlp_search import _projlp_search, projlp_rank_upper_bound
+from sklearn_rrank._projlp_search import _projlp_search
 from sklearn_rrank._ranksearch import run_rank_search
 from sklearn_rrank.datasets import make_rounding_rank_matrix
 
@@ -96,7 +97,7 @@ def test_fit_parameter_validation(planted):
 # -- rank search ---------------------------------------------------------------------
 @pytest.mark.parametrize("nested", [True, False])
 def test_rank_search_certifies(planted, nested):
-    res = projlp_rank_upper_bound(planted, nested=nested, random_state=0)
+    res = run_family("projlp", planted, nested=nested, random_state=0)
     assert res.certified and not res.stopped_early
     assert res.L.shape == (40, res.rank) and res.R.shape == (30, res.rank)
     assert certify_rounding(planted, res.L, res.R)
@@ -108,53 +109,52 @@ def test_rank_search_certifies(planted, nested):
 
 
 def test_rank_search_without_refinement_is_the_projection_loop(planted):
-    res = projlp_rank_upper_bound(planted, refine=False, random_state=0)
+    res = run_family("projlp", planted, refine=False, random_state=0)
     assert res.rank == res.info["phase1_rank"] == res.info["d_tried"][-1]
     assert res.info["refine_tried"] == []
-    more = projlp_rank_upper_bound(planted, refine=False, n_retries=20, random_state=0)
+    more = run_family("projlp", planted, refine=False, n_retries=20, random_state=0)
     assert more.rank <= res.rank and more.info["n_projections"] >= 20
     assert certify_rounding(planted, more.L, more.R)
 
 
 def test_rank_search_independent_of_n_jobs(planted):
-    a = projlp_rank_upper_bound(planted, random_state=1, n_jobs=1, n_retries=8)
-    b = projlp_rank_upper_bound(planted, random_state=1, n_jobs=2, n_retries=8)
+    a = run_family("projlp", planted, random_state=1, n_jobs=1, n_retries=8)
+    b = run_family("projlp", planted, random_state=1, n_jobs=2, n_retries=8)
     assert a.rank == b.rank
     np.testing.assert_array_equal(a.L, b.L)
     np.testing.assert_array_equal(a.R, b.R)
 
 
 def test_rank_search_time_limit_and_trivial_cases(planted):
-    res = projlp_rank_upper_bound(planted, time_limit=0.0, random_state=0)
+    res = run_family("projlp", planted, time_limit=0.0, random_state=0)
     assert res.stopped_early and res.rank is None and not res.certified
-    zero = projlp_rank_upper_bound(np.zeros((4, 3)))
+    zero = run_family("projlp", np.zeros((4, 3)))
     assert zero.rank == 0 and zero.certified
-    capped = projlp_rank_upper_bound(planted, max_rank=1, random_state=0)
+    capped = run_family("projlp", planted, max_rank=1, random_state=0)
     assert capped.rank is None and capped.stopped_early
 
 
 def test_rank_search_missing_entries_and_nonnegative(planted):
     X = planted.copy()
     X[np.random.default_rng(1).random(X.shape) < 0.2] = np.nan
-    res = projlp_rank_upper_bound(X, random_state=0)
+    res = run_family("projlp", X, random_state=0)
     assert res.certified and certify_rounding(X, res.L, res.R)
-    nn = projlp_rank_upper_bound(planted, nonnegative=True, random_state=0)
+    nn = run_family("projlp", planted, nonnegative=True, random_state=0)
     assert nn.certified and (nn.L >= 0).all() and (nn.R >= 0).all()
 
 
 def test_rank_search_paleo_phase1(paleo):
-    res = projlp_rank_upper_bound(paleo, refine=False, random_state=0)
+    res = run_family("projlp", paleo, refine=False, random_state=0)
     assert res.certified and res.rank <= 40
     assert certify_rounding(paleo, res.L, res.R)
 
 
 def test_rank_search_parameter_validation(planted):
-    with pytest.raises(ValueError, match="max_rank"):
-        projlp_rank_upper_bound(planted, max_rank=0)
-    with pytest.raises(ValueError, match="n_retries"):
-        projlp_rank_upper_bound(planted, n_retries=-1)
-    with pytest.raises(ValueError, match="refine_iter"):
-        projlp_rank_upper_bound(planted, refine_iter=-1)
+    for name, value in (("max_rank", 0), ("n_retries", -1), ("refine_iter", -1)):
+        with pytest.raises(ValueError, match=name):
+            rounding_rank_bounds(
+                planted, methods=("projlp",), method_params={"projlp": {name: value}}
+            )
 
 
 # -- regressions of issue 11 ----------------------------------------------------------
@@ -169,7 +169,7 @@ def test_rank_search_parameter_validation(planted):
 def test_small_rank_one_matrices_do_not_crash(X, tau, seed):
     # the merged matrix is smaller than the widths phase 2 asks for (issue 11)
     X = np.array(X)
-    res = projlp_rank_upper_bound(X, tau=tau, random_state=seed)
+    res = run_family("projlp", X, tau=tau, random_state=seed)
     assert res.certified and res.rank == 1
     assert certify_rounding(X, res.L, res.R, tau=tau)
 
@@ -185,7 +185,7 @@ def test_small_rank_one_matrices_do_not_crash(X, tau, seed):
     seed=st.integers(0, 2**16),
 )
 def test_small_matrices_never_raise_and_certify(X, tau, seed):
-    res = projlp_rank_upper_bound(X, tau=tau, random_state=seed)
+    res = run_family("projlp", X, tau=tau, random_state=seed)
     # phase 1 falls back to the trivial certificate of the merged matrix
     assert res.certified and res.rank <= min(X.shape) + 1
     assert certify_rounding(X, res.L, res.R, tau=tau)
@@ -204,11 +204,11 @@ def test_degenerate_projection_falls_back_to_the_trivial_certificate():
         dtype=float,
     )
     for seed in range(10):
-        res = projlp_rank_upper_bound(X, tau=1.0, random_state=seed, refine=False)
+        res = run_family("projlp", X, tau=1.0, random_state=seed, refine=False)
         assert res.certified, seed
         assert certify_rounding(X, res.L, res.R, tau=1.0)
     # the fallback respects max_rank
-    res = projlp_rank_upper_bound(X, tau=1.0, max_rank=1, refine=False, random_state=0)
+    res = run_family("projlp", X, tau=1.0, max_rank=1, refine=False, random_state=0)
     assert res.rank is None and res.stopped_early
 
 
@@ -317,7 +317,7 @@ def test_deadline_returns_promptly():
 
     X = make_rounding_rank_matrix(300, 200, 15, noise=0.05, random_state=0)
     t0 = time.monotonic()
-    res = projlp_rank_upper_bound(X, time_limit=0.5, random_state=0)
+    res = run_family("projlp", X, time_limit=0.5, random_state=0)
     assert time.monotonic() - t0 < 1.5
     assert res.stopped_early and "time limit" in res.info["message"]
     if res.certified:
@@ -385,7 +385,7 @@ def test_phase0_certifies_and_is_reproducible(monkeypatch, planted, tau):
     from sklearn_rrank import _projlp
 
     monkeypatch.setattr(_projlp, "_SEPARATION_ENTRIES", 0)  # as on large input
-    res = projlp_rank_upper_bound(planted, tau=tau, random_state=0, n_jobs=1)
+    res = run_family("projlp", planted, tau=tau, random_state=0, n_jobs=1)
     info = res.info
     assert info["phase0_tried"] and res.certified
     assert certify_rounding(planted, res.L, res.R, tau=tau)
@@ -395,7 +395,7 @@ def test_phase0_certifies_and_is_reproducible(monkeypatch, planted, tau):
     for _, history in info["phase0_alternation"]:  # rows and columns, never worse
         assert history == sorted(history, reverse=True)
         assert (len(history) > 0) == (tau > 0)
-    again = projlp_rank_upper_bound(planted, tau=tau, random_state=0, n_jobs=2)
+    again = run_family("projlp", planted, tau=tau, random_state=0, n_jobs=2)
     assert again.rank == res.rank
     np.testing.assert_array_equal(again.L, res.L)
 
@@ -404,7 +404,7 @@ def test_phase0_respects_the_deadline(monkeypatch, planted):
     from sklearn_rrank import _projlp
 
     monkeypatch.setattr(_projlp, "_SEPARATION_ENTRIES", 0)
-    res = projlp_rank_upper_bound(planted, random_state=0, time_limit=0.0)
+    res = run_family("projlp", planted, random_state=0, time_limit=0.0)
     assert res.stopped_early
 
 
@@ -414,12 +414,12 @@ def test_phase0_skips_an_svd_start_that_does_not_fit_the_deadline(monkeypatch, p
 
     monkeypatch.setattr(_projlp, "_SEPARATION_ENTRIES", 0)
     monkeypatch.setattr(_rsvd, "_gram_svd_seconds", lambda *args: 1e9)
-    res = projlp_rank_upper_bound(planted, random_state=0, time_limit=30.0)
+    res = run_family("projlp", planted, random_state=0, time_limit=30.0)
     info = res.info
     assert info["phase0_tried"] == [] and "SVD start" in info["phase0_skipped"]
     assert "phase 0 stopped" in info["message"]
     assert res.certified and certify_rounding(planted, res.L, res.R)  # phase 1 did
-    unlimited = projlp_rank_upper_bound(planted, random_state=0)  # no estimate asked
+    unlimited = run_family("projlp", planted, random_state=0)  # no estimate asked
     assert unlimited.info["phase0_skipped"] is None
 
 
@@ -445,7 +445,7 @@ def test_phase0_lps_finish_what_the_descent_and_newton_leave(monkeypatch, plante
     monkeypatch.setattr(_projlp, "_SEPARATION_ENTRIES", 0)
     monkeypatch.setattr(_projlp, "_SEPARATION_ITER", 1)
     monkeypatch.setattr(_projlp_copied, "_NEWTON_ITER", 0)  # Newton returns its start
-    res = projlp_rank_upper_bound(planted, random_state=0, n_jobs=2)
+    res = run_family("projlp", planted, random_state=0, n_jobs=2)
     assert res.info["n_lps"] > 0 and res.certified
     assert certify_rounding(planted, res.L, res.R)
     first = res.info["phase0_tried"][0]
