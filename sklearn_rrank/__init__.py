@@ -30,10 +30,7 @@ from sklearn_rrank._nestedness import (
     nodf,
     nodf_null_model,
 )
-from sklearn_rrank._permutation import (
-    permutation_factors,
-    permutation_rank_upper_bound,
-)
+from sklearn_rrank._permutation import permutation_factors
 from sklearn_rrank._permutation_order import sign_change_ordering
 from sklearn_rrank._rounding import certify_rounding, round_matrix, rounding_error
 from sklearn_rrank._search import RoundingRankCV
@@ -59,7 +56,6 @@ __all__ = [
     "nodf",
     "nodf_null_model",
     "permutation_factors",
-    "permutation_rank_upper_bound",
     "round_matrix",
     "rounding_error",
     "rounding_rank_bounds",

@@ -2,11 +2,12 @@
 
 If the rows of a binary matrix can be ordered so that every column changes value at
 most ``c`` times along the order, then ``rrank_tau(X) <= c + 1`` for every ``tau``
-(the *sign-change lemma*, see :func:`permutation_rank_upper_bound`). Such orderings
+(the *sign-change lemma*, see :func:`_permutation_search`). Such orderings
 are found heuristically by :mod:`sklearn_rrank._permutation_order`; this module
 builds explicit factors from a Chebyshev polynomial basis (:func:`permutation_factors`)
 and packages the bound with its float64 certificate when one exists
-(:func:`permutation_rank_upper_bound`).
+(:func:`_permutation_search`; users call
+:func:`~sklearn_rrank.rounding_rank_bounds` with ``methods=("permutation",)``).
 
 The paper (Neumann, Gemulla, Miettinen, ICDM 2016, Section 3, "Permutation
 algorithm") uses the sign-rank approximation of Alon, Moran and Yehudayoff (COLT 2016)
@@ -25,11 +26,9 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions, validate_params
 
 from sklearn_rrank._permutation_order import (
-    _STRATEGIES,
     _column_changes,
     _sign_change_ordering,
 )
-from sklearn_rrank._ranksearch import run_rank_search
 from sklearn_rrank._rounding import (
     DEFAULT_MARGIN,
     _count_errors_factors,
@@ -37,9 +36,9 @@ from sklearn_rrank._rounding import (
 )
 from sklearn_rrank._validation import check_binary_matrix, check_tau
 
-__all__ = ["permutation_factors", "permutation_rank_upper_bound"]
+__all__ = ["permutation_factors"]
 
-#: node placements tried by :func:`permutation_rank_upper_bound`, in this order
+#: node placements tried by :func:`_permutation_search`, in this order
 _NODE_RULES = ("uniform", "adaptive", "chebyshev")
 # the bound function does not build factors whose values span more digits than this
 _MAX_ATTEMPT_DIGITS = 30.0
@@ -304,29 +303,26 @@ def permutation_factors(X, order, *, tau=0.5, margin=2.0, nodes="uniform"):
 # --------------------------------------------------------------------------------------
 
 
-@validate_params(
-    {
-        "X": ["array-like", "sparse matrix"],
-        "tau": [Real],
-        "orientation": [StrOptions({"rows", "columns", "both"})],
-        "strategy": [StrOptions({"best", *_STRATEGIES})],
-        "random_state": ["random_state"],
-        "time_limit": [Interval(Real, 0, None, closed="neither"), None],
-        "verbose": ["verbose"],
-    },
-    prefer_skip_nested_validation=True,
-)
-def permutation_rank_upper_bound(
-    X,
+def _permutation_search(
+    B,
+    incumbent,
+    deadline,
     *,
-    tau=0.5,
+    tau,
+    random_state=None,
+    n_jobs=None,
+    verbose=0,
     orientation="both",
     strategy="best",
-    random_state=None,
-    time_limit=None,
-    verbose=0,
 ):
-    """Upper bound ``c_max + 1`` on the rounding rank from a sign-change ordering.
+    """Permutation's rank search: the family of ``methods=("permutation",)``.
+
+    Trusts its input. The bound ``c_max + 1`` of a sign-change ordering
+    (:func:`~sklearn_rrank.sign_change_ordering`, the better of the rows' and the
+    columns' orders with ``orientation="both"``; ``strategy`` picks the heuristic)
+    is proven by the sign-change lemma whether or not the float64 factors certify;
+    it is returned as ``info["proven_rank"]``, and the factors are offered to the
+    incumbent (which certifies them).
 
     **Sign-change lemma.** If the rows of ``X`` can be ordered so that every column
     changes value at most ``c`` times between consecutive rows, then
@@ -365,109 +361,16 @@ def permutation_rank_upper_bound(
     node placements "uniform", "adaptive" and "chebyshev" are tried in turn. The
     values of the column polynomials span a dynamic range that grows quickly with
     ``c``, so for large ``c`` no float64 factors pass. Then the bound is still returned
-    (it is proven by the lemma) with ``certified=False``, ``L = R = None`` and
+    (it is proven by the lemma) as ``info["proven_rank"]``, which
+    :func:`~sklearn_rrank.rounding_rank_bounds` reports as ``proven_upper``, with
     ``info["message"]`` saying why. ``info["proof"] = "sign-change lemma"`` marks the
     bound as proven by exact combinatorics in every case; ``certified`` is strictly
     about the float64 factors.
 
-    Parameters
-    ----------
-    X : array-like or sparse matrix of shape (n_samples, n_features)
-        Binary data (no missing entries); rectangular matrices are fine.
-    tau : float, default=0.5
-        Rounding threshold (the bound holds for every ``tau``; the factors and the
-        certificate are for this one).
-    orientation : {"both", "rows", "columns"}, default="both"
-        Order the rows, the columns (the rows of ``X.T``), or both and keep the smaller
-        bound (ties: the one whose factors certify, rows first).
-    strategy : {"best", "identity", "spectral", "nearest_neighbor", "kruskal_mw"}, \
-default="best"
-        Ordering heuristic, see :func:`sign_change_ordering`.
-    random_state : int, RandomState instance or None, default=None
-        Seeds the ordering search.
-    time_limit : float or None, default=None
-        Seconds for the ordering search (at least the identity order is always
-        evaluated, and the factors are built only while time remains). When the limit
-        cuts the search short, ``stopped_early`` is True; the returned bound is still
-        proven.
-    verbose : int, default=0
-        1: one summary line; 2: one line per strategy.
-
-    Returns
-    -------
-    result : RankSearchResult
-        ``rank`` = ``c_max + 1`` (always an int: the bound is proven); ``L`` of shape
-        (n_samples, rank) and ``R`` of shape (n_features, rank) when ``certified``,
-        else None; ``info`` with ``"proof"`` ("sign-change lemma"),
-        ``"orientation"`` ("rows" or "columns"), ``"order"`` (the order of the rows,
-        or of the columns for "columns"), ``"max_changes"``, ``"orderings"``
-        (``{orientation: {strategy: (max, total changes)}}``), ``"nodes"``,
-        ``"dynamic_range_digits"``, ``"n_errors"``, ``"n_uncertified"``,
-        ``"seconds"`` and ``"message"``.
-
-    Raises
-    ------
-    ValueError
-        If ``X`` is not binary or holds missing entries, or a parameter is invalid.
-
-    See Also
-    --------
-    sign_change_ordering : The ordering search.
-    permutation_factors : The factors of a given order.
-
     References
     ----------
-    N. Alon, S. Moran, A. Yehudayoff. Sign rank versus VC dimension. COLT 2016;
-    arXiv:1503.07648. Neumann, Gemulla, Miettinen (ICDM 2016), Section 3,
-    "Permutation algorithm" (run there on square matrices only; rectangular inputs
-    and the column orientation are our extension).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sklearn_rrank._permutation import permutation_rank_upper_bound
-    >>> res = permutation_rank_upper_bound(np.eye(4), random_state=0)
-    >>> res.rank, res.certified, res.info["proof"]
-    (3, True, 'sign-change lemma')
-    >>> bool(((res.L @ res.R.T >= 0.5) == np.eye(4)).all())
-    True
-    """
-    tau = check_tau(tau)
-    B = check_binary_matrix(X, method="permutation")
-    result = run_rank_search(
-        _permutation_search,
-        B,
-        method="permutation",
-        tau=tau,
-        deadline=time_limit,
-        random_state=random_state,
-        verbose=verbose,
-        params={"orientation": orientation, "strategy": strategy},
-    )
-    result.info.setdefault("proof", "sign-change lemma")
-    if result.rank is None and result.info.get("proven_rank") is not None:
-        result.rank = int(result.info["proven_rank"])  # proven, not certified
-    return result
-
-
-def _permutation_search(
-    B,
-    incumbent,
-    deadline,
-    *,
-    tau,
-    random_state=None,
-    n_jobs=None,
-    verbose=0,
-    orientation="both",
-    strategy="best",
-):
-    """Permutation family search (see :func:`permutation_rank_upper_bound`).
-
-    Trusts its input. The bound ``c_max + 1`` is proven by the sign-change lemma
-    whether or not the float64 factors certify; it is returned as
-    ``info["proven_rank"]``, and the factors are offered to the incumbent (which
-    certifies them).
+    Neumann, Gemulla, Miettinen (ICDM 2016), Section 3, "Permutation algorithm";
+    N. Alon, S. Moran, A. Yehudayoff, "Sign rank versus VC dimension", COLT 2016.
     """
     rng = check_random_state(random_state)
     remaining = deadline.remaining()

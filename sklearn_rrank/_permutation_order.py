@@ -465,7 +465,7 @@ def sign_change_ordering(X, *, strategy="best", n_2opt=None, random_state=None):
 
     The number of *sign changes* of column ``j`` along an order of the rows is the
     number of consecutive rows (in that order) whose entries in column ``j`` differ.
-    By the sign-change lemma (see :func:`permutation_rank_upper_bound`), an order with
+    By the sign-change lemma (see ``_permutation._permutation_search``), an order with
     at most ``c`` changes in every column proves ``rrank_tau(X) <= c + 1``. Finding
     the best order is a bottleneck-TSP-like problem; this function uses heuristics,
     each followed by a 2-opt local search (random segment reversals, evaluated in
@@ -515,7 +515,8 @@ default="best"
 
     See Also
     --------
-    permutation_rank_upper_bound : The rank bound this order proves.
+    rounding_rank_bounds : With ``methods=("permutation",)``, the rank bound an
+        order proves.
 
     Notes
     -----

@@ -4,17 +4,26 @@ from itertools import combinations
 
 import numpy as np
 import pytest
+from _family import run_family
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from sklearn_rrank import certify_rounding, round_matrix
-from sklearn_rrank._permutation import (
-    permutation_factors,
-    permutation_rank_upper_bound,
-)
+from sklearn_rrank import certify_rounding, round_matrix, rounding_rank_bounds
+from sklearn_rrank._permutation import permutation_factors
 from sklearn_rrank._permutation_order import _STRATEGIES, sign_change_ordering
 from sklearn_rrank._ranksearch import rank_zero_possible
+
+
+def permutation_rank_upper_bound(X, **kwargs):
+    """The Permutation search; ``rank`` is the proven bound if none is certified.
+
+    (``rounding_rank_bounds`` reports such a bound as ``proven_upper``.)
+    """
+    res = run_family("permutation", X, **kwargs)
+    if res.rank is None and res.info.get("proven_rank") is not None:
+        res.rank = int(res.info["proven_rank"])  # proven by the lemma, not certified
+    return res
 
 
 def _changes(X, order):
@@ -285,6 +294,10 @@ def test_large_c_returns_proven_but_uncertified_bound():
     assert res.info["proof"] == "sign-change lemma"
     assert "no certified float64 factors" in res.info["message"]
     assert res.info["dynamic_range_digits"] > 9
+    # the public door reports it as the proven (not certified) upper bound
+    b = rounding_rank_bounds(X, methods=("permutation",), random_state=0)
+    assert b.proven_upper_method == "permutation" and b.upper_method == "trivial"
+    assert b.proven_upper == res.rank < b.upper
 
 
 def test_time_limit_still_returns_a_proven_bound():
@@ -326,13 +339,16 @@ def test_invalid_parameters():
         permutation_factors(X, [0, 0, 1])
     with pytest.raises(ValueError, match="permutation of range"):
         permutation_factors(X, np.arange(4))
+    perm = {"methods": ("permutation",)}
     with pytest.raises(ValueError, match="orientation"):
-        permutation_rank_upper_bound(X, orientation="diagonal")
+        rounding_rank_bounds(
+            X, **perm, method_params={"permutation": {"orientation": "diagonal"}}
+        )
     with pytest.raises(ValueError, match="time_limit"):
-        permutation_rank_upper_bound(X, time_limit=0)
+        rounding_rank_bounds(X, **perm, time_limit=0)
     with pytest.raises(ValueError, match="tau"):
-        permutation_rank_upper_bound(X, tau=np.inf)
+        rounding_rank_bounds(X, **perm, tau=np.inf)
     with pytest.raises(ValueError, match="not binary"):
-        permutation_rank_upper_bound([[0, 2], [1, 0]])
+        rounding_rank_bounds([[0, 2], [1, 0]], **perm)
     with pytest.raises(ValueError, match="permutation"):
         sign_change_ordering([[0, np.nan], [1, 0]])
