@@ -7,7 +7,8 @@ block by row block as CSR, never dense, then runs
 start) on a ``LocalCluster`` of 1 and of 2 single-threaded worker processes, a few
 sweeps each. Records the set-up time (split, shipping of the blocks, warm start), the
 seconds per sweep, the relative error, the peak resident memory of the client and of
-every worker (``VmHWM``) and the machine load (``uptime``) before and after.
+every worker (``VmHWM``), the CPU seconds of every worker during the fit (how the
+work was split, whatever the load) and the machine load (``uptime``) before and after.
 Writes ``benchmarks/results/lpca_distributed.json``.
 
 Run: ``python benchmarks/lpca_distributed.py [--rows 200000] [--cols 5000]
@@ -49,6 +50,12 @@ def _peak_rss_mb():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
+def _cpu_seconds():
+    """User plus system CPU seconds of this process (reset in a started worker)."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
 def _uptime():
     return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
 
@@ -69,12 +76,15 @@ def run(X, n_workers, sweeps, memory_limit):
         Client(cluster) as client,
     ):
         load_before = _uptime()
+        cpu_before = client.run(_cpu_seconds)
         start = time.perf_counter()
         res = lpca_fit_distributed(
             X, RANK, client=client, max_iter=sweeps, tol=0.0, random_state=0
         )
         seconds = time.perf_counter() - start
         workers_mb = sorted(client.run(_peak_rss_mb).values())
+        cpu_after = client.run(_cpu_seconds)
+        workers_cpu = sorted(cpu_after[w] - cpu_before[w] for w in cpu_after)
         load_after = _uptime()
     return {
         "n_workers": n_workers,
@@ -87,6 +97,7 @@ def run(X, n_workers, sweeps, memory_limit):
         "loss": [round(v, 1) for v in res.info["loss"]],
         "peak_rss_mb_workers": [round(v) for v in workers_mb],
         "peak_rss_mb_client": round(_peak_rss_mb()),
+        "cpu_seconds_workers": [round(v, 1) for v in workers_cpu],
         "uptime_before": load_before,
         "uptime_after": load_after,
     }

@@ -527,7 +527,8 @@ class _DistributedNewtonSweep:
             new_loss + 0.5 * alpha * _penalty_rows(trial) <= f0 + _ARMIJO * slope
         )
         if ok.all():
-            return trial, blocks.total("v_commit", P, D, None, offset), n_unsafe
+            # the blocks kept the row losses of the full step: nothing to send
+            return trial, blocks.total("v_commit", None, None, None, None), n_unsafe
         newP = np.where(ok[:, None], trial, P)
         steps = np.where(ok, 1.0, 0.0)
         active = np.flatnonzero(movable & ~ok)
