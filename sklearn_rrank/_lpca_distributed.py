@@ -438,7 +438,7 @@ def _assign_blocks(m, n, n_blocks):
     size = max(1, _CHUNK_ENTRIES // max(n, 1))
     n_chunks = -(-m // size)
     n_blocks = max(1, min(n_blocks, n_chunks))
-    bounds = np.linspace(0, n_chunks, n_blocks + 1).round().astype(int) * size
+    bounds = (np.arange(n_blocks + 1) * n_chunks // n_blocks) * size
     bounds[-1] = m
     return [(int(bounds[i]), int(bounds[i + 1])) for i in range(n_blocks)]
 
