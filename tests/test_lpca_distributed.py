@@ -80,6 +80,15 @@ def test_distributed_fit_equals_the_serial_fit(client, X, fit_bias):
     assert dist.info["null_deviance"] == pytest.approx(serial.info["null_deviance"])
 
 
+def test_bias_only_model_equals_the_serial_fit(client, X):
+    # k = 1 with the column bias: no latent factor, only the column half step
+    serial = lpca_fit(X, 1, solver="newton", max_iter=10, random_state=0)
+    dist = lpca_fit_distributed(X, 1, client=client, max_iter=10, random_state=0)
+    np.testing.assert_allclose(dist.info["loss"], serial.info["loss"], rtol=1e-9)
+    np.testing.assert_allclose(dist.R, serial.R, atol=1e-6 * np.abs(serial.R).max())
+    assert dist.info["n_errors"] == serial.info["n_errors"]
+
+
 def test_x_is_shipped_once(client, X):
     before = client.run(_blocks_received)
     res = lpca_fit_distributed(X, K, client=client, max_iter=10, n_blocks=3)
