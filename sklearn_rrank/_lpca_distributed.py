@@ -820,7 +820,11 @@ def _lpca_fit_distributed(
     k = int(n_components)
     kind = _model_kind(fit_bias, tau)
     p = k - 1 if kind == "column" else k
-    workers = sorted(client.scheduler_info(n_workers=-1)["workers"])
+    try:  # recent clients list only the first few workers unless asked for all
+        info = client.scheduler_info(n_workers=-1)
+    except TypeError:
+        info = client.scheduler_info()
+    workers = sorted(info["workers"])
     if not workers:
         raise ValueError("The Dask client has no workers.")
     U0 = V = mu = None
@@ -829,6 +833,7 @@ def _lpca_fit_distributed(
             raise ValueError("init must be a pair (L, R) or None.")
         U0, V, mu = _init_from_factors(init[0], init[1], kind, tau, m, n, k)
     X = sp.csr_matrix(X)
+    X.eliminate_zeros()  # the blocks read every stored entry as a one
     ranges = _assign_blocks(m, n, len(workers) if n_blocks is None else n_blocks)
     actors, scattered = [], []
     for i, (lo, hi) in enumerate(ranges):

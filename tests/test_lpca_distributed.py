@@ -89,6 +89,17 @@ def test_bias_only_model_equals_the_serial_fit(client, X):
     assert dist.info["n_errors"] == serial.info["n_errors"]
 
 
+def test_stored_zeros_are_zeros(client, X):
+    Xz = X.copy()
+    Xz.data[::7] = 0  # explicit zeros in the CSR pattern
+    dense = Xz.toarray()
+    a = lpca_fit_distributed(Xz, K, client=client, max_iter=3, random_state=0)
+    b = lpca_fit_distributed(dense, K, client=client, max_iter=3, random_state=0)
+    assert Xz.nnz == X.nnz  # the caller's matrix is untouched
+    np.testing.assert_array_equal(a.L, b.L)
+    assert a.info["n_errors"] == b.info["n_errors"]
+
+
 def test_x_is_shipped_once(client, X):
     before = client.run(_blocks_received)
     res = lpca_fit_distributed(X, K, client=client, max_iter=10, n_blocks=3)
