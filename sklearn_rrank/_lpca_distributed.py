@@ -246,7 +246,6 @@ class _LPCABlock:
                 )
             U = np.hstack([U, extra])
         self.U = U
-        return self.stats()
 
     # ---- evaluation -------------------------------------------------------------
     def evaluate(self, V, mu, delta):
@@ -714,9 +713,9 @@ def lpca_fit_distributed(
         Stop as soon as every entry is rounded correctly with the margin of
         :func:`~sklearn_rrank._lpca.lpca_fit`.
     time_limit : float or None, default=None
-        Stop after this many seconds (checked once per sweep, with a
-        :class:`~sklearn_rrank._ranksearch.Deadline` that starts after the blocks
-        were sent).
+        Stop after this many seconds from the call (the split, the shipping of
+        the blocks and the warm start count; checked once per sweep, so at least
+        one sweep runs, plus the final error count).
     certify : bool, default=False
         Also count, per block, the entries that
         :func:`~sklearn_rrank.certify_rounding`'s kernel does not certify for the
@@ -816,6 +815,7 @@ def _lpca_fit_distributed(
 ):
     """:func:`lpca_fit_distributed` on validated data; no checks."""
     start = time.perf_counter()
+    deadline = None if time_limit is None else Deadline(time_limit)
     m, n = X.shape
     k = int(n_components)
     kind = _model_kind(fit_bias, tau)
@@ -869,7 +869,6 @@ def _lpca_fit_distributed(
         parts = blocks.call("stats")
         stats = (sum(r[0] for r in parts), _largest([r[1] for r in parts]))
         setup = time.perf_counter() - start
-        deadline = None if time_limit is None else Deadline(time_limit)
         sweep = _DistributedNewtonSweep(
             blocks, V, mu, alpha=alpha, tau=tau, stats=stats
         )
