@@ -105,10 +105,9 @@ class _RowBlock:
     block was shipped to them.
     """
 
-    def __init__(self, X, start, index):
+    def __init__(self, X, start):
         self.X = X
         self.start = start
-        self.index = index
 
     def __getstate__(self):
         return self.__dict__
@@ -177,7 +176,6 @@ class _LPCABlock:
     def __init__(self, block, U, p, column):
         self.X = block.X
         self.start = block.start
-        self.index = block.index
         self.data = _BlockData(self.X)
         m, n = self.X.shape
         self.chunks = _chunks(m, n)
@@ -191,16 +189,9 @@ class _LPCABlock:
         self.Y = None
 
     # ---- state ----------------------------------------------------------------
-    def holds(self):
-        """``(block index, first row, rows, ones)``: what this actor holds."""
-        return self.index, self.start, self.X.shape[0], int(self.X.nnz)
-
     def stats(self):
         """Sum of squares and the largest-norm row of ``U``."""
         return float(np.sum(self.U * self.U)), _top_row(self.U)
-
-    def factor(self):
-        return self.U
 
     def _commit(self):
         if self.pending is not None:
@@ -838,7 +829,7 @@ def _lpca_fit_distributed(
     actors, scattered = [], []
     for i, (lo, hi) in enumerate(ranges):
         where = [workers[i % len(workers)]]
-        block = _RowBlock(sp.csr_matrix(X[lo:hi]), lo, i)
+        block = _RowBlock(sp.csr_matrix(X[lo:hi]), lo)
         U = None if U0 is None else U0[lo:hi]
         fut, ufut = client.scatter([block, U], workers=where, hash=False)
         scattered += [fut, ufut]
