@@ -15,6 +15,7 @@ from sklearn_rrank._classification import (
     linear_separability,
 )
 from sklearn_rrank._factorization import RoundingRankFactorization
+from sklearn_rrank._lpca_distributed import lpca_fit_distributed
 from sklearn_rrank._nested import (
     is_nested,
     is_rounding_rank_one,
@@ -51,6 +52,7 @@ __all__ = [
     "is_nested",
     "is_rounding_rank_one",
     "linear_separability",
+    "lpca_fit_distributed",
     "nested_decomposition",
     "nestedness_temperature",
     "nodf",

@@ -1,0 +1,925 @@
+"""Data-parallel L-PCA on a ``dask.distributed`` cluster.
+
+The damped alternating Newton solver of :mod:`sklearn_rrank._lpca` with the rows of
+the data spread over Dask workers. Every worker holds a few blocks of rows of ``X``
+(the pattern of the ones, CSR) and the same rows of the latent factor ``U``; both are
+shipped once, when the fit starts, and stay on the worker (one Dask actor per block).
+Per sweep the client sends the small right factor ``[V, mu]`` (n x (p + 1)) to every
+block and gets back sums over the block's rows:
+
+* the ``U`` half step runs on the workers, row by row, with the serial kernel
+  (:func:`~sklearn_rrank._lpca._newton_block`); the blocks return the column losses
+  and the count of unsafe entries;
+* for the ``[V, mu]`` half step the blocks return their shares of the column
+  gradients (n x (p + 1)) and of the column Hessians (n x (p + 1)(p + 2) / 2, the
+  upper triangles); the client adds them up, solves the n small Newton systems and
+  runs the per-column line search, which asks the blocks for column losses at the
+  trial steps;
+* the global offset, the objective, the stop checks, the error count of the packaged
+  factors and the deviance are sums over the blocks as well.
+
+The chunks of rows inside a block are the serial solver's chunks (blocks start at
+chunk boundaries), so the ``U`` half step computes exactly what the serial one does
+from the same ``V``; sums over all rows (column gradients, Hessians and losses) are
+added in another order than in the serial solver, so the two fits agree to rounding
+error per sweep, not bit for bit (see :func:`lpca_fit_distributed`).
+"""
+
+import time
+from numbers import Integral, Real
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import (
+    HasMethods,
+    Interval,
+    StrOptions,
+    validate_params,
+)
+from threadpoolctl import threadpool_limits
+
+from sklearn_rrank._base import FactorizationResult
+from sklearn_rrank._lpca import (
+    _ARMIJO,
+    _CHUNK_ENTRIES,
+    _FIT_STALL,
+    _GLOBAL_INIT,
+    _INIT_SCALE,
+    _MAX_HALVINGS,
+    _MIN_RIDGE,
+    DEFAULT_ALPHA,
+    FIT_MAX_ITER,
+    FIT_TOL,
+    _buffer,
+    _chunks,
+    _count_unsafe,
+    _eval_chunk,
+    _fit_message,
+    _grad_hess_terms,
+    _init_from_factors,
+    _is_global,
+    _loss_terms,
+    _model_kind,
+    _newton_block,
+    _offset_chunk,
+    _offset_loss_chunk,
+    _offset_sign,
+    _package,
+    _pair_index,
+    _penalty_rows,
+    _project_offset,
+    _run_chunks,
+    _split_bias,
+    _stop_delta,
+    _sweep_loop,
+)
+from sklearn_rrank._ranksearch import Deadline
+from sklearn_rrank._rounding import _row_error_counts
+from sklearn_rrank._validation import check_binary_matrix, check_tau
+
+__all__ = ["lpca_fit_distributed"]
+
+# oversampling and subspace iterations of the distributed randomized SVD warm start
+# (the serial warm start uses scikit-learn's randomized_svd with the same numbers)
+_SVD_OVERSAMPLES = 10
+_SVD_ITER = 7
+# entries per chunk of rows in the column (V) half step: larger than the serial
+# chunks, so that the (n, (p + 1)(p + 2) / 2) Hessian sums are updated less often
+_V_CHUNK_ENTRIES = 1 << 20
+
+# deserialisations of row blocks of X in this process (a worker's count shows that
+# the data was shipped to it once; see tests/test_lpca_distributed.py)
+_BLOCKS_RECEIVED = 0
+
+
+def _blocks_received():
+    """How many row blocks of ``X`` this process has received (unpickled)."""
+    return _BLOCKS_RECEIVED
+
+
+class _RowBlock:
+    """Rows ``start:start + m`` of a binary matrix: the CSR pattern of its ones.
+
+    Unpickling counts in ``_BLOCKS_RECEIVED``, so the workers can tell how often a
+    block was shipped to them.
+    """
+
+    def __init__(self, X, start):
+        self.X = X
+        self.start = start
+
+    def __getstate__(self):
+        return self.__dict__
+
+    def __setstate__(self, state):
+        global _BLOCKS_RECEIVED
+        _BLOCKS_RECEIVED += 1
+        self.__dict__.update(state)
+
+
+class _CSRSigns:
+    """``q = 2X - 1`` (int8) of a CSR block, built one chunk of rows at a time.
+
+    Indexing with a slice of rows returns a dense int8 chunk in a reused per-thread
+    buffer, valid until the next indexing: the kernels of :mod:`sklearn_rrank._lpca`
+    read ``q[rows]`` once per chunk.
+    """
+
+    def __init__(self, X):
+        self.indptr, self.indices = X.indptr, X.indices
+        self.shape = X.shape
+
+    def __getitem__(self, rows):
+        start, stop, _ = rows.indices(self.shape[0])
+        out = _buffer("qsign", (stop - start, self.shape[1]), np.int8)
+        out.fill(-1)
+        lo, hi = self.indptr[start], self.indptr[stop]
+        r = np.repeat(np.arange(stop - start), np.diff(self.indptr[start : stop + 1]))
+        out[r, self.indices[lo:hi]] = 1
+        return out
+
+
+class _BlockData:
+    """The part of :class:`~sklearn_rrank._lpca._Data` that the row kernels read."""
+
+    def __init__(self, X):
+        self.q = _CSRSigns(X)
+        self.w = None
+        self.n_missing = np.zeros(X.shape[0], dtype=np.int64)
+        self.shape = X.shape
+
+    def side(self, transpose):
+        return self.q, self.w, self.n_missing
+
+
+def _largest(rows):
+    """The row of largest norm among the candidates ``rows`` (1 x p arrays)."""
+    return max(rows, key=lambda t: float(_penalty_rows(t).max(initial=0)))
+
+
+def _top_row(U):
+    """The row of ``U`` with the largest norm (what :func:`_stop_delta` reads)."""
+    if U.shape[0] == 0:
+        return np.zeros((0, U.shape[1]))
+    return U[[int(np.argmax(_penalty_rows(U)))]]
+
+
+class _LPCABlock:
+    """One row block on a worker: its rows of ``X`` and of ``U`` (a Dask actor).
+
+    Methods take the broadcast factors and return sums over the block's rows;
+    trusted private code (no checks). ``column`` tells whether the model has a
+    column bias (then ``F = [U, 1]`` in the column half step).
+    """
+
+    def __init__(self, block, U, p, column):
+        self.X = block.X
+        self.start = block.start
+        self.data = _BlockData(self.X)
+        m, n = self.X.shape
+        self.chunks = _chunks(m, n)
+        size = max(1, _V_CHUNK_ENTRIES // max(n, 1))
+        self.vchunks = [slice(i, min(i + size, m)) for i in range(0, m, size)]
+        self.column = column
+        self.U = np.zeros((m, p)) if U is None else U
+        self.pending = None
+        self.row_loss = None
+        self.stash = None
+        self.Y = None
+
+    # ---- state ----------------------------------------------------------------
+    def stats(self):
+        """Sum of squares and the largest-norm row of ``U``."""
+        return float(np.sum(self.U * self.U)), _top_row(self.U)
+
+    def _commit(self):
+        if self.pending is not None:
+            self.U, self.pending = self.pending, None
+
+    def _F(self):
+        if not self.column:
+            return self.U
+        return np.hstack([self.U, np.ones((self.U.shape[0], 1))])
+
+    # ---- warm start (randomized SVD of Z = 4 X - 1 c^T) -------------------------
+    def col_counts(self):
+        return np.asarray(self.X.sum(axis=0)).ravel()
+
+    def _zq(self, Q, c):
+        Y = 4.0 * (self.X @ Q)
+        Y -= c @ Q
+        return Y
+
+    def ztzq(self, Q, c):
+        """``Z_b^T Z_b Q`` for this block's rows ``Z_b`` of ``Z``."""
+        Y = self._zq(Q, c)
+        out = 4.0 * (self.X.T @ Y)
+        out -= np.outer(c, Y.sum(axis=0))
+        return out
+
+    def gram(self, Q, c):
+        """``Y_b^T Y_b`` with ``Y_b = Z_b Q`` (kept for :meth:`set_svd_factor`)."""
+        self.Y = self._zq(Q, c)
+        return self.Y.T @ self.Y
+
+    def set_svd_factor(self, M, n_extra, seed):
+        """``U = [Y_b M, small random columns]`` (random part seeded per chunk)."""
+        U = self.Y @ M
+        self.Y = None
+        if n_extra:
+            extra = np.empty((U.shape[0], n_extra))
+            first = self.start // max(1, _CHUNK_ENTRIES // max(self.X.shape[1], 1))
+            for i, rows in enumerate(self.chunks):
+                rng = np.random.RandomState((seed + first + i) % (2**32))
+                extra[rows] = 1e-2 * rng.standard_normal(
+                    (rows.stop - rows.start, n_extra)
+                )
+            U = np.hstack([U, extra])
+        self.U = U
+
+    # ---- evaluation -------------------------------------------------------------
+    def evaluate(self, V, mu, delta):
+        """Row losses (kept), and the wrong and unsafe entries of the logits."""
+        with threadpool_limits(limits=1, user_api="blas"):
+            parts = _run_chunks(
+                None, _eval_chunk, self.chunks, self.U, V, mu, self.data.q, None,
+                self.data.n_missing, delta,
+            )  # fmt: skip
+        self.row_loss = np.concatenate([r[0] for r in parts])
+        return (
+            float(self.row_loss.sum()),
+            sum(r[1] for r in parts),
+            sum(r[2] for r in parts),
+        )
+
+    def col_losses(self, V, mu):
+        """Column sums of the entry losses (the ``U`` half step without factors)."""
+        out = np.zeros(V.shape[0])
+        with threadpool_limits(limits=1, user_api="blas"):
+            for rows in self.chunks:
+                theta = np.matmul(self.U[rows], V.T)
+                if mu is not None:
+                    theta += mu
+                out += _loss_terms(theta, self.data.q[rows]).sum(axis=0)
+        return out
+
+    # ---- the U half step ------------------------------------------------------------
+    def u_step(self, V, mu, alpha, delta):
+        """One damped Newton step on every row of ``U`` (kept pending)."""
+        with threadpool_limits(limits=1, user_api="blas"):
+            U_new, _, col_loss, n_unsafe = _newton_block(
+                None, self.U, V, mu, self.data, False, alpha, delta, self.row_loss
+            )
+        self.pending = U_new
+        return col_loss, n_unsafe, float(np.sum(U_new * U_new)), _top_row(U_new)
+
+    # ---- the column half step --------------------------------------------------------
+    def _logits(self, Fc, P, offset, name="theta"):
+        theta = np.matmul(
+            Fc, P.T, out=_buffer(name, (Fc.shape[0], P.shape[0]), P.dtype)
+        )
+        if offset is not None:
+            theta += offset
+        return theta
+
+    def v_grad(self, P, offset, delta):
+        """Shares of the column gradients and Hessians at ``P`` (commits ``U``).
+
+        Returns ``(G, Hflat, n_unsafe)``: ``G = g^T F`` of shape (n, p1) and the
+        upper triangles ``h^T (F_a F_b)`` of shape (n, p1 (p1 + 1) / 2).
+        """
+        self._commit()
+        F = self._F()
+        n, p1 = P.shape
+        a, b = _pair_index(p1)
+        G = np.zeros((n, p1))
+        Hf = np.zeros((n, a.size))
+        n_unsafe = 0
+        with threadpool_limits(limits=1, user_api="blas"):
+            for rows in self.vchunks:
+                Fc = F[rows]
+                theta = self._logits(Fc, P, offset)
+                qc = self.data.q[rows]
+                g = _buffer("g", theta.shape, theta.dtype)
+                n_unsafe += _count_unsafe(theta, qc, 0, delta, tmp=g)
+                g, h = _grad_hess_terms(
+                    theta, qc, g, _buffer("h", theta.shape, P.dtype)
+                )
+                G += g.T @ Fc
+                Hf += h.T @ (Fc[:, a] * Fc[:, b])
+        return G, Hf, n_unsafe
+
+    def v_trial(self, P, D, offset):
+        """Column losses at the full step ``P + D`` (row losses kept aside)."""
+        F = self._F()
+        col = np.zeros(P.shape[0])
+        rowsum = np.empty(F.shape[0])
+        with threadpool_limits(limits=1, user_api="blas"):
+            for rows in self.vchunks:
+                Fc = F[rows]
+                theta = self._logits(Fc, P, offset)
+                dtheta = self._logits(Fc, D, None, "dtheta")
+                E = np.add(theta, dtheta, out=_buffer("h", theta.shape, P.dtype))
+                E = _loss_terms(E, self.data.q[rows], out=E, tmp=dtheta)
+                col += E.sum(axis=0, dtype=np.float64)
+                rowsum[rows] = E.sum(axis=1, dtype=np.float64)
+        self.stash = rowsum
+        return col
+
+    def v_losses(self, P, D, cols, step, offset):
+        """Losses of the columns ``cols`` (parameters ``P``, steps ``D``) at
+        ``theta + step * dtheta``."""
+        F = self._F()
+        col = np.zeros(P.shape[0])
+        with threadpool_limits(limits=1, user_api="blas"):
+            for rows in self.vchunks:
+                Fc = F[rows]
+                theta = self._logits(Fc, P, offset)
+                dtheta = self._logits(Fc, D, None, "dtheta")
+                E = theta + P.dtype.type(step) * dtheta
+                qc = self.data.q[rows][:, cols]
+                col += _loss_terms(E, qc).sum(axis=0, dtype=np.float64)
+        return col
+
+    def v_commit(self, P, D, steps, offset):
+        """Keep the row losses of the accepted steps (``steps`` per column, or None
+        when every column took the full step); returns their sum."""
+        if steps is None:
+            self.row_loss = self.stash
+        else:
+            F = self._F()
+            self.row_loss = np.empty(F.shape[0])
+            with threadpool_limits(limits=1, user_api="blas"):
+                for rows in self.vchunks:
+                    Fc = F[rows]
+                    theta = self._logits(Fc, P, offset)
+                    dtheta = self._logits(Fc, D, None, "dtheta")
+                    E = theta + steps * dtheta
+                    E = _loss_terms(E, self.data.q[rows], out=E)
+                    self.row_loss[rows] = E.sum(axis=1, dtype=np.float64)
+        self.stash = None
+        return float(self.row_loss.sum())
+
+    # ---- the global offset -------------------------------------------------------
+    def offset_grad(self, V, b):
+        with threadpool_limits(limits=1, user_api="blas"):
+            parts = _run_chunks(
+                None, _offset_chunk, self.chunks, self.U, V, b, self.data.q, None
+            )
+        return sum(r[0] for r in parts), sum(r[1] for r in parts)
+
+    def offset_losses(self, V, b):
+        with threadpool_limits(limits=1, user_api="blas"):
+            parts = _run_chunks(
+                None, _offset_loss_chunk, self.chunks, self.U, V, b, self.data.q, None
+            )
+        self.stash = np.concatenate(parts)
+        return float(self.stash.sum())
+
+    def offset_commit(self):
+        self.row_loss, self.stash = self.stash, None
+
+    # ---- the end of the fit ----------------------------------------------------------
+    def finish(self, V, mu, tau, Rt, delta, uncertified):
+        """Packaged rows of ``L``, logit-sign errors, the data loss and the errors
+        of ``round_tau(L R^T)`` against the block (and its uncertified entries)."""
+        self.pending = None
+        loss, n_wrong, _ = self.evaluate(V, mu, delta)
+        with threadpool_limits(limits=1, user_api="blas"):
+            L = np.vstack(
+                [_package(self.U[rows], V, mu, tau)[0] for rows in self.chunks]
+            )
+            if uncertified:
+                errors, unsafe = _row_error_counts(self.X, L, Rt, tau, uncertified=True)
+                n_unsafe = int(unsafe.sum())
+            else:
+                errors, n_unsafe = _row_error_counts(self.X, L, Rt, tau), None
+        return L, n_wrong, loss, int(errors.sum()), n_unsafe
+
+
+class _Blocks:
+    """The client's handle on the row blocks: calls every actor and waits."""
+
+    def __init__(self, actors):
+        self.actors = actors
+
+    def call(self, name, *args):
+        futures = [getattr(a, name)(*args) for a in self.actors]
+        return [f.result() for f in futures]
+
+    def total(self, name, *args):
+        """Sum of the (array or number) results of every block."""
+        return _add(self.call(name, *args))
+
+
+def _add(parts):
+    """Sum of numbers, arrays or tuples of them, added in block order."""
+    if isinstance(parts[0], tuple):
+        return tuple(_add(list(col)) for col in zip(*parts, strict=True))
+    out = parts[0]
+    for r in parts[1:]:
+        out = out + r
+    return out
+
+
+def _assign_blocks(m, n, n_blocks):
+    """Row ranges of the blocks: runs of whole serial chunks (see :func:`_chunks`)."""
+    size = max(1, _CHUNK_ENTRIES // max(n, 1))
+    n_chunks = -(-m // size)
+    n_blocks = max(1, min(n_blocks, n_chunks))
+    bounds = (np.arange(n_blocks + 1) * n_chunks // n_blocks) * size
+    bounds[-1] = m
+    return [(int(bounds[i]), int(bounds[i + 1])) for i in range(n_blocks)]
+
+
+def _P_of(V, mu):
+    """``(P, offset)`` of the column half step (see ``_lpca._with_bias``)."""
+    if mu is None or _is_global(mu):
+        return V, mu
+    return np.hstack([V, mu[:, None]]), None
+
+
+class _DistributedNewtonSweep:
+    """:class:`~sklearn_rrank._lpca._NewtonSweep` with ``U`` and ``X`` on workers.
+
+    ``__call__`` takes and returns the state like the serial sweep (``U`` is this
+    object: the rows live on the workers).
+    """
+
+    def __init__(self, blocks, V, mu, *, alpha, tau, stats):
+        self.blocks, self.alpha, self.tau = blocks, alpha, tau
+        self.usq, self.top = stats
+        delta = _stop_delta(self.top, V, mu, tau)
+        parts = blocks.call("evaluate", V, mu, delta)
+        self.loss = sum(r[0] for r in parts)
+        self.start = (self._objective(self.loss, V, mu), sum(r[2] for r in parts))
+
+    def _objective(self, loss, V, mu):
+        extra = float(np.sum(V * V, dtype=np.float64))
+        if mu is not None:
+            extra += float(np.sum(mu * mu))
+        return float(loss) + 0.5 * self.alpha * (self.usq + extra)
+
+    def __call__(self, U, V, mu, stop_when_exact):
+        blocks, alpha, tau = self.blocks, self.alpha, self.tau
+        p = self.top.shape[1]
+        if p:
+            delta = _stop_delta(self.top, V, mu, tau)
+            parts = blocks.call("u_step", V, mu, alpha, delta)
+            n_unsafe = sum(r[1] for r in parts)
+            if stop_when_exact and n_unsafe == 0:
+                return U, V, mu, self._objective(self.loss, V, mu), 0
+            col_loss = _add([r[0] for r in parts])
+            self.usq = sum(r[2] for r in parts)
+            self.top = _largest([r[3] for r in parts])
+        else:
+            col_loss = blocks.total("col_losses", V, mu)
+        delta = _stop_delta(self.top, V, mu, tau)
+        P, offset = _P_of(V, mu)
+        P_new, row_loss, n_unsafe = self._column_step(
+            P, offset, delta, col_loss, stop_when_exact
+        )
+        if P_new is None:
+            return U, V, mu, self._objective(col_loss.sum(), V, mu), 0
+        V, mu = _split_bias(P_new, mu)
+        if _is_global(mu):
+            mu, row_loss = self._offset_step(V, mu, row_loss)
+        self.loss = row_loss
+        return U, V, mu, self._objective(row_loss, V, mu), n_unsafe
+
+    def _column_step(self, P, offset, delta, col_loss, stop_when_exact):
+        """:func:`~sklearn_rrank._lpca._newton_chunk` for all columns at once, with
+        the sums over rows gathered from the blocks.
+
+        Returns ``(P_new, data loss, n_unsafe)``; ``P_new`` is None when no entry
+        is unsafe at ``P`` and ``stop_when_exact`` (the caller stops there).
+        """
+        blocks, alpha = self.blocks, self.alpha
+        n, p1 = P.shape
+        G, Hf, n_unsafe = blocks.total("v_grad", P, offset, delta)
+        if n_unsafe == 0 and stop_when_exact:
+            return None, None, 0
+        a, b = _pair_index(p1)
+        f0 = col_loss + 0.5 * alpha * _penalty_rows(P)
+        grad = G + alpha * P
+        H = np.empty((n, p1, p1))
+        H[:, a, b] = Hf
+        H[:, b, a] = Hf
+        diag = np.arange(p1)
+        H[:, diag, diag] += max(alpha, _MIN_RIDGE)
+        D = -np.linalg.solve(H, grad[:, :, None])[:, :, 0]
+        slope = np.einsum("ij,ij->i", grad, D)
+        movable = slope < -1e-15 * (np.abs(f0) + 1.0)
+        new_loss = blocks.total("v_trial", P, D, offset)
+        trial = P + D
+        ok = movable & (
+            new_loss + 0.5 * alpha * _penalty_rows(trial) <= f0 + _ARMIJO * slope
+        )
+        if ok.all():
+            # the blocks kept the row losses of the full step: nothing to send
+            return trial, blocks.total("v_commit", None, None, None, None), n_unsafe
+        newP = np.where(ok[:, None], trial, P)
+        steps = np.where(ok, 1.0, 0.0)
+        active = np.flatnonzero(movable & ~ok)
+        step = 0.5
+        for _ in range(_MAX_HALVINGS):
+            if active.size == 0:
+                break
+            trial = P[active] + step * D[active]
+            tl = blocks.total("v_losses", P[active], D[active], active, step, offset)
+            ft = tl + 0.5 * alpha * _penalty_rows(trial)
+            good = ft <= f0[active] + _ARMIJO * step * slope[active]
+            acc = active[good]
+            newP[acc] = trial[good]
+            steps[acc] = step
+            active = active[~good]
+            step *= 0.5
+        return newP, blocks.total("v_commit", P, D, steps, offset), n_unsafe
+
+    def _offset_step(self, V, b, row_loss):
+        """:func:`~sklearn_rrank._lpca._offset_step` with sums over the blocks."""
+        alpha, tau = self.alpha, self.tau
+        g, h = self.blocks.total("offset_grad", V, b)
+        grad = g + alpha * float(b)
+        hess = h + max(alpha, _MIN_RIDGE)
+        f0 = float(row_loss) + 0.5 * alpha * float(b) ** 2
+        step = 1.0
+        for _ in range(_MAX_HALVINGS):
+            trial = _project_offset(float(b) - step * grad / hess, tau)
+            change = float(trial) - float(b)
+            if change == 0.0:
+                break
+            loss = self.blocks.total("offset_losses", V, trial)
+            if loss + 0.5 * alpha * float(trial) ** 2 <= f0 + _ARMIJO * grad * change:
+                self.blocks.call("offset_commit")
+                return trial, loss
+            step *= 0.5
+        return b, row_loss
+
+
+def _svd_start(blocks, n, m, p, kind, tau, rng, col_counts):
+    """Distributed randomized SVD warm start of ``2 (2X - 1)`` (centred as in
+    :func:`~sklearn_rrank._lpca._svd_init`); ``U`` is set on the blocks.
+
+    ``Z = 4 X - 1 c^T`` with ``c = 2 + mu`` is never formed: the blocks apply it
+    to ``n x l`` matrices through the sparse ``X``. Returns ``V, mu`` and the stats
+    of ``U``.
+    """
+    mu = None
+    if kind == "column":
+        mu = _INIT_SCALE * (2.0 * col_counts - m) / max(m, 1)
+    elif kind == "global":
+        mu = _project_offset(_GLOBAL_INIT * _offset_sign(tau), tau)
+    c = np.full(n, _INIT_SCALE) + (0.0 if mu is None else mu)
+    seed = int(rng.randint(2**31))
+    if p == 0:
+        return np.zeros((n, 0)), mu, None
+    ell = min(p + _SVD_OVERSAMPLES, n, m)
+    Q, _ = np.linalg.qr(rng.standard_normal((n, ell)))
+    for _ in range(_SVD_ITER):
+        Q, _ = np.linalg.qr(blocks.total("ztzq", Q, c))
+    evals, W = np.linalg.eigh(blocks.total("gram", Q, c))
+    order = np.argsort(evals)[::-1][:p]
+    s = np.sqrt(np.maximum(evals[order], 0.0))
+    W = W[:, order]
+    small = s <= 1e-8 * max(s[0], 1.0) if s.size else np.zeros(0, bool)
+    keep = ~small
+    keep[s.size :] = False
+    n_extra = p - int(keep.sum())
+    root = np.sqrt(s[keep])
+    M = W[:, keep] / root
+    V = (Q @ W[:, keep]) * root
+    if n_extra:
+        V = np.hstack([V, 1e-2 * rng.standard_normal((n, n_extra))])
+    return V, mu, (M, n_extra, seed)
+
+
+def _null_deviance(n1, m):
+    """Deviance of one Bernoulli probability per column (see ``lpca_deviances``)."""
+    n0 = m - n1
+    with np.errstate(divide="ignore", invalid="ignore"):
+        prob = n1 / m
+        loglik = np.where(n1 > 0, n1 * np.log(prob), 0.0) + np.where(
+            n0 > 0, n0 * np.log1p(-prob), 0.0
+        )
+    return -2.0 * float(loglik.sum())
+
+
+@validate_params(
+    {
+        "X": ["array-like", "sparse matrix"],
+        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "client": [HasMethods(["scatter", "submit", "scheduler_info"])],
+        "tau": [Real],
+        "fit_bias": ["boolean", StrOptions({"global"})],
+        "alpha": [Interval(Real, 0, None, closed="left")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "init": [tuple, list, None],
+        "random_state": ["random_state"],
+        "n_blocks": [Interval(Integral, 1, None, closed="left"), None],
+        "verbose": ["verbose"],
+        "stop_when_exact": ["boolean"],
+        "time_limit": [Interval(Real, 0, None, closed="left"), None],
+        "certify": ["boolean"],
+    },
+    prefer_skip_nested_validation=True,
+)
+def lpca_fit_distributed(
+    X,
+    n_components,
+    *,
+    client,
+    tau=0.5,
+    fit_bias=True,
+    alpha=DEFAULT_ALPHA,
+    max_iter=FIT_MAX_ITER,
+    tol=FIT_TOL,
+    init=None,
+    random_state=None,
+    n_blocks=None,
+    verbose=0,
+    stop_when_exact=False,
+    time_limit=None,
+    certify=False,
+):
+    """Data-parallel logistic PCA on a ``dask.distributed`` cluster.
+
+    The model, the objective, the solver (damped alternating Newton) and the
+    returned factors are those of :func:`~sklearn_rrank._lpca.lpca_fit` with
+    ``solver="newton"``; the rows of ``X`` and of the latent factor ``U`` are split
+    into blocks that live on the Dask workers for the whole fit.
+
+    What is distributed: each block of rows of ``X`` (the CSR pattern of its ones)
+    is sent to one worker once, when the fit starts, and kept there in a Dask actor
+    with the same rows of ``U``. Per sweep the client broadcasts the right factor
+    ``[V, mu]`` (``n_features x n_components`` floats) to every block; the blocks
+    update their rows of ``U`` (the serial row kernel) and return per-column sums:
+    losses, gradients (``n_features x n_components``) and the upper triangles of the
+    Hessians (``n_features x n_components (n_components + 1) / 2``); the client solves
+    the ``n_features`` small Newton systems and runs the line search, which asks the
+    blocks for column losses. The warm start (a randomized SVD applied through the
+    sparse blocks), the stop checks, the error count of the packaged factors and the
+    deviance are sums over the blocks too. What is not: ``X`` is validated on the
+    client, which also holds ``R`` and receives the final ``L``
+    (``n_samples x n_components``).
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n_samples, n_features)
+        Binary data (0/1, no missing entries); dense input is converted to CSR
+        before it is split, and only the CSR blocks are sent.
+    n_components : int
+        Number ``k >= 1`` of columns of ``L`` and ``R``, the bias column included.
+    client : distributed.Client
+        A client of a running Dask cluster (``Client("tcp://host:8786")`` or a
+        ``LocalCluster``); its workers at call time receive the blocks.
+    tau : float, default=0.5
+        Rounding threshold of the returned factorization.
+    fit_bias : bool or "global", default=True
+        As in :func:`~sklearn_rrank._lpca.lpca_fit`: a column bias (one of the
+        ``n_components`` columns), no bias, or one scalar offset.
+    alpha : float, default=1e-3
+        L2 penalty on every parameter.
+    max_iter : int, default=1000
+        Maximal number of sweeps.
+    tol : float, default=1e-6
+        Stop when the objective decreases by less than ``tol`` times its value in a
+        sweep; the fit also stops when the rounding stalls, as the serial fit does.
+    init : tuple (L, R) or None, default=None
+        Warm start in the returned format (see
+        :func:`~sklearn_rrank._lpca.lpca_fit`); ``L`` is split and sent with the
+        blocks. None: a randomized SVD (``n_components + 10`` directions, 7
+        subspace iterations) of the same centred matrix ``2 (2X - 1)`` as the serial
+        warm start, computed on the blocks without forming it.
+    random_state : int, RandomState instance or None, default=None
+        Seed of the warm start.
+    n_blocks : int or None, default=None
+        Number of row blocks (at most the number of chunks of 2**18 entries);
+        None: one per worker. Blocks are given to the workers in turn.
+    verbose : int, default=0
+        Print one line per sweep if ``verbose >= 2`` and a summary if ``>= 1``.
+    stop_when_exact : bool, default=False
+        Stop as soon as every entry is rounded correctly with the margin of
+        :func:`~sklearn_rrank._lpca.lpca_fit`.
+    time_limit : float or None, default=None
+        Stop after this many seconds from the call (the split, the shipping of
+        the blocks and the warm start count; checked once per sweep, so at least
+        one sweep runs, plus the final error count).
+    certify : bool, default=False
+        Also count, per block, the entries that
+        :func:`~sklearn_rrank.certify_rounding`'s kernel does not certify for the
+        returned factors (``info["n_uncertified"]``; 0 means certified). This
+        densifies each block in batches of 2**23 entries.
+
+    Returns
+    -------
+    result : FactorizationResult
+        ``L`` of shape (n_samples, n_components) and ``R`` of shape (n_features,
+        n_components), float64; ``n_iter`` sweeps; ``converged``; ``info`` with the
+        keys of :func:`~sklearn_rrank._lpca.lpca_fit` (``"n_errors"``,
+        ``"loss"``, ``"status"``, ``"message"``, ``"deviance"``, ...) plus
+        ``"n_blocks"``, ``"n_workers"``, ``"seconds_setup"`` (validation, split and
+        shipping of the blocks, warm start), ``"seconds_per_sweep"`` and, with
+        ``certify``, ``"n_uncertified"``.
+
+    Raises
+    ------
+    ValueError
+        If ``X`` is not binary or has missing entries, a parameter is out of range,
+        ``init`` does not match, or the client has no workers.
+
+    See Also
+    --------
+    sklearn_rrank._lpca.lpca_fit : The serial fit.
+
+    Notes
+    -----
+    Equality with the serial fit: from the same start, the ``U`` half step of a
+    block computes exactly what the serial one does for these rows, but the sums
+    over rows that the column half step needs are added in another order (per
+    block, then over blocks), so the factors differ from ``lpca_fit(...,
+    solver="newton")`` by rounding errors that the alternating steps carry along;
+    ``tests/test_lpca_distributed.py`` checks that, after 25 sweeps on planted
+    matrices, the logits agree to a relative ``1e-6`` and the rounding errors are the
+    same. Only float64 is supported (no ``dtype="float32"`` mode) and no missing
+    entries.
+
+    References
+    ----------
+    Neumann, Gemulla, Miettinen, "What You Will Gain By Rounding: Theory and
+    Algorithms for Rounding Rank", ICDM 2016, Section 3 (L-PCA). A. I. Schein, L.
+    K. Saul, L. H. Ungar, AISTATS 2003.
+
+    Examples
+    --------
+    >>> from distributed import Client, LocalCluster
+    >>> from sklearn_rrank import lpca_fit_distributed
+    >>> from sklearn_rrank.datasets import make_rounding_rank_matrix
+    >>> X = make_rounding_rank_matrix(200, 30, 3, random_state=0)
+    >>> with (
+    ...     LocalCluster(n_workers=1, processes=False, dashboard_address=None) as cl,
+    ...     Client(cl) as client,
+    ... ):
+    ...     res = lpca_fit_distributed(X, 4, client=client, random_state=0)
+    >>> res.L.shape, res.R.shape, res.info["n_blocks"]
+    ((200, 4), (30, 4), 1)
+    """
+    X = check_binary_matrix(X, accept_sparse=True, method="lpca")
+    return _lpca_fit_distributed(
+        X,
+        n_components,
+        client=client,
+        tau=check_tau(tau),
+        fit_bias=fit_bias,
+        alpha=float(alpha),
+        max_iter=int(max_iter),
+        tol=float(tol),
+        init=init,
+        random_state=random_state,
+        n_blocks=n_blocks,
+        verbose=verbose,
+        stop_when_exact=stop_when_exact,
+        time_limit=time_limit,
+        certify=certify,
+    )
+
+
+def _lpca_fit_distributed(
+    X,
+    n_components,
+    *,
+    client,
+    tau,
+    fit_bias,
+    alpha,
+    max_iter,
+    tol,
+    init,
+    random_state,
+    n_blocks,
+    verbose,
+    stop_when_exact,
+    time_limit,
+    certify,
+):
+    """:func:`lpca_fit_distributed` on validated data; no checks."""
+    start = time.perf_counter()
+    deadline = None if time_limit is None else Deadline(time_limit)
+    m, n = X.shape
+    k = int(n_components)
+    kind = _model_kind(fit_bias, tau)
+    p = k - 1 if kind == "column" else k
+    try:  # recent clients list only the first few workers unless asked for all
+        info = client.scheduler_info(n_workers=-1)
+    except TypeError:
+        info = client.scheduler_info()
+    workers = sorted(info["workers"])
+    if not workers:
+        raise ValueError("The Dask client has no workers.")
+    U0 = V = mu = None
+    if init is not None:
+        if len(init) != 2:
+            raise ValueError("init must be a pair (L, R) or None.")
+        U0, V, mu = _init_from_factors(init[0], init[1], kind, tau, m, n, k)
+    X = sp.csr_matrix(X)
+    X.eliminate_zeros()  # the blocks read every stored entry as a one
+    ranges = _assign_blocks(m, n, len(workers) if n_blocks is None else n_blocks)
+    actors, scattered = [], []
+    for i, (lo, hi) in enumerate(ranges):
+        where = [workers[i % len(workers)]]
+        block = _RowBlock(sp.csr_matrix(X[lo:hi]), lo)
+        U = None if U0 is None else U0[lo:hi]
+        fut, ufut = client.scatter([block, U], workers=where, hash=False)
+        scattered += [fut, ufut]
+        actors.append(
+            client.submit(
+                _LPCABlock,
+                fut,
+                ufut,
+                p,
+                kind == "column",
+                actor=True,
+                workers=where,
+                allow_other_workers=False,
+                pure=False,
+            )
+        )
+    futures = actors
+    actors = [a.result() for a in futures]
+    blocks = _Blocks(actors)
+    try:
+        col_counts = blocks.total("col_counts")
+        if init is None:
+            rng = check_random_state(random_state)
+            V, mu, factor = _svd_start(blocks, n, m, p, kind, tau, rng, col_counts)
+            if p:
+                M, n_extra, seed = factor
+                blocks.call("set_svd_factor", M, n_extra, seed)
+        parts = blocks.call("stats")
+        stats = (sum(r[0] for r in parts), _largest([r[1] for r in parts]))
+        setup = time.perf_counter() - start
+        sweep = _DistributedNewtonSweep(
+            blocks, V, mu, alpha=alpha, tau=tau, stats=stats
+        )
+        loop_start = time.perf_counter()
+        _, V, mu, history, n_iter, status = _sweep_loop(
+            sweep,
+            sweep,
+            V,
+            mu,
+            n_observed=m * n,
+            max_iter=max_iter,
+            tol=tol,
+            stall=_FIT_STALL,
+            stop_when_exact=stop_when_exact,
+            deadline=deadline,
+            verbose=verbose,
+        )
+        loop_seconds = time.perf_counter() - loop_start
+        R = _package(np.zeros((1, p)), V, mu, tau)[1]
+        Rt = np.ascontiguousarray(R.T)
+        parts = blocks.call(
+            "finish", V, mu, tau, Rt, _stop_delta(sweep.top, V, mu, tau), certify
+        )
+    finally:
+        del blocks, actors
+        client.cancel(futures + scattered)
+    L = np.vstack([r[0] for r in parts])
+    info = {
+        "solver_used": "newton",
+        "loss": [float(v) for v in history],
+        "status": status,
+        "n_errors_logit": int(sum(r[1] for r in parts)) if status != "exact" else 0,
+        "n_errors": int(sum(r[3] for r in parts)),
+        "deviance": 2.0 * float(sum(r[2] for r in parts)),
+        "null_deviance": _null_deviance(col_counts, m),
+        "solver": "newton",
+        "dtype": "float64",
+        "alpha": alpha,
+        "fit_bias": fit_bias if kind == "global" else bool(fit_bias),
+        "n_latent": p,
+        "n_blocks": len(ranges),
+        "n_workers": len(workers),
+        "seconds_setup": setup,
+        "seconds_per_sweep": loop_seconds / max(n_iter, 1),
+        "seconds": time.perf_counter() - start,
+    }
+    if certify:
+        info["n_uncertified"] = int(sum(r[4] for r in parts))
+    if kind == "global":
+        info["offset"] = float(mu)
+    info["message"] = _fit_message(info, max_iter, tol)
+    if verbose:
+        print(
+            f"[lpca-dask] k={k}: {n_iter} sweeps on {len(ranges)} blocks, status "
+            f"{status}, {info['n_errors']} wrong entries, {info['seconds']:.2f}s"
+        )
+    return FactorizationResult(
+        L=L,
+        R=R,
+        n_iter=n_iter,
+        converged=status in ("tol", "exact", "stalled"),
+        info=info,
+    )
