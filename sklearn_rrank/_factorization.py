@@ -423,7 +423,8 @@ class RoundingRankFactorization(
         t0 = time.perf_counter()
         kwargs = self._solver_kwargs()
         result = spec.fit(X, k, **kwargs)
-        Xd = X.toarray() if sp.issparse(X) and spec.transform is not None else X
+        # a method that fits sparse data also transforms it (the rows stay sparse)
+        Xd = X.toarray() if sp.issparse(X) and not spec.sparse_fit else X
         R = _pad_columns(np.asarray(result.R, dtype=np.float64), k)
         L = _pad_columns(np.asarray(result.L, dtype=np.float64), k)
         Rt = np.ascontiguousarray(R.T)
@@ -549,7 +550,7 @@ class RoundingRankFactorization(
             Xp = X if sp.issparse(X) else np.nan_to_num(X)
             L = np.asarray(Xp @ R, dtype=np.float64)
         else:
-            X = X.toarray() if sp.issparse(X) else X
+            X = X.toarray() if sp.issparse(X) and not spec.sparse_fit else X
             kwargs = self._transform_kwargs(self._solver_kwargs())
             L = np.asarray(spec.transform(X, R, **kwargs), dtype=np.float64)
         index, L_train = getattr(self, "_training_rows", ({}, None))
@@ -568,6 +569,8 @@ class RoundingRankFactorization(
         """Logits (or row log-likelihoods) of the fitted L-PCA model for ``X``."""
         check_is_fitted(self)
         X = self._validate_X(X, reset=False)
+        if sp.issparse(X):  # the logits are an m x n array anyway
+            X = X.toarray()
         info = self.solver_info_
         if info["fit_bias"] is True:
             # the logits of transform's rows (a training row keeps its fitted row

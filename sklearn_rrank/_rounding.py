@@ -25,8 +25,16 @@ DEFAULT_MARGIN = 1e-9
 _BLOCK_ENTRIES = 1 << 23
 
 
-def _row_batches(n_rows, n_cols):
-    return gen_batches(n_rows, max(1, _BLOCK_ENTRIES // max(n_cols, 1)))
+def _row_batches(n_rows, n_cols, entries=_BLOCK_ENTRIES):
+    """The package's one row-block policy: slices of rows of about ``entries`` each.
+
+    Every m x n computation on data or factors (products ``L @ R.T``, error counts,
+    certificates, the L-PCA chunks with their smaller ``entries``, densified rows of
+    sparse data) runs over these blocks, so its memory is bounded by the block and
+    never grows with ``m``. The blocks depend on the shape only, never on
+    ``n_jobs``.
+    """
+    return list(gen_batches(n_rows, max(1, entries // max(n_cols, 1))))
 
 
 @validate_params(
