@@ -854,16 +854,18 @@ def _svd_init_sparse(data, p, kind, rng, tau):
     return U, V, mu
 
 
-def _add_column(data, U, V, mu):
+def _add_column(data, U, V, mu, deadline=None):
     """Add one latent column along the steepest rank-one descent direction.
 
     The new column is the top singular pair ``(a, b)`` of the negative gradient of
     the data loss with respect to the logits, scaled by one Newton step on the
-    objective along ``t a b^T`` (at least a small positive step).
+    objective along ``t a b^T`` (at least a small positive step). On sparse data
+    the pair is found by chunks of rows (:func:`_top_gradient_pair`, which cuts its
+    power iterations short once ``deadline`` has expired).
     """
     m, n = data.shape
     if data.sparse:
-        a, b, s0, curvature = _top_gradient_pair(data, U, V, mu)
+        a, b, s0, curvature = _top_gradient_pair(data, U, V, mu, deadline)
         t = min(max(s0 / max(curvature, 1e-12), 1e-2), 1e2)
         root = np.sqrt(t)
         return np.hstack([U, root * a[:, None]]), np.hstack([V, root * b[:, None]]), mu
@@ -891,23 +893,41 @@ def _add_column(data, U, V, mu):
     )
 
 
-def _gradient_blocks(data, U, V, mu):
-    """``(rows, g, h)``: the entry-loss derivatives by the chunks of :func:`_chunks`."""
+def _gradient_blocks(data, U, V, mu, curvature=False):
+    """``(rows, g)`` (``(rows, g, h)`` with ``curvature``) by the chunks of the data.
+
+    ``g`` and ``h`` are the first and second derivatives of the entry losses at the
+    logits ``U V^T + mu`` (:func:`_grad_hess_terms`), one chunk of rows at a time.
+    """
     for rows in _chunks(*data.shape):
         theta = U[rows] @ V.T
         if mu is not None:
             theta += mu
-        g, h = _grad_hess_terms(theta, data.q[rows])
-        yield rows, g, h
+        if curvature:
+            g, h = _grad_hess_terms(theta, data.q[rows])
+            yield rows, g, h
+        else:  # g = (tanh(theta / 2) - q) / 2 only
+            np.multiply(theta, 0.5, out=theta)
+            np.tanh(theta, out=theta)
+            theta -= data.q[rows]
+            theta *= 0.5
+            yield rows, theta
 
 
-def _top_gradient_pair(data, U, V, mu):
+# power iterations for the top singular pair of the gradient of sparse data: every
+# product recomputes the gradient chunk by chunk (a pass of tanh over all entries),
+# so fewer than the dense SVD's 7; the pair is a heuristic direction for a new column
+_ADD_COLUMN_POWER_ITER = 2
+
+
+def _top_gradient_pair(data, U, V, mu, deadline=None):
     """Top singular pair of ``-g`` and the curvature along it, by chunks of rows.
 
     The sparse-data counterpart of the dense SVD in :func:`_add_column`: ``g`` is
     recomputed chunk by chunk in every product of a randomized power iteration
-    (one vector plus 10 samples, 7 iterations, as ``randomized_svd``), so no m x n
-    array is held. Returns ``(a, b, sigma, (a * a) @ h @ (b * b))``.
+    (one vector plus 10 samples, ``_ADD_COLUMN_POWER_ITER`` iterations, fewer once
+    ``deadline`` has expired), so no m x n array is held. Returns ``(a, b, sigma,
+    (a * a) @ h @ (b * b))``.
     """
     m, n = data.shape
     rng = np.random.RandomState(0)
@@ -915,18 +935,20 @@ def _top_gradient_pair(data, U, V, mu):
 
     def matmat(G):  # -g @ G
         out = np.empty((m, G.shape[1]))
-        for rows, g, _ in _gradient_blocks(data, U, V, mu):
-            out[rows] = -(g @ G)
+        for rows, g in _gradient_blocks(data, U, V, mu):
+            np.matmul(g, -G, out=out[rows])
         return out
 
     def rmatmat(Q):  # -g.T @ Q
         out = np.zeros((n, Q.shape[1]))
-        for rows, g, _ in _gradient_blocks(data, U, V, mu):
+        for rows, g in _gradient_blocks(data, U, V, mu):
             out -= g.T @ Q[rows]
         return out
 
     Q = matmat(rng.standard_normal((n, size)))
-    for _ in range(_INIT_POWER_ITER):
+    for _ in range(_ADD_COLUMN_POWER_ITER):
+        if deadline is not None and deadline.expired():
+            break  # the sampled range is a (rougher) direction too
         Q, _ = np.linalg.qr(Q)
         Q, _ = np.linalg.qr(rmatmat(Q))
         Q = matmat(Q)
@@ -935,7 +957,7 @@ def _top_gradient_pair(data, U, V, mu):
     a, b = Q @ Ab[:, 0], Bt[0]
     b2 = b * b
     curvature = 0.0
-    for rows, _, h in _gradient_blocks(data, U, V, mu):
+    for rows, _, h in _gradient_blocks(data, U, V, mu, curvature=True):
         curvature += float((a[rows] * a[rows]) @ (h @ b2))
     return a, b, float(sv[0]), curvature
 

@@ -439,7 +439,7 @@ def _lpca_search(
         if U is None:
             U, V, mu = _svd_init(data, p, kind, seeds[0], tau)
         while U.shape[1] < p:  # one column per step of the ascent
-            U, V, mu = _add_column(data, U, V, mu)
+            U, V, mu = _add_column(data, U, V, mu, deadline)
         tick = _ticker(incumbent, k)
         U, V, mu, n_iter, finfo = _fit_core(
             data,

