@@ -220,3 +220,17 @@ def test_binary_data_merges_sparse_rows_like_dense(sparse_small):
         np.testing.assert_array_equal(a, b)
     assert sparse.unique_rows[0].size < X.shape[0]
     assert sparse.unique_columns[0].size < X.shape[1]
+
+
+def test_spectral_all_values_skipped_when_dense_would_not_fit(monkeypatch):
+    import scipy.sparse as sp
+
+    import sklearn_rrank._spectral as spectral
+
+    X = sp.random(600, 450, density=0.02, format="csr", random_state=0)
+    X.data[:] = 1.0
+    monkeypatch.setattr(spectral, "_forster_d_star", lambda sq, size: None)
+    monkeypatch.setattr(spectral, "fits_in_memory", lambda n_bytes: False)
+    bound, info = spectral._spectral_bound(X, 0.5)
+    assert (bound, info["stopped_early"]) == (128, True)
+    assert info["message"].startswith("memory")
