@@ -24,7 +24,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from sklearn_rrank._lpca import lpca_row_logits
-from sklearn_rrank._memory import check_sparse_memory
+from sklearn_rrank._memory import check_sparse_memory, fits_in_memory, gib
 from sklearn_rrank._methods import FIT_METHODS, METHODS, check_method_params
 from sklearn_rrank._rounding import (
     _count_uncertified,
@@ -320,6 +320,13 @@ class RoundingRankFactorization(
             missing_methods=[m for m in FIT_METHODS if METHODS[m].missing],
         )
         if sp.issparse(X) and not METHODS[self.method].sparse_fit:
+            m, n = X.shape
+            if not fits_in_memory(8 * m * n):
+                raise ValueError(
+                    f"method={self.method!r} works on the dense matrix, which needs "
+                    f"{gib(8 * m * n)} here and does not fit in the memory available; "
+                    "use a method that keeps sparse X sparse ('lpca' or 'rsvd')."
+                )
             X = X.toarray()
         return X
 

@@ -644,3 +644,24 @@ def test_sparse_add_column_matches_dense(sparse_planted):
         cosine = abs(a @ b) / (np.linalg.norm(a) * np.linalg.norm(b))
         assert cosine > 0.999
     assert_allclose(np.linalg.norm(Us[:, -1]), np.linalg.norm(Ud[:, -1]), rtol=1e-2)
+
+
+def test_estimator_fits_and_transforms_sparse_lpca(sparse_planted, monkeypatch):
+    import scipy.sparse as sp
+
+    import sklearn_rrank._factorization as factorization
+    from sklearn_rrank import RoundingRankFactorization
+
+    X = sparse_planted[:400]
+    Xs = sp.csr_matrix(X)
+    kw = dict(method="lpca", random_state=0, max_iter=50)
+    dense = RoundingRankFactorization(5, **kw).fit(X)
+    sparse = RoundingRankFactorization(5, **kw).fit(Xs)
+    assert abs(sparse.reconstruction_err_ - dense.reconstruction_err_) <= 2
+    L = sparse.transform(Xs)
+    assert (sparse.inverse_transform(L) != X).sum() <= sparse.reconstruction_err_
+    # a method that needs the dense matrix says so when it would not fit
+    monkeypatch.setattr(factorization, "fits_in_memory", lambda n_bytes: False)
+    with pytest.raises(ValueError, match="works on the dense matrix"):
+        RoundingRankFactorization(2, method="projlp").fit(Xs)
+    RoundingRankFactorization(2, method="lpca", max_iter=5).fit(Xs)  # stays sparse
