@@ -157,6 +157,9 @@ def _status_counts(codes):
 def _projection_input(X, nonnegative, tau=0.5):
     """The points that are projected: ``X`` with missing entries (NaN) set to 0.
 
+    Complete ``X`` with ``tau > 0`` (and not ``nonnegative``) is returned as it is:
+    callers treat the points as read only.
+
     For ``tau <= 0`` (and not ``nonnegative``) the points are the halved sign
     matrix ``X - 1/2`` (missing entries 0, halfway): a projection of ``X`` itself
     maps an all-zero row to ``L_i = 0``, whose products ``0 >= tau`` all round to 1,
@@ -170,7 +173,10 @@ def _projection_input(X, nonnegative, tau=0.5):
     """
     if not nonnegative:
         centre = 0.5 if tau <= 0 else 0.0
-        return np.where(np.isnan(X), 0.0, X - centre)
+        missing = np.isnan(X)
+        if centre == 0.0 and not missing.any():
+            return X  # the points are X itself (read only): no m x n copy
+        return np.where(missing, 0.0, X - centre)
     X0 = np.where(np.isnan(X), 0.0, X)
     return np.hstack([X0, np.where(np.isnan(X), 0.0, 1.0 - X)])
 
@@ -1025,8 +1031,11 @@ def _projlp_search(
     # rows of X[:, col_rep], which holds a copy of every distinct column)
     col_rep, col_owner = incumbent.data.unique_columns
     row_rep, weights, row_owner = incumbent.data.unique_rows
-    Xu = X[np.ix_(row_rep, col_rep)]  # one m' x n' copy
-    X0u = _projection_input(X[row_rep], nonnegative, tau)
+    # X itself where no row (column) is merged: copies only of what merging shrinks
+    Xr = X if row_rep.size == X.shape[0] else X[row_rep]
+    Xu = Xr if col_rep.size == X.shape[1] else Xr[:, col_rep]  # read only
+    X0u = _projection_input(Xr, nonnegative, tau)
+    del Xr
     n_in = X0u.shape[1]
     m_u, n_u = Xu.shape
     queue = list(range(n_u))  # attempt order; failing columns move to the front
