@@ -123,7 +123,10 @@ def _gram_svd(X, K):
     G = A.T @ A
     G = G.toarray() if sp.issparse(G) else np.asarray(G)
     small = G.shape[0]
-    w, V = scipy.linalg.eigh(G, subset_by_index=[small - K, small - 1])
+    # G is this function's own array: LAPACK may work in it (no n x n copy)
+    w, V = scipy.linalg.eigh(
+        G, subset_by_index=[small - K, small - 1], overwrite_a=True
+    )
     order = np.argsort(w)[::-1]
     w, V = w[order], V[:, order]
     s = np.sqrt(np.clip(w, 0.0, None))
@@ -293,6 +296,8 @@ def _offer_truncation(incumbent, U, s, Vt, k):
     m, n = U.shape[0], Vt.shape[1]
     if k == 0:
         return incumbent.offer(np.zeros((m, 0)), np.zeros((n, 0)))
+    if np.all(s[:k] == 1.0):  # the scan's U already holds U S: no m x k copy
+        return incumbent.offer(U[:, :k], Vt[:k].T)
     return incumbent.offer(U[:, :k] * s[:k], Vt[:k].T)
 
 
