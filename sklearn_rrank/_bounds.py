@@ -15,6 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, validate_params
 
+from sklearn_rrank._memory import fits_in_memory, gib
 from sklearn_rrank._progress import event
 from sklearn_rrank._ranksearch import (
     BinaryData,
@@ -142,6 +143,33 @@ def _check_methods(methods, allowed):
     return tuple(dict.fromkeys(methods))
 
 
+class _DenseCopy:
+    """The dense float64 copy of validated (possibly sparse) ``X``, made once on demand.
+
+    :meth:`get` returns ``X`` itself when it is dense, else densifies it the first
+    time, if ``8 m n`` bytes fit in memory (:func:`~sklearn_rrank._memory.
+    fits_in_memory`); otherwise it returns None and :attr:`message` says why, so
+    that the portfolio skips the method that needs it.
+    """
+
+    def __init__(self, X):
+        self.X, self.dense, self.message = X, None, ""
+
+    def get(self):
+        if not sp.issparse(self.X):
+            return self.X
+        if self.dense is None and not self.message:
+            m, n = self.X.shape
+            if fits_in_memory(8 * m * n):
+                self.dense = self.X.toarray()
+            else:
+                self.message = (
+                    f"needs the dense matrix ({gib(8 * m * n)}), which does not fit "
+                    "in the memory available"
+                )
+        return self.dense
+
+
 def _portfolio(X, methods, *, tau, deadline, **kwargs):
     """Run ``methods`` cheap-first under one deadline, sharing bounds (trusts X).
 
@@ -240,8 +268,10 @@ class _Portfolio:
                 self.X_sparse = X
             elif np.count_nonzero(X) < _SPARSE_FRACTION * X.size:
                 self.X_sparse = sp.csr_matrix(X)
-        if sp.issparse(X) and not all(s.sparse for s in specs):
-            X = X.toarray()
+        # sparse data stays sparse: the methods that need dense data get one dense
+        # copy, made when the first of them runs and only if it fits in memory
+        self.dense = _DenseCopy(X)
+        self.given_sparse = sp.issparse(X)
         self.X = X
         self.specs = specs
         self.params = params
@@ -361,7 +391,13 @@ class _Portfolio:
         """Run one method on the deadline ``sub``; fill ``row``, update the bounds."""
         t0 = time.monotonic()
         res = None
-        X = self.X_sparse if spec.sparse and self.X_sparse is not None else self.X
+        use_sparse = spec.sparse and (self.given_sparse or spec.sparse_from_dense)
+        X = self.X_sparse if use_sparse and self.X_sparse is not None else None
+        if X is None:
+            X = self.dense.get()
+        if X is None:
+            row.update(status="skipped", message=self.dense.message)
+            return
         try:
             if spec.lower is not None:
                 self._event(spec.name, "start", None, "")
@@ -663,7 +699,7 @@ def _bounds_result(X, methods, *, tau, deadline, time_limit=None, **kwargs):
         interrupted = exc
         lower, lower_method, best, proven, report = exc.portfolio
     if best is None:
-        L, R = trivial_upper_bound(X.toarray() if sp.issparse(X) else X, tau=tau)
+        L, R = trivial_upper_bound(X, tau=tau)
         best = (L.shape[1], "trivial", L, R)
         report.append(
             {

@@ -18,6 +18,7 @@ import time
 import warnings
 
 import numpy as np
+import scipy.sparse as sp
 
 from sklearn_rrank._progress import event as progress_event
 
@@ -41,15 +42,21 @@ class CLIError(Exception):
     """An error reported as one line on stderr with exit code 2."""
 
 
-def _load_data(spec):
+def _load_data(spec, *, keep_sparse=False):
+    """``(X, name)`` of a bundled data set or a file.
+
+    With ``keep_sparse``, data stored sparse (the bundled sets, ``.fimi``, ``.mtx``,
+    ``scipy.sparse`` ``.npz``) with fewer than 10% ones stays a CSR matrix, so that
+    no dense m x n copy is made at the door; otherwise X is a dense array.
+    """
     from sklearn_rrank.datasets import DATASETS, load_binary_matrix
 
     if spec in DATASETS:
-        bunch = DATASETS[spec]()
-        return np.asarray(bunch.data), spec
+        X = DATASETS[spec](sparse=keep_sparse).data
+        return _dense_unless_sparse(X, keep_sparse), spec
     if os.path.exists(spec):
         try:
-            X = load_binary_matrix(spec)
+            X = load_binary_matrix(spec, sparse=keep_sparse)
         except ValueError as exc:
             # the loader's advice (sparse=True) is for Python callers
             msg, n = re.subn(
@@ -63,7 +70,9 @@ def _load_data(spec):
                 f"{msg}; the command line works on the dense matrix (check the file: "
                 "a huge column id in a .fimi file implies a huge matrix)"
             ) from None
-        return X, os.path.basename(os.path.normpath(spec))
+        return _dense_unless_sparse(X, keep_sparse), os.path.basename(
+            os.path.normpath(spec)
+        )
     raise CLIError(
         f"unknown data set or file {spec!r}; bundled data sets: "
         f"{', '.join(sorted(DATASETS))} (or give a path to .npz/.npy/.mtx/.csv/.tsv/"
@@ -77,6 +86,18 @@ def _large_file(spec):
         return os.path.getsize(spec) > _LARGE_FILE_BYTES
     except OSError:
         return False
+
+
+def _dense_unless_sparse(X, keep_sparse):
+    """``X`` as loaded if it is sparse with few ones and may stay so, else dense."""
+    from sklearn_rrank._bounds import _SPARSE_FRACTION
+
+    if sp.issparse(X):
+        m, n = X.shape
+        if keep_sparse and X.nnz < _SPARSE_FRACTION * m * n:
+            return sp.csr_matrix(X)
+        return X.toarray()
+    return np.asarray(X)
 
 
 def _progress(args):
@@ -161,7 +182,8 @@ def _npz_path(path):
 
 def _describe(X):
     m, n = X.shape
-    density = float(np.count_nonzero(X)) / (m * n) if m * n else 0.0
+    ones = X.count_nonzero() if sp.issparse(X) else np.count_nonzero(X)
+    density = float(ones) / (m * n) if m * n else 0.0
     return m, n, density
 
 
@@ -199,6 +221,12 @@ def _svd_seconds(m, n):
     return 1.5 * flops / rate
 
 
+def _matrix_rank(X):
+    """The real rank of a matrix small enough for a full SVD (see _real_rank_plan)."""
+    X = X.toarray() if sp.issparse(X) else X
+    return int(np.linalg.matrix_rank(X.astype(np.float64)))
+
+
 def _real_rank_plan(m, n, time_limit):
     """``(compute, seconds kept back, note)`` for the real-rank line."""
     if m * n > _REAL_RANK_ENTRIES:
@@ -220,7 +248,7 @@ def _compute_bounds(args):
     if printer is not None and _large_file(args.data):  # a while: say so
         printer(progress_event("data", "start", message=f"loading {args.data}"))
     try:
-        X, name = _load_data(args.data)
+        X, name = _load_data(args.data, keep_sparse=True)
         m, n, density = _describe(X)
     finally:
         if printer is not None:
@@ -228,7 +256,7 @@ def _compute_bounds(args):
     compute_rank, kept, real_rank = _real_rank_plan(m, n, args.time_limit)
     time_limit = args.time_limit
     if time_limit is None and compute_rank:
-        compute_rank, real_rank = False, int(np.linalg.matrix_rank(X.astype(float)))
+        compute_rank, real_rank = False, _matrix_rank(X)
     elif time_limit is not None:
         # the budget is the whole command's: loading, the real rank and the methods
         time_limit = max(time_limit - (time.perf_counter() - t0) - kept, 1e-3)
@@ -261,7 +289,7 @@ def _compute_bounds(args):
         if res.interrupted:
             real_rank = "not computed (interrupted)"
         else:
-            real_rank = int(np.linalg.matrix_rank(X.astype(np.float64)))
+            real_rank = _matrix_rank(X)
     return res, X, name, t0, real_rank
 
 
@@ -361,7 +389,7 @@ def _cmd_factorize(args):
                     f"{option} is not used by --method {args.method} (a one-shot "
                     "method); leave it out"
                 )
-    X, name = _load_data(args.data)
+    X, name = _load_data(args.data, keep_sparse=METHODS[args.method].sparse_fit)
     m, n, _ = _describe(X)
     if not args.json and not args.quiet:
         print(

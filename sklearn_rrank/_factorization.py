@@ -24,7 +24,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from sklearn_rrank._lpca import lpca_row_logits
-from sklearn_rrank._memory import check_sparse_memory
+from sklearn_rrank._memory import check_sparse_memory, fits_in_memory, gib
 from sklearn_rrank._methods import FIT_METHODS, METHODS, check_method_params
 from sklearn_rrank._rounding import (
     _count_uncertified,
@@ -320,6 +320,13 @@ class RoundingRankFactorization(
             missing_methods=[m for m in FIT_METHODS if METHODS[m].missing],
         )
         if sp.issparse(X) and not METHODS[self.method].sparse_fit:
+            m, n = X.shape
+            if not fits_in_memory(8 * m * n):
+                raise ValueError(
+                    f"method={self.method!r} works on the dense matrix, which needs "
+                    f"{gib(8 * m * n)} here and does not fit in the memory available; "
+                    "use a method that keeps sparse X sparse ('lpca' or 'rsvd')."
+                )
             X = X.toarray()
         return X
 
@@ -423,7 +430,8 @@ class RoundingRankFactorization(
         t0 = time.perf_counter()
         kwargs = self._solver_kwargs()
         result = spec.fit(X, k, **kwargs)
-        Xd = X.toarray() if sp.issparse(X) and spec.transform is not None else X
+        # a method that fits sparse data also transforms it (the rows stay sparse)
+        Xd = X.toarray() if sp.issparse(X) and not spec.sparse_fit else X
         R = _pad_columns(np.asarray(result.R, dtype=np.float64), k)
         L = _pad_columns(np.asarray(result.L, dtype=np.float64), k)
         Rt = np.ascontiguousarray(R.T)
@@ -556,7 +564,7 @@ class RoundingRankFactorization(
             Xp = X if sp.issparse(X) else np.nan_to_num(X)
             L = np.asarray(Xp @ R, dtype=np.float64)
         else:
-            X = X.toarray() if sp.issparse(X) else X
+            X = X.toarray() if sp.issparse(X) and not spec.sparse_fit else X
             kwargs = self._transform_kwargs(self._solver_kwargs())
             L = np.asarray(spec.transform(X, R, **kwargs), dtype=np.float64)
         index, L_train = getattr(self, "_training_rows", ({}, None))
@@ -575,6 +583,8 @@ class RoundingRankFactorization(
         """Logits (or row log-likelihoods) of the fitted L-PCA model for ``X``."""
         check_is_fitted(self)
         X = self._validate_X(X, reset=False)
+        if sp.issparse(X):  # the logits are an m x n array anyway
+            X = X.toarray()
         info = self.solver_info_
         if info["fit_bias"] is True:
             # the logits of transform's rows (a training row keeps its fitted row

@@ -94,7 +94,7 @@ from joblib import effective_n_jobs
 from sklearn.utils import gen_even_slices
 from sklearn.utils.parallel import Parallel, delayed
 
-from sklearn_rrank._rounding import DEFAULT_MARGIN, _certified_entries
+from sklearn_rrank._rounding import DEFAULT_MARGIN, _certified_entries, _row_batches
 from sklearn_rrank._validation import check_binary_matrix, check_tau
 
 __all__ = [
@@ -374,16 +374,25 @@ def _solve_chunk(
                     if lp_value <= _FEASIBLE_OBJECTIVE_TOL * (1.0 + wobs.sum()):
                         codes[t] = _UNCERTIFIED
     objective[codes == _NOT_SOLVED] = _zero_slack(
-        Xc[:, codes == _NOT_SOLVED], weights, tau, eps
+        Xc, np.flatnonzero(codes == _NOT_SOLVED), weights, tau, eps
     )
     return R, codes, objective, feasible
 
 
-def _zero_slack(Xs, weights, tau, eps):
-    """Slack sums of the columns of ``Xs`` at ``r = 0`` (for columns never solved)."""
-    slack = np.where(Xs == 1, max(tau + eps, 0.0), max(eps - tau, 0.0))
-    slack = np.where(np.isnan(Xs), 0.0, slack * weights[:, None])
-    return slack.sum(axis=0)
+def _zero_slack(X, columns, weights, tau, eps):
+    """Slack sums of the columns ``columns`` of ``X`` at ``r = 0`` (never solved).
+
+    Computed by blocks of columns (:func:`~sklearn_rrank._rounding._row_batches`
+    of the transpose), each summed exactly as the whole would be, so no m x n
+    temporary is formed.
+    """
+    out = np.empty(len(columns))
+    for part in _row_batches(len(columns), X.shape[0]):
+        Xs = X[:, columns[part]]
+        slack = np.where(Xs == 1, max(tau + eps, 0.0), max(eps - tau, 0.0))
+        slack = np.where(np.isnan(Xs), 0.0, slack * weights[:, None])
+        out[part] = slack.sum(axis=0)
+    return out
 
 
 # ----------------------------------------------------------------------------------
@@ -507,7 +516,7 @@ def _solve(
             size *= 2
     unsolved = codes == _NOT_SOLVED
     if unsolved.any():
-        objective[unsolved] = _zero_slack(X[:, columns[unsolved]], weights, tau, eps)
+        objective[unsolved] = _zero_slack(X, columns[unsolved], weights, tau, eps)
     return R, codes, objective, feasible
 
 

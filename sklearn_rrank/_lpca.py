@@ -38,6 +38,7 @@ from numbers import Integral, Real
 
 import numpy as np
 import scipy.optimize
+import scipy.sparse as sp
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions, validate_params
 from sklearn.utils.extmath import randomized_svd
@@ -46,7 +47,7 @@ from threadpoolctl import threadpool_limits
 
 from sklearn_rrank._base import FactorizationResult
 from sklearn_rrank._ranksearch import Deadline
-from sklearn_rrank._rounding import _count_errors_factors
+from sklearn_rrank._rounding import _count_errors_factors, _row_batches
 from sklearn_rrank._validation import check_binary_matrix, check_tau
 
 __all__ = [
@@ -155,18 +156,93 @@ def _mm_weights(theta):
 # ---------------------------------------------------------------------------------
 
 
+class _SparseSigns:
+    """The signs ``q = 2X - 1`` of a complete binary CSR matrix, by blocks of rows.
+
+    Only the CSR pattern of the ones is held; ``signs[rows]`` (``rows`` a slice) is
+    the dense int8 block of ``q`` (1 at the ones, -1 elsewhere), equal to the same
+    rows of the dense signs of :class:`_Data`, so every chunk kernel computes
+    exactly what it computes on dense data. A block costs one byte per entry and
+    lives only while its chunk is worked on.
+
+    Parameters
+    ----------
+    indptr, indices : ndarray
+        CSR pattern of the ones (sorted column indices in every row).
+    shape : tuple of int
+        ``(m, n)``.
+    """
+
+    ndim = 2
+    dtype = np.dtype(np.int8)
+
+    def __init__(self, indptr, indices, shape):
+        self.indptr, self.indices, self.shape = indptr, indices, tuple(shape)
+
+    @classmethod
+    def of(cls, X):
+        """The signs of a validated, complete binary CSR matrix ``X``."""
+        X = sp.csr_matrix(X)
+        keep = X.data != 0  # stored zeros are not ones
+        if keep.all():
+            return cls(X.indptr, X.indices, X.shape)
+        rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))[keep]
+        indptr = np.zeros(X.shape[0] + 1, dtype=np.int64)
+        np.cumsum(np.bincount(rows, minlength=X.shape[0]), out=indptr[1:])
+        return cls(indptr, X.indices[keep], X.shape)
+
+    @property
+    def nnz(self):
+        return int(self.indptr[-1])
+
+    def __getitem__(self, rows):
+        if not isinstance(rows, slice):
+            raise TypeError("sparse signs are read by slices of rows only")
+        start, stop, _ = rows.indices(self.shape[0])
+        stop = max(stop, start)
+        out = np.full((stop - start, self.shape[1]), -1, dtype=np.int8)
+        lo, hi = self.indptr[start], self.indptr[stop]
+        r = np.repeat(np.arange(stop - start), np.diff(self.indptr[start : stop + 1]))
+        out[r, self.indices[lo:hi]] = 1
+        return out
+
+    def transposed(self):
+        """The signs of ``X.T`` (the CSR pattern of the columns)."""
+        m, n = self.shape
+        pattern = sp.csr_matrix(
+            (np.ones(self.nnz, dtype=np.int8), self.indices, self.indptr), shape=(m, n)
+        ).tocsc()
+        return _SparseSigns(pattern.indptr, pattern.indices, (n, m))
+
+    def ones_flat(self):
+        """``(row pointer, flat row-major indices)`` of the ones, as :class:`_Data`."""
+        rows = np.repeat(np.arange(self.shape[0], dtype=np.int64), np.diff(self.indptr))
+        return np.asarray(self.indptr, dtype=np.int64), rows * self.shape[1] + (
+            self.indices
+        )
+
+
 class _Data:
     """Validated data prepared for the solvers (both orientations).
 
     ``q`` holds ``2X - 1`` with missing entries set to 0, ``w`` the observation mask
     as float (None when nothing is missing) and ``n_missing`` the missing entries
     per row; ``qt``, ``wt`` and ``n_missing_t`` are the same for the transpose.
+    A complete sparse ``X`` keeps its ones as a CSR pattern: ``q`` and ``qt`` are
+    then :class:`_SparseSigns`, read by chunks of rows (``sparse`` is True), and no
+    m x n array is held.
     """
 
     def __init__(self, X, dtype=np.float64):
-        missing = np.isnan(X)
         self.shape = X.shape
         self.dtype = np.dtype(dtype)
+        self.sparse = sp.issparse(X) and not np.isnan(X.data).any()
+        if self.sparse:
+            self._init_sparse(X)
+            return
+        if sp.issparse(X):  # missing entries in a sparse matrix: dense signs
+            X = X.toarray()
+        missing = np.isnan(X)
         # int8 signs: 1/8 of the memory of float64 (read once per pass); built in
         # place, without m x n integer temporaries
         self.q = np.greater(X, 0).view(np.int8)
@@ -193,6 +269,29 @@ class _Data:
         self.n_missing = missing.sum(axis=1)
         self.n_missing_t = missing.sum(axis=0)
         self.n_observed = int(X.size - np.count_nonzero(missing))
+
+    def _init_sparse(self, X):
+        m, n = self.shape
+        self.q = _SparseSigns.of(X)
+        self.qt = self.q.transposed()
+        self.w = self.wt = None
+        self.ones = None
+        if self.q.nnz <= _SPARSE_ONES * m * n:
+            self.ones = self.q.ones_flat()
+        self.n_missing = np.zeros(m, dtype=np.int64)
+        self.n_missing_t = np.zeros(n, dtype=np.int64)
+        self.n_observed = m * n
+
+    def densified(self):
+        """This data with dense signs (for the m x n entry weights of a boost)."""
+        if not self.sparse:
+            return self
+        other = object.__new__(_Data)
+        other.__dict__.update(self.__dict__)
+        other.sparse = False
+        other.q = self.q[:]
+        other.qt = np.ascontiguousarray(other.q.T)
+        return other
 
     def side(self, transpose):
         if transpose:
@@ -232,8 +331,8 @@ def _buffer(name, shape, dtype):
 
 
 def _chunks(n_rows, n_cols):
-    size = max(1, _CHUNK_ENTRIES // max(n_cols, 1))
-    return [slice(i, min(i + size, n_rows)) for i in range(0, n_rows, size)]
+    """The row blocks of :func:`~sklearn_rrank._rounding._row_batches`, L-PCA's size."""
+    return _row_batches(n_rows, n_cols, _CHUNK_ENTRIES)
 
 
 def _run_chunks(parallel, func, chunks, *args):
@@ -658,6 +757,8 @@ def _svd_init(data, p, kind, random_state, tau=0.5):
     """
     m, n = data.shape
     rng = check_random_state(random_state)
+    if data.sparse:
+        return _svd_init_sparse(data, p, kind, rng, tau)
     # one m x n float64 work array, updated in place
     Z = np.multiply(data.q, _INIT_SCALE, dtype=np.float64)
     if data.w is not None:
@@ -691,14 +792,83 @@ def _svd_init(data, p, kind, random_state, tau=0.5):
     return U, V, mu
 
 
-def _add_column(data, U, V, mu):
+# power iterations of the randomized SVD of the sparse warm start (as randomized_svd)
+_INIT_POWER_ITER = 7
+_INIT_OVERSAMPLES = 10
+
+
+def _svd_init_sparse(data, p, kind, rng, tau):
+    """:func:`_svd_init` for sparse signs: ``c (2X - 1) - mu`` as an operator.
+
+    Complete data only, so ``Z = 2c X - 1 s^T`` with ``s = c + mu`` (``mu`` the column
+    means of ``c (2X - 1)``, the global offset, or 0): a sparse matrix plus a rank-one
+    term. Its top ``p`` singular triplets come from a randomized SVD (Halko et al.,
+    ``p + 10`` samples, 7 QR-normalised power iterations) whose products use the CSR
+    pattern of the ones, so memory grows with the ones and ``(m + n) p``. The result
+    equals the dense warm start up to floating-point rounding (another order of
+    summation), not bit for bit.
+    """
+    m, n = data.shape
+    c = _INIT_SCALE
+    q, qt = data.q, data.qt
+    ones = np.ones(q.nnz)
+    X = sp.csr_matrix((ones, q.indices, q.indptr), shape=(m, n))
+    XT = sp.csr_matrix((ones, qt.indices, qt.indptr), shape=(n, m))
+    col_ones = np.diff(qt.indptr).astype(np.float64)
+    mu = None
+    if kind == "column":
+        mu = c * (2.0 * col_ones - m) / max(m, 1)
+    elif kind == "global":
+        mu = _project_offset(_GLOBAL_INIT * _offset_sign(tau), tau)
+    s = np.broadcast_to(c + (0.0 if mu is None else mu), (n,)).astype(np.float64)
+    if p == 0:
+        return np.zeros((m, 0)), np.zeros((n, 0)), mu
+
+    def matmat(G):  # Z @ G
+        out = 2.0 * c * (X @ G)
+        out -= s @ G
+        return out
+
+    def rmatmat(Q):  # Z.T @ Q
+        out = 2.0 * c * (XT @ Q)
+        out -= np.outer(s, Q.sum(axis=0))
+        return out
+
+    size = min(p + _INIT_OVERSAMPLES, m, n)
+    Q = matmat(rng.standard_normal((n, size)))
+    for _ in range(_INIT_POWER_ITER):
+        Q, _ = np.linalg.qr(Q)
+        Q, _ = np.linalg.qr(rmatmat(Q))
+        Q = matmat(Q)
+    Q, _ = np.linalg.qr(Q)
+    Ab, sv, Bt = np.linalg.svd(rmatmat(Q).T, full_matrices=False)
+    A, sv, B = (Q @ Ab)[:, :p], sv[:p], Bt[:p].T
+    root = np.sqrt(sv)
+    U, V = A * root, B * root
+    small = sv <= 1e-8 * max(sv[0], 1.0)
+    n_extra = p - sv.size + int(small.sum())
+    if n_extra:
+        scale = 1e-2
+        U = np.hstack([U[:, ~small], scale * rng.standard_normal((m, n_extra))])
+        V = np.hstack([V[:, ~small], scale * rng.standard_normal((n, n_extra))])
+    return U, V, mu
+
+
+def _add_column(data, U, V, mu, deadline=None):
     """Add one latent column along the steepest rank-one descent direction.
 
     The new column is the top singular pair ``(a, b)`` of the negative gradient of
     the data loss with respect to the logits, scaled by one Newton step on the
-    objective along ``t a b^T`` (at least a small positive step).
+    objective along ``t a b^T`` (at least a small positive step). On sparse data
+    the pair is found by chunks of rows (:func:`_top_gradient_pair`, which cuts its
+    power iterations short once ``deadline`` has expired).
     """
     m, n = data.shape
+    if data.sparse:
+        a, b, s0, curvature = _top_gradient_pair(data, U, V, mu, deadline)
+        t = min(max(s0 / max(curvature, 1e-12), 1e-2), 1e2)
+        root = np.sqrt(t)
+        return np.hstack([U, root * a[:, None]]), np.hstack([V, root * b[:, None]]), mu
     theta = U @ V.T
     if mu is not None:
         theta += mu
@@ -721,6 +891,75 @@ def _add_column(data, U, V, mu):
         np.hstack([V, root * b[:, None]]),
         mu,
     )
+
+
+def _gradient_blocks(data, U, V, mu, curvature=False):
+    """``(rows, g)`` (``(rows, g, h)`` with ``curvature``) by the chunks of the data.
+
+    ``g`` and ``h`` are the first and second derivatives of the entry losses at the
+    logits ``U V^T + mu`` (:func:`_grad_hess_terms`), one chunk of rows at a time.
+    """
+    for rows in _chunks(*data.shape):
+        theta = U[rows] @ V.T
+        if mu is not None:
+            theta += mu
+        if curvature:
+            g, h = _grad_hess_terms(theta, data.q[rows])
+            yield rows, g, h
+        else:  # g = (tanh(theta / 2) - q) / 2 only
+            np.multiply(theta, 0.5, out=theta)
+            np.tanh(theta, out=theta)
+            theta -= data.q[rows]
+            theta *= 0.5
+            yield rows, theta
+
+
+# power iterations for the top singular pair of the gradient of sparse data: every
+# product recomputes the gradient chunk by chunk (a pass of tanh over all entries),
+# so fewer than the dense SVD's 7; the pair is a heuristic direction for a new column
+_ADD_COLUMN_POWER_ITER = 2
+
+
+def _top_gradient_pair(data, U, V, mu, deadline=None):
+    """Top singular pair of ``-g`` and the curvature along it, by chunks of rows.
+
+    The sparse-data counterpart of the dense SVD in :func:`_add_column`: ``g`` is
+    recomputed chunk by chunk in every product of a randomized power iteration
+    (one vector plus 10 samples, ``_ADD_COLUMN_POWER_ITER`` iterations, fewer once
+    ``deadline`` has expired), so no m x n array is held. Returns ``(a, b, sigma,
+    (a * a) @ h @ (b * b))``.
+    """
+    m, n = data.shape
+    rng = np.random.RandomState(0)
+    size = min(1 + _INIT_OVERSAMPLES, m, n)
+
+    def matmat(G):  # -g @ G
+        out = np.empty((m, G.shape[1]))
+        for rows, g in _gradient_blocks(data, U, V, mu):
+            np.matmul(g, -G, out=out[rows])
+        return out
+
+    def rmatmat(Q):  # -g.T @ Q
+        out = np.zeros((n, Q.shape[1]))
+        for rows, g in _gradient_blocks(data, U, V, mu):
+            out -= g.T @ Q[rows]
+        return out
+
+    Q = matmat(rng.standard_normal((n, size)))
+    for _ in range(_ADD_COLUMN_POWER_ITER):
+        if deadline is not None and deadline.expired():
+            break  # the sampled range is a (rougher) direction too
+        Q, _ = np.linalg.qr(Q)
+        Q, _ = np.linalg.qr(rmatmat(Q))
+        Q = matmat(Q)
+    Q, _ = np.linalg.qr(Q)
+    Ab, sv, Bt = np.linalg.svd(rmatmat(Q).T, full_matrices=False)
+    a, b = Q @ Ab[:, 0], Bt[0]
+    b2 = b * b
+    curvature = 0.0
+    for rows, _, h in _gradient_blocks(data, U, V, mu, curvature=True):
+        curvature += float((a[rows] * a[rows]) @ (h @ b2))
+    return a, b, float(sv[0]), curvature
 
 
 def _init_from_factors(L, R, kind, tau, m, n, k):
@@ -1872,8 +2111,8 @@ def lpca_deviances(X, U, V, mu=None):
 
     Parameters
     ----------
-    X : ndarray of shape (n_samples, n_features)
-        Binary data, ``NaN`` = missing.
+    X : ndarray or CSR matrix of shape (n_samples, n_features)
+        Binary data, ``NaN`` = missing (a sparse matrix is read by chunks of rows).
     U : ndarray of shape (n_samples, p)
     V : ndarray of shape (n_features, p)
     mu : ndarray of shape (n_features,), scalar or None, default=None
@@ -1884,10 +2123,15 @@ def lpca_deviances(X, U, V, mu=None):
     deviance, null_deviance : float
     """
     deviance = -2.0 * float(row_log_likelihood(X, U, V, mu).sum())
-    X = np.asarray(X, dtype=np.float64)
-    observed = ~np.isnan(X)
-    n1 = np.count_nonzero(X == 1, axis=0).astype(np.float64)
-    n0 = observed.sum(axis=0) - n1
+    if sp.issparse(X) and not np.isnan(X.data).any():  # complete: no m x n array
+        n1 = np.bincount(X.indices[X.data == 1], minlength=X.shape[1])
+        n1 = n1.astype(np.float64)
+        n0 = X.shape[0] - n1
+    else:
+        X = np.asarray(X.toarray() if sp.issparse(X) else X, dtype=np.float64)
+        observed = ~np.isnan(X)
+        n1 = np.count_nonzero(X == 1, axis=0).astype(np.float64)
+        n0 = observed.sum(axis=0) - n1
     with np.errstate(divide="ignore", invalid="ignore"):
         p = n1 / (n1 + n0)
         loglik = np.where(n1 > 0, n1 * np.log(p), 0.0) + np.where(
@@ -1903,13 +2147,16 @@ def row_log_likelihood(X, U, V, mu=None):
     entries are ignored), computed in chunks of rows with the solvers' entry losses
     (no overflow; exponent arguments clipped at 700, below 1e-300 in the result).
     """
-    X = np.asarray(X, dtype=np.float64)
-    missing = bool(np.isnan(X).any())
+    if sp.issparse(X):
+        X = sp.csr_matrix(X)
+        missing = bool(np.isnan(X.data).any())
+    else:
+        X = np.asarray(X, dtype=np.float64)
+        missing = bool(np.isnan(X).any())
     out = np.empty(X.shape[0])
-    step = max(1, _CHUNK_ENTRIES // max(1, X.shape[1]))
-    for start in range(0, X.shape[0], step):
-        rows = slice(start, start + step)
-        q = 2.0 * X[rows] - 1.0
+    for rows in _chunks(*X.shape):
+        Xb = X[rows].toarray() if sp.issparse(X) else X[rows]
+        q = 2.0 * Xb - 1.0
         if missing:
             unobserved = np.isnan(q)
             q[unobserved] = 0.0

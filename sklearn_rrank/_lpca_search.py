@@ -22,6 +22,7 @@ import time
 from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions, validate_params
 
@@ -35,6 +36,7 @@ from sklearn_rrank._lpca import (
     _stop_delta,
     _svd_init,
 )
+from sklearn_rrank._memory import fits_in_memory
 from sklearn_rrank._ranksearch import Deadline, run_rank_search
 from sklearn_rrank._rounding import (
     _count_errors_factors,
@@ -242,6 +244,9 @@ _FAR_FRACTION = 0.5
 _ASCENT_SHARE = 0.3
 # seconds between two progress events inside a long fit
 _TICK_SECONDS = 1.0
+# bytes per entry of the boost on densified sparse data: the weights in both
+# orientations (float64) and the dense signs (int8, both orientations)
+_BOOST_BYTES_PER_ENTRY = 18
 
 
 def _unsafe_mask(U, V, mu, data, tau):
@@ -280,6 +285,13 @@ def _boost(data, U, V, mu, *, tau, alpha, n_jobs, deadline, verbose, tick=None):
     when only a handful of entries resist; returns the final state and whether it
     is exact.
     """
+    if data.sparse:
+        # the weights are an m x n array: sparse data is densified for the boost
+        # only when that fits in memory
+        m, n = data.shape
+        if not fits_in_memory(m * n * _BOOST_BYTES_PER_ENTRY):
+            return U, V, mu, False
+        data = data.densified()
     weights = np.ones(data.shape)
     for _ in range(_BOOST_ROUNDS):
         if deadline.expired():
@@ -336,8 +348,14 @@ def _rescue(incumbent, data, U, V, mu, L, R, *, tau, n_jobs, deadline, verbose, 
         L, R = Lb, Rb
     if deadline.expired():
         return False, rinfo
+    X = incumbent.X
+    if sp.issparse(X):  # the LP engine reads dense rows and columns
+        if not fits_in_memory(X.shape[0] * X.shape[1] * 8 * 2):
+            rinfo["message"] = "LP refinement skipped: X would not fit dense"
+            return False, rinfo
+        X = X.toarray()
     L2, R2, refine_info = _lpca_refine(
-        incumbent.X, L, R, tau=tau, n_jobs=n_jobs, deadline=deadline
+        X, L, R, tau=tau, n_jobs=n_jobs, deadline=deadline
     )
     rinfo["errors_removed"] = refine_info["errors_removed"]
     if refine_info["certified"] and incumbent.offer(L2, R2):
@@ -425,7 +443,7 @@ def _lpca_search(
                 data, p, kind, seeds[0], tau
             )
         while U.shape[1] < p:  # one column per step of the ascent
-            U, V, mu = _add_column(data, U, V, mu)
+            U, V, mu = _add_column(data, U, V, mu, deadline)
         tick = _ticker(incumbent, k)
         U, V, mu, n_iter, finfo = _fit_core(
             data,

@@ -7,7 +7,7 @@ seconds, before any large allocation.
 
 import os
 
-__all__ = ["available_memory", "check_sparse_memory", "gib"]
+__all__ = ["available_memory", "check_sparse_memory", "fits_in_memory", "gib"]
 
 # float64 vectors of length m + n that the methods hold at least (factors of one
 # column, gradients, row and column scores): a matrix whose rows and columns do not
@@ -60,6 +60,21 @@ def available_memory():
             avail = left if avail is None else min(avail, left)
             break
     return avail if avail is not None and avail > 0 else None
+
+
+# share of the available memory that one dense work array of a method may take
+_DENSE_SHARE = 0.5
+
+
+def fits_in_memory(n_bytes):
+    """Whether a method may allocate ``n_bytes`` of dense work now.
+
+    True when the bytes are at most half of :func:`available_memory` (or when that
+    is unknown). Methods that need dense data ask this first and are skipped, with
+    a message, when it says no.
+    """
+    avail = available_memory()
+    return avail is None or n_bytes <= _DENSE_SHARE * avail
 
 
 def gib(n_bytes):

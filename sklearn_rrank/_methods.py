@@ -86,6 +86,10 @@ class MethodSpec:
     sparse : bool
         ``lower``/``search`` work on CSR input without densifying (the portfolio
         hands them a sparse copy of sparse data).
+    sparse_from_dense : bool
+        With ``sparse``: the portfolio also hands the method a sparse copy of dense
+        data with few ones (False for a method whose sparse path computes in another
+        order, so that dense data keeps its results bit for bit).
     sparse_fit : bool
         ``fit`` works on CSR input without densifying (the estimator keeps sparse
         input sparse).
@@ -111,6 +115,7 @@ class MethodSpec:
     weight: float = 1.0
     default: bool = False
     sparse: bool = False
+    sparse_from_dense: bool = True
     sparse_fit: bool = False
     probabilistic: bool = False
 
@@ -427,6 +432,7 @@ METHODS = MappingProxyType(
                 "rank_one",
                 "exact rank-one test (the paper's Proposition 'rounding rank one')",
                 search=_rank_one_search,
+                sparse=True,
                 cost=0,
                 weight=0,
                 default=True,
@@ -446,6 +452,7 @@ METHODS = MappingProxyType(
                 "VC-dimension lower bound (largest shattered set, also with "
                 "complements: VC - 1)",
                 lower=_vc_lower,
+                sparse=True,
                 cost=3,
                 weight=1,
                 default=True,
@@ -471,6 +478,9 @@ METHODS = MappingProxyType(
                 transform=_lpca_transform,
                 probabilistic=True,
                 missing=True,
+                sparse=True,
+                sparse_from_dense=False,
+                sparse_fit=True,
                 fit_params=MappingProxyType(_LPCA_FIT),
                 search_params=MappingProxyType(_LPCA_SEARCH),
                 uses_max_iter=True,

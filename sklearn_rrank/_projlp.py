@@ -126,6 +126,9 @@ def _status_counts(codes):
 def _projection_input(X, nonnegative, tau=0.5):
     """The points that are projected: ``X`` with missing entries (NaN) set to 0.
 
+    Complete ``X`` with ``tau > 0`` (and not ``nonnegative``) is returned as it is:
+    callers treat the points as read only.
+
     For ``tau <= 0`` (and not ``nonnegative``) the points are the halved sign
     matrix ``X - 1/2`` (missing entries 0, halfway): a projection of ``X`` itself
     maps an all-zero row to ``L_i = 0``, whose products ``0 >= tau`` all round to 1,
@@ -139,7 +142,10 @@ def _projection_input(X, nonnegative, tau=0.5):
     """
     if not nonnegative:
         centre = 0.5 if tau <= 0 else 0.0
-        return np.where(np.isnan(X), 0.0, X - centre)
+        missing = np.isnan(X)
+        if centre == 0.0 and not missing.any():
+            return X  # the points are X itself (read only): no m x n copy
+        return np.where(missing, 0.0, X - centre)
     X0 = np.where(np.isnan(X), 0.0, X)
     return np.hstack([X0, np.where(np.isnan(X), 0.0, 1.0 - X)])
 

@@ -262,8 +262,11 @@ def _projlp_search(
     # rows of X[:, col_rep], which holds a copy of every distinct column)
     col_rep, col_owner = incumbent.data.unique_columns
     row_rep, weights, row_owner = incumbent.data.unique_rows
-    Xu = X[np.ix_(row_rep, col_rep)]  # one m' x n' copy
-    X0u = _projection_input(X[row_rep], nonnegative, tau)
+    # X itself where no row (column) is merged: copies only of what merging shrinks
+    Xr = X if row_rep.size == X.shape[0] else X[row_rep]
+    Xu = Xr if col_rep.size == X.shape[1] else Xr[:, col_rep]  # read only
+    X0u = _projection_input(Xr, nonnegative, tau)
+    del Xr
     n_in = X0u.shape[1]
     m_u, n_u = Xu.shape
     queue = list(range(n_u))  # attempt order; failing columns move to the front

@@ -82,6 +82,9 @@ class BinaryData:
     def unique_columns(self):
         """``(representatives, owner)``: first column of each distinct column, in
         order of first occurrence, and for every column the index of its class."""
+        if self._pattern is not None:
+            first, _, owner = _pattern_classes(self._pattern.T.tocsr())
+            return first, owner
         from sklearn_rrank._lp import _unique_columns
 
         return _unique_columns(self._dense)
@@ -89,6 +92,8 @@ class BinaryData:
     @cached_property
     def unique_rows(self):
         """``(representatives, counts, owner)`` of the distinct rows (as columns)."""
+        if self._pattern is not None:
+            return _pattern_classes(self._pattern)
         from sklearn_rrank._lp import _row_keys
 
         keys = _row_keys(self._dense)
@@ -104,6 +109,42 @@ class BinaryData:
     @property
     def _dense(self):
         return self.X.toarray() if sp.issparse(self.X) else self.X
+
+    @cached_property
+    def _pattern(self):
+        """The CSR pattern of the ones of complete sparse ``X`` (else None)."""
+        if not sp.issparse(self.X) or np.isnan(self.X.data).any():
+            return None
+        P = sp.csr_matrix(self.X, copy=True)
+        P.eliminate_zeros()
+        P.sort_indices()
+        return P
+
+
+def _pattern_classes(P):
+    """Classes of identical rows of a CSR pattern, in order of first occurrence.
+
+    Rows are compared by the bytes of their sorted column indices (a hash table of
+    the sparse rows, no dense row is formed). Returns ``(first, counts, owner)``
+    as :attr:`BinaryData.unique_rows`.
+    """
+    classes = {}
+    owner = np.empty(P.shape[0], dtype=np.int64)
+    first, counts = [], []
+    indptr, indices = P.indptr, P.indices
+    for i in range(P.shape[0]):
+        key = indices[indptr[i] : indptr[i + 1]].tobytes()
+        c = classes.setdefault(key, len(first))
+        if c == len(first):
+            first.append(i)
+            counts.append(0)
+        counts[c] += 1
+        owner[i] = c
+    return (
+        np.asarray(first, dtype=np.int64),
+        np.asarray(counts, dtype=np.float64),
+        owner,
+    )
 
 
 class Deadline:

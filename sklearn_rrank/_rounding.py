@@ -21,12 +21,25 @@ __all__ = ["certify_rounding", "round_matrix", "rounding_error"]
 #: default relative safety margin of :func:`certify_rounding`
 DEFAULT_MARGIN = 1e-9
 
-# entries per block when products are formed block-wise (64 MiB of float64)
-_BLOCK_ENTRIES = 1 << 23
+# entries per block when products are formed block-wise (8 MiB of float64: a
+# certificate check holds about six such arrays per block)
+_BLOCK_ENTRIES = 1 << 20
 
 
-def _row_batches(n_rows, n_cols):
-    return gen_batches(n_rows, max(1, _BLOCK_ENTRIES // max(n_cols, 1)))
+def _row_batches(n_rows, n_cols, entries=None):
+    """The package's one row-block policy: slices of rows of about ``entries`` each.
+
+    Every m x n computation on data or factors (products ``L @ R.T``, error counts,
+    certificates, the L-PCA chunks with their smaller ``entries``, densified rows of
+    sparse data) runs over these blocks, so its memory is bounded by the block and
+    never grows with ``m``. The blocks depend on the shape only, never on
+    ``n_jobs``. ``entries`` defaults to ``_BLOCK_ENTRIES``.
+    """
+    if entries is None:
+        entries = _BLOCK_ENTRIES
+    if n_rows <= 0:
+        return []
+    return list(gen_batches(n_rows, max(1, entries // max(n_cols, 1))))
 
 
 @validate_params(

@@ -17,13 +17,13 @@ import scipy.linalg
 import scipy.sparse as sp
 from scipy.linalg.blas import dger as _dger
 from scipy.sparse.linalg import svds
-from sklearn.utils import check_random_state, gen_batches
+from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, validate_params
 from threadpoolctl import threadpool_limits
 
 from sklearn_rrank._base import FactorizationResult
 from sklearn_rrank._ranksearch import run_rank_search
-from sklearn_rrank._rounding import _csr_ones
+from sklearn_rrank._rounding import _csr_ones, _row_batches
 from sklearn_rrank._validation import check_binary_matrix, check_tau
 
 __all__ = ["rsvd_error_curve", "rsvd_fit", "rsvd_rank_upper_bound", "truncated_svd"]
@@ -123,7 +123,10 @@ def _gram_svd(X, K):
     G = A.T @ A
     G = G.toarray() if sp.issparse(G) else np.asarray(G)
     small = G.shape[0]
-    w, V = scipy.linalg.eigh(G, subset_by_index=[small - K, small - 1])
+    # G is this function's own array: LAPACK may work in it (no n x n copy)
+    w, V = scipy.linalg.eigh(
+        G, subset_by_index=[small - K, small - 1], overwrite_a=True
+    )
     order = np.argsort(w)[::-1]
     w, V = w[order], V[:, order]
     s = np.sqrt(np.clip(w, 0.0, None))
@@ -166,7 +169,7 @@ def rsvd_error_curve(X, U, s, Vt, *, tau=0.5):
     # errors = ones + #(A >= tau) - 2 #(ones where A >= tau): the ones are gathered
     # by their flat positions in the block, so X is never densified
     with threadpool_limits(limits=1, user_api="blas"):
-        for rows in gen_batches(m, block):
+        for rows in _row_batches(m, n, _SCAN_BLOCK_ENTRIES):
             at_ones = _flat_ones(X, rows, n)
             A = np.zeros((at_ones[1], n))
             flat = A.reshape(-1)
@@ -293,6 +296,8 @@ def _offer_truncation(incumbent, U, s, Vt, k):
     m, n = U.shape[0], Vt.shape[1]
     if k == 0:
         return incumbent.offer(np.zeros((m, 0)), np.zeros((n, 0)))
+    if np.all(s[:k] == 1.0):  # the scan's U already holds U S: no m x k copy
+        return incumbent.offer(U[:, :k], Vt[:k].T)
     return incumbent.offer(U[:, :k] * s[:k], Vt[:k].T)
 
 
@@ -308,84 +313,92 @@ def _scan_exhaustive(X, incumbent, U, s, Vt, tau):
 
 
 def _scan_blocked(X, incumbent, deadline, U, s, Vt, tau, block):
-    """Anytime scan from the top: ``A -= U_b S_b V_b^T`` one block at a time.
+    """Scan from the top: ``A -= U_b S_b V_b^T`` one block of components at a time.
 
-    ``A`` starts as the rank-K truncation, which is certified at once when it is
-    exact (an early bound). Blocks of components are then subtracted and the errors
-    counted at each block boundary while the boundaries stay exact. At the first
-    boundary with errors, the entries wrong there are followed component by
-    component up the block to find the least exact ``k`` inside it, which is
-    certified (if that fails, the lowest exact boundary is). A certificate costs two
-    m x n x k products, so only these are certified; when the deadline comes close,
-    the lowest exact boundary seen so far is certified and the scan stops. On large
-    matrices this finds the least ``k`` of the last stretch of exact truncations,
-    which is the paper's first exact ``k`` unless the error curve returns to zero
-    and rises again below it (the exhaustive scan of small inputs sees every ``k``).
-    Memory: one m x n float64 matrix and one boolean mask besides the triplets.
+    The boundaries are ``K, K - block, ..., 0``. Every block of rows (the row
+    blocks of :func:`~sklearn_rrank._rounding._row_batches`, at most
+    ``_SCAN_ROW_ENTRIES`` entries) starts from its rank-K truncation and subtracts
+    blocks of components while its rounding stays exact, down to the highest
+    boundary at which some earlier block of rows already failed; the ones are read
+    from ``X``'s CSR pattern when it is sparse, so only the block is ever dense. The
+    lowest boundary exact for every row is thus the one above the highest failing
+    boundary (``bottom``); the entries wrong at ``bottom`` are then followed component
+    by component up to the next boundary to find the least exact ``k`` there, which
+    is certified (if that fails, the lowest exact boundary is). On large matrices
+    this finds the least ``k`` of the last stretch of exact truncations, which is the
+    paper's first exact ``k`` unless the error curve returns to zero and rises again
+    below it (the exhaustive scan of small inputs sees every ``k``). When the
+    deadline comes close before every block of rows is scanned, nothing is
+    certified. Memory: the triplets and one block of rows (float64 and a mask).
     """
     m, n = X.shape
     K = s.shape[0]
-    ones = X.astype(bool).toarray() if sp.issparse(X) else X == 1
     US = U
     US *= s  # in place: U is this search's own array (saves an m x K copy)
     s = np.ones_like(s)  # the truncations below are US[:, :k] @ Vt[:k]
-    wrong = np.empty((m, n), dtype=bool)
-
-    def count(A):
-        np.greater_equal(A, tau, out=wrong)
-        np.not_equal(wrong, ones, out=wrong)
-        return int(np.count_nonzero(wrong))
-
-    def time_for(n_products, seconds):
-        rem = deadline.remaining()
-        return rem is None or rem > n_products * seconds
-
-    # one product and one certificate (two products) must fit before starting
-    if not time_for(3, 2.0 * m * n * K / _gemm_rate()):
-        return "time limit"
+    bounds = list(range(K, 0, -block)) + [0]  # K, K - block, ..., 0
+    fail = -1  # index into bounds of the highest failing boundary (-1: none yet)
+    wrong_at_fail = []  # (rows, cols, values, targets) of the entries wrong there
+    batches = _row_batches(m, n, _SCAN_ROW_ENTRIES)
     t0 = time.perf_counter()
-    A = US @ Vt
-    product_seconds = time.perf_counter() - t0  # one m x n x K product
-    n_wrong = count(A)
-    incumbent.record(K, n_wrong, message=f"R-SVD scan k={K}")
-    if n_wrong:
-        return "the rank-K truncation is not exact"
-    # rank min(m, n) is what the trivial factorization gives for free
-    if K < min(m, n) and time_for(3, product_seconds):
-        _offer_truncation(incumbent, U, s, Vt, K)
-    lowest_exact, top = K, K
-    while top > 0:
-        if not time_for(3, product_seconds):
-            # keep what the descent has shown: certify its lowest exact boundary
-            if lowest_exact < min(m, n) and time_for(2, product_seconds):
-                _offer_truncation(incumbent, U, s, Vt, lowest_exact)
-            return "time limit"
-        bottom = max(0, top - block)
-        A -= US[:, bottom:top] @ Vt[bottom:top]
-        n_wrong = count(A)
-        incumbent.record(bottom, n_wrong, message=f"R-SVD scan k={bottom}")
-        if n_wrong == 0:
-            lowest_exact, top = bottom, bottom
-            continue
-        # the least exact k in (bottom, top]: follow the entries wrong at bottom
-        idx = np.flatnonzero(wrong.ravel())
-        rows, cols = np.unravel_index(idx, (m, n))
-        vals = A.ravel()[idx].copy()
-        target = ones.ravel()[idx]
-        for k in range(bottom, top):
-            vals += US[rows, k] * Vt[k, cols]
-            if np.all((vals >= tau) == target):
-                if _offer_truncation(incumbent, U, s, Vt, k + 1):
-                    return "certified"
-        break
+    for i, rows in enumerate(batches):
+        if i and deadline.limited:
+            per_batch = (time.perf_counter() - t0) / i
+            # the rest of the scan and a certificate (two products) must fit
+            if deadline.remaining() < (len(batches) - i + 2) * per_batch:
+                return "time limit"
+        at_ones, size = _flat_ones(X, rows, n)
+        ones = np.zeros(size * n, dtype=bool)
+        ones[at_ones] = True
+        ones = ones.reshape(size, n)
+        Ub = US[rows]
+        A = Ub @ Vt
+        wrong = np.empty_like(ones)
+        j = 0
+        while True:
+            np.greater_equal(A, tau, out=wrong)
+            np.not_equal(wrong, ones, out=wrong)
+            if np.count_nonzero(wrong):
+                if fail == -1 or j < fail:  # a higher failing boundary
+                    fail, wrong_at_fail = j, []
+                if j == fail:
+                    r, c = np.nonzero(wrong)
+                    wrong_at_fail.append((r + rows.start, c, A[r, c], ones[r, c]))
+                break
+            if j + 1 == len(bounds) or (fail != -1 and j + 1 > fail):
+                break  # exact down to 0, or down to the boundary known to fail
+            top, bottom = bounds[j], bounds[j + 1]
+            A -= Ub[:, bottom:top] @ Vt[bottom:top]
+            j += 1
+        if fail == 0:  # the rank-K truncation is not exact: stop at once
+            incumbent.record(K, None, message=f"R-SVD scan k={K}: not exact")
+            return "the rank-K truncation is not exact"
+    if fail == -1:
+        _offer_truncation(incumbent, U, s, Vt, 0)
+        return "certified"
+    lowest_exact, bottom = bounds[fail - 1], bounds[fail]
+    incumbent.record(lowest_exact, 0, message=f"R-SVD scan k={lowest_exact}")
+    rows_ = np.concatenate([w[0] for w in wrong_at_fail])
+    cols = np.concatenate([w[1] for w in wrong_at_fail])
+    vals = np.concatenate([w[2] for w in wrong_at_fail])
+    target = np.concatenate([w[3] for w in wrong_at_fail])
+    incumbent.record(bottom, int(vals.size), message=f"R-SVD scan k={bottom}")
+    # the least exact k in (bottom, top]: follow the entries wrong at bottom
+    for k in range(bottom, lowest_exact):
+        vals += US[rows_, k] * Vt[k, cols]
+        if np.all((vals >= tau) == target):
+            if _offer_truncation(incumbent, U, s, Vt, k + 1):
+                return "certified"
     _offer_truncation(incumbent, U, s, Vt, lowest_exact)
     return "certified"
 
 
 # at most this many operations (m n K) for the exhaustive per-k scan
 _EXHAUSTIVE_WORK = 4e9
-# components per block of the anytime scan
+# components per block of the scan from the top
 _SCAN_BLOCK = 64
+# entries per block of rows of that scan (float64 and a mask: 36 MiB)
+_SCAN_ROW_ENTRIES = 1 << 22
 
 
 def _rsvd_search(

@@ -16,6 +16,7 @@ import scipy.sparse as sp
 from scipy.sparse.linalg import LinearOperator, svds
 from sklearn.utils._param_validation import validate_params
 
+from sklearn_rrank._memory import fits_in_memory
 from sklearn_rrank._ranksearch import Deadline, rank_zero_possible
 from sklearn_rrank._validation import check_binary_matrix, check_tau
 
@@ -25,6 +26,8 @@ __all__ = ["spectral_lower_bound"]
 # (ARPACK, anytime) instead of all of them: a full LAPACK SVD of APJ's 2.4 M entries
 # took 9-12 s on a loaded machine where 8 leading values (0.3 s) already show d*
 _DENSE_SPECTRAL_ENTRIES = 250_000
+# float64 m x n arrays that all singular values need (2X - 1 and LAPACK's work)
+_FULL_SVD_COPIES = 3
 
 
 def _forster_d_star(sq, n_entries):
@@ -94,6 +97,8 @@ def _sign_rank_lower_bound(X, deadline=None):
         K *= 4
     if deadline.limited:
         return best, False  # all values of a large matrix: not within a budget
+    if not fits_in_memory(_FULL_SVD_COPIES * 8 * m * n):
+        return best, False  # all values need the dense matrix: it does not fit
     Xd = X.toarray() if sp.issparse(X) else X
     sq = scipy.linalg.svdvals(2.0 * Xd - 1.0) ** 2
     return _forster_d_star(sq, m * n), True
@@ -106,7 +111,8 @@ def _spectral_bound(X, tau, deadline=None):
     d_star, exact = _sign_rank_lower_bound(X, deadline)
     info = {"stopped_early": not exact}
     if not exact:
-        info["message"] = f"time limit: d* > {d_star - 1} shown with leading values"
+        why = "time limit" if Deadline.coerce(deadline).limited else "memory"
+        info["message"] = f"{why}: d* > {d_star - 1} shown with leading values"
     return max(d_star - 1, 1), info
 
 

@@ -1,6 +1,7 @@
 """The trivial certificate: ``X`` itself as a factor (rank ``min(m, n)``)."""
 
 import numpy as np
+import scipy.sparse as sp
 
 __all__ = ["trivial_upper_bound"]
 
@@ -13,6 +14,11 @@ def trivial_upper_bound(X, *, tau=0.5):
     shifts the zeros below ``tau``.
     """
     m, n = X.shape
+    if sp.issparse(X):  # the factor is dense: one m x n array, scaled in place
+        X = X.toarray()
+        if tau > 0:
+            X *= 2 * tau
+            return (X, np.eye(n)) if n <= m else (np.eye(m), X.T)
     if tau > 0:
         if n <= m:
             L, R = 2 * tau * X, np.eye(n)

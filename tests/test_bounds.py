@@ -171,3 +171,66 @@ def test_keyboard_interrupt_keeps_the_bounds(monkeypatch, where):
 def test_an_uninterrupted_call_is_not_marked():
     res = rounding_rank_bounds(np.eye(4), methods=("spectral", "rsvd"))
     assert not res.interrupted and res.to_dict()["interrupted"] is False
+
+
+# -- sparse data stays sparse ----------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def sparse_small():
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(7)
+    A = rng.standard_normal((400, 3)) @ rng.standard_normal((3, 120))
+    X = (A >= np.quantile(A, 0.95)).astype(np.float64)
+    X[10] = X[3]  # a repeated row and column for the merged classes
+    X[:, 8] = X[:, 2]
+    return X, sp.csr_matrix(X)
+
+
+def test_sparse_input_gives_the_dense_bounds(sparse_small):
+    X, Xs = sparse_small
+    methods = ("rank_one", "spectral", "rsvd")
+    dense = rounding_rank_bounds(X, methods=methods, random_state=0)
+    sparse = rounding_rank_bounds(Xs, methods=methods, random_state=0)
+    assert (sparse.lower, sparse.upper) == (dense.lower, dense.upper)
+    assert certify_rounding(Xs, sparse.L, sparse.R)
+
+
+def test_dense_only_method_is_skipped_when_it_would_not_fit(sparse_small, monkeypatch):
+    import sklearn_rrank._bounds as bounds
+
+    _, Xs = sparse_small
+    monkeypatch.setattr(bounds, "fits_in_memory", lambda n_bytes: False)
+    res = rounding_rank_bounds(Xs, methods=("rank_one", "projlp"), random_state=0)
+    row = next(r for r in res.report if r["method"] == "projlp")
+    assert row["status"] == "skipped"
+    assert "needs the dense matrix" in row["message"]
+    assert certify_rounding(Xs, res.L, res.R)  # the trivial fallback, from sparse
+
+
+def test_binary_data_merges_sparse_rows_like_dense(sparse_small):
+    from sklearn_rrank._ranksearch import BinaryData
+
+    X, Xs = sparse_small
+    dense, sparse = BinaryData(X), BinaryData(Xs)
+    for a, b in zip(dense.unique_rows, sparse.unique_rows, strict=True):
+        np.testing.assert_array_equal(a, b)
+    for a, b in zip(dense.unique_columns, sparse.unique_columns, strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert sparse.unique_rows[0].size < X.shape[0]
+    assert sparse.unique_columns[0].size < X.shape[1]
+
+
+def test_spectral_all_values_skipped_when_dense_would_not_fit(monkeypatch):
+    import scipy.sparse as sp
+
+    import sklearn_rrank._spectral as spectral
+
+    X = sp.random(600, 450, density=0.02, format="csr", random_state=0)
+    X.data[:] = 1.0
+    monkeypatch.setattr(spectral, "_forster_d_star", lambda sq, size: None)
+    monkeypatch.setattr(spectral, "fits_in_memory", lambda n_bytes: False)
+    bound, info = spectral._spectral_bound(X, 0.5)
+    assert (bound, info["stopped_early"]) == (128, True)
+    assert info["message"].startswith("memory")

@@ -460,3 +460,19 @@ def test_nested_without_a_nodf_drop_prints_no_note(capsys):
     assert main(["nested", "paleo", "-q"]) == 0
     text = capsys.readouterr().out
     assert "nested matrix" in text and "note:" not in text
+
+
+def test_sparse_data_stays_sparse_at_the_door(tmp_path):
+    import scipy.sparse as sp
+
+    from sklearn_rrank._cli import _load_data
+
+    X, _ = _load_data("apj", keep_sparse=True)  # 0.3% ones
+    assert sp.issparse(X)
+    assert not sp.issparse(_load_data("apj")[0])
+    assert not sp.issparse(_load_data("paleo", keep_sparse=True)[0])  # 11% ones
+    path = tmp_path / "x.fimi"
+    path.write_text("".join(f"{i % 20}\n" for i in range(40)))  # 40 x 20, 5% ones
+    Xf, name = _load_data(str(path), keep_sparse=True)
+    assert sp.issparse(Xf) and name == "x.fimi" and Xf.shape == (40, 20)
+    assert not sp.issparse(_load_data(str(path))[0])

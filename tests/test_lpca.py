@@ -586,3 +586,82 @@ def test_float32_stop_margin_covers_the_float32_logit_error(p, seed, scale):
     assert np.abs(theta32 - theta).max() <= d32 - d64 * (1 - 1e-6)
     # the added margin is (p + 4) float32 epsilons on the same scale
     assert_allclose(d32 / d64, 1 + (p + 4) * np.finfo(np.float32).eps / 1e-6, rtol=1e-5)
+
+
+# -- sparse data: the ones as a CSR pattern, no m x n array -------------------------
+
+
+@pytest.fixture(scope="module")
+def sparse_planted():
+    rng = np.random.default_rng(3)
+    A = rng.standard_normal((1200, 5)) @ rng.standard_normal((5, 300))
+    return (A >= np.quantile(A, 0.97)).astype(np.float64)
+
+
+def test_sparse_signs_blocks_equal_dense_signs(sparse_planted):
+    import scipy.sparse as sp
+
+    X = sparse_planted
+    dense, sparse = _lpca._Data(X), _lpca._Data(sp.csr_matrix(X))
+    assert sparse.sparse and not dense.sparse
+    for rows in _lpca._chunks(*X.shape)[:3] + [slice(5, 9)]:
+        assert_array_equal(sparse.q[rows], dense.q[rows])
+    assert_array_equal(sparse.qt[slice(0, 300)], dense.qt)
+    assert_array_equal(sparse.ones[0], dense.ones[0])
+    assert_array_equal(sparse.ones[1], dense.ones[1])
+    # a stored zero is not a one
+    Xs = sp.csr_matrix(X)
+    Xs.data[0] = 0.0
+    X0 = Xs.toarray()
+    assert_array_equal(_lpca._Data(Xs).q[0:50], _lpca._Data(X0).q[0:50])
+
+
+@pytest.mark.parametrize("fit_bias", [True, "global"])
+def test_sparse_fit_matches_dense_fit(sparse_planted, fit_bias):
+    import scipy.sparse as sp
+
+    X = sparse_planted
+    kw = dict(fit_bias=fit_bias, random_state=0, max_iter=30)
+    dense = lpca_fit(X, 4, **kw)
+    sparse = lpca_fit(sp.csr_matrix(X), 4, **kw)
+    # the sweeps are the same kernels on the same signs; only the SVD warm start
+    # is another (blocked, operator) computation of the same factors
+    assert abs(sparse.info["n_errors"] - dense.info["n_errors"]) <= 2
+    assert_allclose(sparse.info["deviance"], dense.info["deviance"], rtol=1e-3)
+    assert_allclose(sparse.info["null_deviance"], dense.info["null_deviance"])
+
+
+def test_sparse_add_column_matches_dense(sparse_planted):
+    import scipy.sparse as sp
+
+    X = sparse_planted
+    dense, sparse = _lpca._Data(X), _lpca._Data(sp.csr_matrix(X))
+    U, V, mu = _lpca._svd_init(dense, 2, "column", np.random.RandomState(0))
+    Ud, Vd, _ = _lpca._add_column(dense, U, V, mu)
+    Us, Vs, _ = _lpca._add_column(sparse, U, V, mu)
+    # nearly the same rank-one direction (fewer power iterations on sparse data)
+    for a, b in ((Ud[:, -1], Us[:, -1]), (Vd[:, -1], Vs[:, -1])):
+        cosine = abs(a @ b) / (np.linalg.norm(a) * np.linalg.norm(b))
+        assert cosine > 0.999
+    assert_allclose(np.linalg.norm(Us[:, -1]), np.linalg.norm(Ud[:, -1]), rtol=1e-2)
+
+
+def test_estimator_fits_and_transforms_sparse_lpca(sparse_planted, monkeypatch):
+    import scipy.sparse as sp
+
+    import sklearn_rrank._factorization as factorization
+    from sklearn_rrank import RoundingRankFactorization
+
+    X = sparse_planted[:400]
+    Xs = sp.csr_matrix(X)
+    kw = dict(method="lpca", random_state=0, max_iter=50)
+    dense = RoundingRankFactorization(5, **kw).fit(X)
+    sparse = RoundingRankFactorization(5, **kw).fit(Xs)
+    assert abs(sparse.reconstruction_err_ - dense.reconstruction_err_) <= 2
+    L = sparse.transform(Xs)
+    assert (sparse.inverse_transform(L) != X).sum() <= sparse.reconstruction_err_
+    # a method that needs the dense matrix says so when it would not fit
+    monkeypatch.setattr(factorization, "fits_in_memory", lambda n_bytes: False)
+    with pytest.raises(ValueError, match="works on the dense matrix"):
+        RoundingRankFactorization(2, method="projlp").fit(Xs)
+    RoundingRankFactorization(2, method="lpca", max_iter=5).fit(Xs)  # stays sparse

@@ -112,3 +112,20 @@ def test_time_limit_skips_an_svd_that_cannot_finish(monkeypatch, rng):
     res = rsvd_rank_upper_bound(X, time_limit=5)
     assert res.rank is None and res.stopped_early
     assert "skipped" in res.info["message"]
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_blocked_scan_by_blocks_of_rows_equals_one_block(rng, monkeypatch, sparse):
+    import scipy.sparse as sp
+
+    import sklearn_rrank._rsvd as rsvd
+
+    X = (rng.random((80, 40)) < 0.25).astype(float)
+    monkeypatch.setattr(rsvd, "_EXHAUSTIVE_WORK", 0)
+    monkeypatch.setattr(rsvd, "_SCAN_BLOCK", 5)
+    one = rsvd_rank_upper_bound(X)
+    # blocks of 3 rows: the failing boundary is found by another block of rows
+    monkeypatch.setattr(rsvd, "_SCAN_ROW_ENTRIES", 3 * 40)
+    many = rsvd_rank_upper_bound(sp.csr_matrix(X) if sparse else X)
+    assert many.rank == one.rank
+    assert certify_rounding(X, many.L, many.R)

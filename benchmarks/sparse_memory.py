@@ -1,0 +1,170 @@
+"""Peak memory of the default runs on sparse input (issue 28, part 1).
+
+Each case runs in its own process under ``/usr/bin/time -v`` (its "Maximum resident
+set size" is the peak) with the data handed over as a ``scipy.sparse`` CSR matrix:
+
+* ``abstracts_lpca``: ``RoundingRankFactorization(100, method="lpca", n_jobs=2,
+  time_limit=T)`` on Abstracts (12841 x 4894, 0.9% ones);
+* ``abstracts_lpca30``: the same with ``max_iter=30`` and no effective time limit
+  (30 L-BFGS iterations: the errors are comparable between commits);
+* ``abstracts_bounds``: ``rounding_rank_bounds`` with the default methods,
+  ``time_limit=T``, ``n_jobs=2``;
+* ``planted_lpca`` / ``planted_rsvd``: a planted 50000 x 5000 matrix of rank 20 at
+  0.5% ones (Gaussian factors, threshold at the 99.5% quantile of a sample block,
+  built by blocks of rows straight into CSR): ``RoundingRankFactorization(20,
+  method="lpca", time_limit=T)`` and ``rounding_rank_bounds(methods=("rsvd",),
+  time_limit=T)``.
+
+Usage::
+
+    python benchmarks/sparse_memory.py CASE [--time-limit T]   # one case, JSON line
+    python benchmarks/sparse_memory.py --all [--time-limit T]  # every case
+
+``--all`` writes ``benchmarks/results/sparse_memory.json`` (merging the cases into
+what is there, keyed by case and commit), with the 1-minute load average at the
+start of each run: the machine is shared and the seconds are noisy.
+"""
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results" / "sparse_memory.json"
+CASES = (
+    "abstracts_lpca",
+    "abstracts_lpca30",
+    "abstracts_bounds",
+    "planted_lpca",
+    "planted_rsvd",
+)
+
+
+def _planted(path, m=50000, n=5000, k=20, density=0.005, seed=0):
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(seed)
+    L, R = rng.standard_normal((m, k)), rng.standard_normal((n, k))
+    tau = float(np.quantile((L[:2000] @ R.T).ravel(), 1 - density))
+    parts = [
+        sp.csr_matrix((L[i : i + 2000] @ R.T >= tau).astype(np.uint8))
+        for i in range(0, m, 2000)
+    ]
+    sp.save_npz(path, sp.vstack(parts).tocsr())
+
+
+def _abstracts():
+    from sklearn_rrank.datasets import load_abstracts
+
+    return load_abstracts(sparse=True).data
+
+
+def run_case(case, time_limit, planted_path):
+    import warnings
+
+    import scipy.sparse as sp
+
+    from sklearn_rrank import RoundingRankFactorization, rounding_rank_bounds
+
+    warnings.simplefilter("ignore")
+    X = _abstracts() if case.startswith("abstracts") else sp.load_npz(planted_path)
+    X = sp.csr_matrix(X)
+    t0 = time.perf_counter()
+    out = {"case": case, "shape": list(X.shape), "ones": int(X.nnz)}
+    if case in ("abstracts_lpca", "abstracts_lpca30", "planted_lpca"):
+        k = 100 if case.startswith("abstracts") else 20
+        kw = {"time_limit": time_limit}
+        if case == "abstracts_lpca30":
+            kw = {"max_iter": 30, "time_limit": 1e5}
+        est = RoundingRankFactorization(
+            k, method="lpca", random_state=0, n_jobs=2, **kw
+        ).fit(X)
+        out.update(
+            errors=int(est.reconstruction_err_),
+            relative_error=float(est.relative_error_),
+            n_iter=int(est.n_iter_),
+        )
+    else:
+        methods = "default" if case == "abstracts_bounds" else ("rsvd",)
+        b = rounding_rank_bounds(
+            X, methods=methods, time_limit=time_limit, n_jobs=2, random_state=0
+        )
+        out.update(
+            lower=b.lower,
+            upper=b.upper,
+            upper_method=b.upper_method,
+            report=[
+                [r["method"], r["status"], r["bound"], round(r["seconds"], 1)]
+                for r in b.report
+            ],
+        )
+    out["seconds"] = time.perf_counter() - t0
+    out["time_limit"] = time_limit
+    return out
+
+
+def _commit():
+    try:
+        return subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            cwd=HERE,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("case", nargs="?", choices=CASES)
+    parser.add_argument("--all", action="store_true")
+    parser.add_argument("--time-limit", type=float, default=120.0)
+    parser.add_argument("--planted", default=None, help="path of the planted .npz")
+    args = parser.parse_args(argv)
+    if args.case:
+        print(json.dumps(run_case(args.case, args.time_limit, args.planted)))
+        return 0
+    if not args.all:
+        parser.error("give a case or --all")
+    results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {"runs": []}
+    commit = _commit()
+    with tempfile.TemporaryDirectory() as tmp:
+        planted = os.path.join(tmp, "planted.npz")
+        _planted(planted)
+        for case in CASES:
+            load = os.getloadavg()[0]
+            cmd = ["/usr/bin/time", "-v", sys.executable, __file__, case]
+            cmd += ["--time-limit", str(args.time_limit), "--planted", planted]
+            proc = subprocess.run(cmd, capture_output=True, text=True)
+            peak = re.search(
+                r"Maximum resident set size \(kbytes\): (\d+)", proc.stderr
+            )
+            row = json.loads(proc.stdout.strip().splitlines()[-1])
+            row.update(
+                commit=commit,
+                peak_rss_mb=int(peak.group(1)) / 1024 if peak else None,
+                load_average_1min=load,
+            )
+            print(json.dumps(row), flush=True)
+            results["runs"] = [
+                r
+                for r in results["runs"]
+                if (r["case"], r.get("commit")) != (case, commit)
+            ] + [row]
+    RESULTS.parent.mkdir(exist_ok=True)
+    RESULTS.write_text(json.dumps(results, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
