@@ -8,6 +8,7 @@ rounding compared with the data, so each entry is touched once per k while it si
 cache. The error is not monotone in k, so the scan is exhaustive (no bisection).
 """
 
+import contextlib
 import os
 import time
 from numbers import Integral, Real
@@ -79,10 +80,24 @@ def truncated_svd(X, n_components=None, *, random_state=None):
         U, s, Vt = svds(sp.csr_matrix(X), k=K, v0=v0, tol=_ARPACK_TOL, solver="arpack")
         order = np.argsort(s)[::-1]
         return U[:, order], s[order], Vt[order]
-    if sp.issparse(X) or m * n > _DENSE_SVD_ENTRIES:
-        return _gram_svd(X, K)
-    U, s, Vt = scipy.linalg.svd(X, full_matrices=False, lapack_driver="gesdd")
+    with _lapack_threads():
+        if sp.issparse(X) or m * n > _DENSE_SVD_ENTRIES:
+            return _gram_svd(X, K)
+        U, s, Vt = scipy.linalg.svd(X, full_matrices=False, lapack_driver="gesdd")
     return U[:, :K], s[:K], Vt[:K]
+
+
+def _lapack_threads():
+    """One BLAS thread for a long LAPACK call on a busy machine, else no limit.
+
+    With the cores busy, OpenBLAS's threads wait for each other: a full SVD of a
+    2000 x 1000 matrix took 2.1-13.1 s with two threads and 0.8-0.9 s with one,
+    beside two busy processes on this 2-core machine (0.38 s and 0.57 s idle). A
+    1-minute load average of at least one per core counts as busy.
+    """
+    if _load_average() >= 1.0:
+        return threadpool_limits(limits=1, user_api="blas")
+    return contextlib.nullcontext()
 
 
 def _target_svd(X, K, tau, random_state=None):
@@ -155,6 +170,11 @@ def rsvd_error_curve(X, U, s, Vt, *, tau=0.5):
         ``errors[k]`` is the number of entries where ``round_tau`` of the rank-k
         truncation differs from ``X``; ``errors[0]`` is for the zero matrix.
     """
+    return _error_curve(X, U, s, Vt, tau)
+
+
+def _error_curve(X, U, s, Vt, tau, deadline=None):
+    """:func:`rsvd_error_curve` on trusted input; None if ``deadline`` expires."""
     m, n = X.shape
     K = s.shape[0]
     US = U * s
@@ -175,6 +195,8 @@ def rsvd_error_curve(X, U, s, Vt, *, tau=0.5):
             flat = A.reshape(-1)
             at_ones = at_ones[0]
             w = wrong[: A.shape[0]]
+            if deadline is not None and deadline.expired():
+                return None  # checked every block of rows (about 0.1 s of work)
             Ub = np.ascontiguousarray(US[rows])
             for k in range(K):
                 _dger(1.0, Vt[k], Ub[:, k], a=A.T, overwrite_a=1)  # A += u_k v_k^T
@@ -285,11 +307,15 @@ def _load_factor():
     later). The estimate is scaled by the 1-minute load average per core, when it
     exceeds 1, so that such a call is skipped rather than overrun its budget.
     """
+    return max(1.0, _load_average())
+
+
+def _load_average():
+    """The 1-minute load average per core (0 where the platform has none)."""
     try:
-        load = os.getloadavg()[0] / max(os.cpu_count() or 1, 1)
-    except (AttributeError, OSError):  # no load average on this platform
-        return 1.0
-    return max(1.0, load)
+        return os.getloadavg()[0] / max(os.cpu_count() or 1, 1)
+    except (AttributeError, OSError):
+        return 0.0
 
 
 def _offer_truncation(incumbent, U, s, Vt, k):
@@ -301,9 +327,14 @@ def _offer_truncation(incumbent, U, s, Vt, k):
     return incumbent.offer(U[:, :k] * s[:k], Vt[:k].T)
 
 
-def _scan_exhaustive(X, incumbent, U, s, Vt, tau):
-    """Error of every truncation (:func:`rsvd_error_curve`), then certify zeros."""
-    errors = rsvd_error_curve(X, U, s, Vt, tau=tau)
+def _scan_exhaustive(X, incumbent, deadline, U, s, Vt, tau):
+    """Error of every truncation (:func:`rsvd_error_curve`), then certify zeros.
+
+    Returns None (nothing recorded or certified) if the deadline ends the scan.
+    """
+    errors = _error_curve(X, U, s, Vt, tau, deadline)
+    if errors is None:
+        return None
     for k, e in enumerate(errors):
         incumbent.errors_by_k[k] = int(e)
     for k in np.flatnonzero(errors == 0):
@@ -436,8 +467,9 @@ def _rsvd_search(
     U, s, Vt = _target_svd(X, K, tau, random_state=random_state)
     info["svd_seconds"] = time.perf_counter() - t0
     if float(m) * n * K <= _EXHAUSTIVE_WORK:
-        _scan_exhaustive(X, incumbent, U, s, Vt, tau)
         info["scan"] = "exhaustive"
+        if _scan_exhaustive(X, incumbent, deadline, U, s, Vt, tau) is None:
+            info["stopped_early"] = True
     else:
         info["scan"] = f"blocked ({_SCAN_BLOCK} components per block)"
         reason = _scan_blocked(X, incumbent, deadline, U, s, Vt, tau, _SCAN_BLOCK)
