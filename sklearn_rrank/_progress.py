@@ -131,14 +131,14 @@ class ProgressPrinter:
         stage = event.get("stage")
         if self._tty is None:
             self._tty = self._isatty()
+        now = _monotonic()  # the one clock read of the hot path
         if self.heartbeat is not None:
-            self._event = (event, _monotonic())
+            self._event = (event, now)
             if self._thread is None:
                 self._start_heartbeat()
         if stage == "end":
             self._write(event, final=True)
             return
-        now = _monotonic()
         if self._tty:
             if now - self._last >= self.redraw_interval:
                 self._last = now
