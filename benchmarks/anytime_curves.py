@@ -11,7 +11,8 @@ with :func:`~sklearn_rrank.certify_rounding`.
 Saves ``benchmarks/results/anytime_<data>_<budget>s[_loaded].json`` and the
 matching ``.png`` (the package's ``RankSearchDisplay``).
 
-Usage: ``python benchmarks/anytime_curves.py --data apj --time-limit 60 [--busy 2]``
+Usage: ``python benchmarks/anytime_curves.py --data apj --time-limit 60 [--busy 2]
+[--methods lpca]``
 """
 
 import argparse
@@ -48,13 +49,31 @@ def interval_curve(report):
     return out
 
 
+def _commit():
+    try:
+        return subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            cwd=os.path.dirname(os.path.abspath(__file__)),
+        ).stdout.strip()
+    except OSError:
+        return None
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", choices=sorted(LOADERS), default="apj")
     parser.add_argument("--time-limit", type=float, default=60.0)
     parser.add_argument("--busy", type=int, default=0, help="busy processes beside")
     parser.add_argument("--no-plot", action="store_true")
+    parser.add_argument(
+        "--methods",
+        default="default",
+        help="comma-separated methods of rounding_rank_bounds (default: its default)",
+    )
     args = parser.parse_args()
+    methods = "default" if args.methods == "default" else tuple(args.methods.split(","))
     X = LOADERS[args.data]().data
     procs = [
         subprocess.Popen([sys.executable, "-c", "while True: pass"])
@@ -64,7 +83,7 @@ def main():
         load_before = os.getloadavg()[0]
         t0 = time.perf_counter()
         res = rounding_rank_bounds(
-            X, time_limit=args.time_limit, n_jobs=2, random_state=0
+            X, methods=methods, time_limit=args.time_limit, n_jobs=2, random_state=0
         )
         wall = time.perf_counter() - t0
         load_after = os.getloadavg()[0]
@@ -76,6 +95,8 @@ def main():
         "data": args.data,
         "shape": list(X.shape),
         "time_limit": args.time_limit,
+        "methods": list(methods) if methods != "default" else "default",
+        "commit": _commit(),
         "busy_processes": args.busy,
         "load_1min_before": load_before,
         "load_1min_after": load_after,
@@ -89,8 +110,10 @@ def main():
         "interval_curve": interval_curve(res.report),
         "report": res.report,
     }
-    stem = f"anytime_{args.data}_{args.time_limit:g}s" + (
-        "_loaded" if args.busy else ""
+    stem = (
+        f"anytime_{args.data}_{args.time_limit:g}s"
+        + ("" if methods == "default" else "_" + "_".join(methods))
+        + ("_loaded" if args.busy else "")
     )
     os.makedirs(RESULTS, exist_ok=True)
     with open(os.path.join(RESULTS, stem + ".json"), "w") as fh:
