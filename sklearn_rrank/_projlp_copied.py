@@ -17,9 +17,7 @@ import scipy.sparse as sp
 from joblib import effective_n_jobs
 
 from sklearn_rrank import _projlp
-from sklearn_rrank._lp import (
-    _solve,
-)
+from sklearn_rrank._lp_engine import _solve
 from sklearn_rrank._projlp import _Projection
 from sklearn_rrank._rounding import (
     _uncertified_counts,

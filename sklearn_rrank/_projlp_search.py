@@ -18,7 +18,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.parallel import Parallel, delayed
 
 from sklearn_rrank import _projlp
-from sklearn_rrank._lp import (
+from sklearn_rrank._lp_engine import (
     _NOT_SOLVED,
     DEFAULT_EPS,
     STATUS_NAMES,

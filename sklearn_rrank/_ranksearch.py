@@ -85,7 +85,7 @@ class BinaryData:
         if self._pattern is not None:
             first, _, owner = _pattern_classes(self._pattern.T.tocsr())
             return first, owner
-        from sklearn_rrank._lp import _unique_columns
+        from sklearn_rrank._lp_engine import _unique_columns
 
         return _unique_columns(self._dense)
 
@@ -94,7 +94,7 @@ class BinaryData:
         """``(representatives, counts, owner)`` of the distinct rows (as columns)."""
         if self._pattern is not None:
             return _pattern_classes(self._pattern)
-        from sklearn_rrank._lp import _row_keys
+        from sklearn_rrank._lp_engine import _row_keys
 
         keys = _row_keys(self._dense)
         _, first, inverse, counts = np.unique(
