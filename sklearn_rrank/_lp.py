@@ -24,9 +24,10 @@ Neumann, Gemulla, Miettinen, "What You Will Gain By Rounding: Theory and Algorit
 Rounding Rank", ICDM 2016, Section 3, paragraph "Projection-based algorithm (ProjLP)".
 """
 
-import numbers
+from numbers import Integral, Real
 
 import numpy as np
+from sklearn.utils._param_validation import Interval, validate_params
 
 from sklearn_rrank._lp_engine import (
     DEFAULT_EPS,
@@ -35,7 +36,7 @@ from sklearn_rrank._lp_engine import (
     _unique_columns,
     _unique_rows,
 )
-from sklearn_rrank._validation import check_binary_matrix, check_tau
+from sklearn_rrank._validation import check_binary_matrix
 
 __all__ = [
     "DEFAULT_EPS",
@@ -47,28 +48,18 @@ __all__ = [
 
 
 # ----------------------------------------------------------------------------------
-# parameter checks
+# parameter constraints (declared once) and input checks
 # ----------------------------------------------------------------------------------
-def _check_eps(eps):
-    if isinstance(eps, bool) or not isinstance(eps, numbers.Real):
-        raise TypeError(f"eps must be a real number, got {eps!r}.")
-    eps = float(eps)
-    if not (np.isfinite(eps) and eps >= 0):
-        raise ValueError(f"eps must be a finite number >= 0, got {eps}.")
-    return eps
-
-
-def _check_time_limit(time_limit):
-    if time_limit is None:
-        return None
-    if isinstance(time_limit, bool) or not isinstance(time_limit, numbers.Real):
-        raise TypeError(
-            f"time_limit must be a number of seconds or None, got {time_limit!r}."
-        )
-    time_limit = float(time_limit)
-    if not time_limit >= 0 or np.isnan(time_limit):
-        raise ValueError(f"time_limit must be >= 0 seconds, got {time_limit}.")
-    return time_limit
+#: the LPs' parameters and their constraints: the doors of this module, and ``eps``
+#: of ProjLP (:func:`~sklearn_rrank._projlp.projlp_fit` and ``method_params``)
+LP_PARAMS = {
+    "X": ["array-like"],
+    "tau": [Interval(Real, None, None, closed="neither")],
+    "eps": [Interval(Real, 0, None, closed="left")],
+    "nonnegative": ["boolean"],
+    "n_jobs": [Integral, None],
+    "time_limit": [Interval(Real, 0, None, closed="left"), None],
+}
 
 
 def _check_factor(F, n_rows, name, rows_name):
@@ -101,13 +92,12 @@ def _check_columns(columns, n):
     return np.where(columns < 0, columns + n, columns)
 
 
-def _validate(L, X, tau, eps, time_limit, factor_name, rows_name):
-    tau = check_tau(tau)
-    eps = _check_eps(eps)
-    time_limit = _check_time_limit(time_limit)
+def _validate(L, X, tau, eps, time_limit):
+    """Data checks of a column door (its parameters passed ``validate_params``)."""
     X = check_binary_matrix(X, allow_missing=True, accept_sparse=False)
-    L = _check_factor(L, X.shape[0], factor_name, rows_name)
-    return L, X, tau, eps, time_limit
+    L = _check_factor(L, X.shape[0], "L", "rows")
+    time_limit = None if time_limit is None else float(time_limit)
+    return L, X, float(tau), float(eps), time_limit
 
 
 def _solve_public(L, X, columns, *, feasibility, merge_columns=True, **kwargs):
@@ -134,6 +124,10 @@ def _solve_public(L, X, columns, *, feasibility, merge_columns=True, **kwargs):
     return R[owner], names[codes[owner]], objective[owner], feasible[owner]
 
 
+@validate_params(
+    {"L": ["array-like"], **LP_PARAMS, "columns": ["array-like", None]},
+    prefer_skip_nested_validation=True,
+)
 def solve_columns_l1(
     L,
     X,
@@ -224,7 +218,7 @@ def solve_columns_l1(
     >>> bool(((L @ R.T >= 0.5) == X)[:, 0].all())
     True
     """
-    L, X, tau, eps, time_limit = _validate(L, X, tau, eps, time_limit, "L", "rows")
+    L, X, tau, eps, time_limit = _validate(L, X, tau, eps, time_limit)
     return _solve_columns_l1(
         L,
         X,
@@ -264,6 +258,15 @@ def _solve_columns_l1(
     return R, status, objective
 
 
+@validate_params(
+    {
+        "L": ["array-like"],
+        **LP_PARAMS,
+        "columns": ["array-like", None],
+        "stop_at_first_infeasible": ["boolean"],
+    },
+    prefer_skip_nested_validation=True,
+)
 def solve_columns_feasibility(
     L,
     X,
@@ -339,7 +342,7 @@ def solve_columns_feasibility(
     >>> feasible.tolist()      # column 1 (ones at 1 and 2, zero at 3) needs r < 0 < r
     [True, False]
     """
-    L, X, tau, eps, time_limit = _validate(L, X, tau, eps, time_limit, "L", "rows")
+    L, X, tau, eps, time_limit = _validate(L, X, tau, eps, time_limit)
     cols = _check_columns(columns, X.shape[1])
     R, status, _, feasible = _solve_public(
         L,
@@ -358,6 +361,10 @@ def solve_columns_feasibility(
     return R, feasible, status
 
 
+@validate_params(
+    {"R": ["array-like"], **LP_PARAMS, "rows": ["array-like", None]},
+    prefer_skip_nested_validation=True,
+)
 def solve_rows_l1(
     R,
     X,
@@ -423,19 +430,16 @@ def solve_rows_l1(
     >>> status.tolist(), bool(objective[0] < 1e-9)
     (['optimal'], True)
     """
-    tau = check_tau(tau)
-    eps = _check_eps(eps)
-    time_limit = _check_time_limit(time_limit)
     X = check_binary_matrix(X, allow_missing=True, accept_sparse=False)
     R = _check_factor(R, X.shape[1], "R", "columns")
     return _solve_rows_l1(
         R,
         X,
-        tau=tau,
-        eps=eps,
+        tau=float(tau),
+        eps=float(eps),
         nonnegative=nonnegative,
         n_jobs=n_jobs,
-        time_limit=time_limit,
+        time_limit=None if time_limit is None else float(time_limit),
         rows=rows,
     )
 
