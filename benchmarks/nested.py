@@ -39,7 +39,7 @@ import numpy as np
 from sklearn_rrank._nested import (
     is_nested,
 )
-from sklearn_rrank._nested_approx import (
+from sklearn_rrank._nested_bmna import (
     _bmna,
     _nnrr1,
     _positional_r,

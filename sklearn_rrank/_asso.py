@@ -23,17 +23,18 @@ covered cells. Each step therefore costs O(|usage| * |basis vector| * n_features
 instead of O(n_samples * n_features**2).
 """
 
-import numbers
 import time
+from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
 from joblib import effective_n_jobs
 from sklearn.utils import gen_batches
+from sklearn.utils._param_validation import Interval, StrOptions, validate_params
 from sklearn.utils.parallel import Parallel, delayed
 
 from sklearn_rrank._base import FactorizationResult
-from sklearn_rrank._validation import check_binary_matrix, check_tau
+from sklearn_rrank._validation import check_binary_matrix
 
 __all__ = ["asso_fit", "asso_transform"]
 
@@ -48,37 +49,20 @@ _MAX_AUTO_ROWS = 5000
 _BLOCK_ENTRIES = 1 << 22
 
 
-def _check_boolean_tau(tau):
-    tau = check_tau(tau)
-    if not 0 < tau <= 1:
-        raise ValueError(
-            f"tau must be in (0, 1] for the Boolean product of binary factors to be "
-            f"their rounding (round_tau(L @ R.T) == L o R.T), got tau={tau}."
-        )
-    return tau
+#: the rounding thresholds at which the Boolean product of binary factors is their
+#: rounding (``round_tau(L @ R.T) == L o R.T``): ``0 < tau <= 1``
+BOOLEAN_TAU = [Interval(Real, 0, 1, closed="right")]
 
-
-def _check_weight(value, name, *, allow_zero):
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {value!r}.")
-    value = float(value)
-    if not np.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
-        bound = ">= 0" if allow_zero else "> 0"
-        raise ValueError(f"{name} must be finite and {bound}, got {value}.")
-    return value
-
-
-def _check_threshold(threshold):
-    if threshold is None:
-        return None
-    if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real):
-        raise TypeError(f"threshold must be a real number or None, got {threshold!r}.")
-    threshold = float(threshold)
-    if not 0 < threshold <= 1:
-        raise ValueError(
-            f"threshold (the confidence threshold) must be in (0, 1], got {threshold}."
-        )
-    return threshold
+#: Asso's parameters and their constraints, declared once: the doors
+#: :func:`asso_fit` and :func:`asso_transform` and the method parameters of
+#: ``method="asso"`` (the registry's ``fit_params`` and ``search_params``)
+ASSO_PARAMS = {
+    "threshold": [Interval(Real, 0, 1, closed="right"), None],
+    "bonus_covered": [Interval(Real, 0, None, closed="neither")],
+    "penalty_overcovered": [Interval(Real, 0, None, closed="left")],
+    "strict": ["boolean"],
+    "orientation": [StrOptions({"auto", "columns", "rows"})],
+}
 
 
 def _association_matrix(Xs):
@@ -174,6 +158,17 @@ def _asso_greedy(Xs, conf, threshold, strict, k, w_plus, w_minus, verbose=0):
     return S, B, error, n_steps
 
 
+@validate_params(
+    {
+        "X": ["array-like", "sparse matrix"],
+        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "tau": BOOLEAN_TAU,
+        **ASSO_PARAMS,
+        "n_jobs": [Integral, None],
+        "verbose": ["verbose"],
+    },
+    prefer_skip_nested_validation=True,
+)
 def asso_fit(
     X,
     n_components,
@@ -303,27 +298,14 @@ def asso_fit(
     >>> res.info["boolean_error"]
     0
     """
-    tau = _check_boolean_tau(tau)
-    if isinstance(n_components, bool) or not isinstance(n_components, numbers.Integral):
-        raise TypeError(f"n_components must be an integer, got {n_components!r}.")
-    if n_components < 1:
-        raise ValueError(f"n_components must be >= 1, got {n_components}.")
-    k = int(n_components)
-    threshold = _check_threshold(threshold)
-    w_plus = _check_weight(bonus_covered, "bonus_covered", allow_zero=False)
-    w_minus = _check_weight(penalty_overcovered, "penalty_overcovered", allow_zero=True)
     X = check_binary_matrix(X, allow_missing=False, accept_sparse=True, method="asso")
-    if orientation not in ("columns", "rows", "auto"):
-        raise ValueError(
-            f"orientation must be 'columns', 'rows' or 'auto', got {orientation!r}."
-        )
     return _asso_fit(
         X,
-        k,
-        tau=tau,
-        threshold=threshold,
-        w_plus=w_plus,
-        w_minus=w_minus,
+        int(n_components),
+        tau=float(tau),
+        threshold=None if threshold is None else float(threshold),
+        w_plus=float(bonus_covered),
+        w_minus=float(penalty_overcovered),
         strict=bool(strict),
         orientation=orientation,
         n_jobs=n_jobs,
@@ -420,6 +402,16 @@ def _asso_grid(grid, Xs, conf, k, strict, w_plus, w_minus, n_jobs, verbose):
     return runs
 
 
+@validate_params(
+    {
+        "X": ["array-like", "sparse matrix"],
+        "R": ["array-like"],
+        "tau": BOOLEAN_TAU,
+        "bonus_covered": ASSO_PARAMS["bonus_covered"],
+        "penalty_overcovered": ASSO_PARAMS["penalty_overcovered"],
+    },
+    prefer_skip_nested_validation=True,
+)
 def asso_transform(X, R, *, tau=0.5, bonus_covered=1.0, penalty_overcovered=1.0):
     """Binary usage of new rows for a fixed Asso basis.
 
@@ -469,21 +461,21 @@ def asso_transform(X, R, *, tau=0.5, bonus_covered=1.0, penalty_overcovered=1.0)
     array([[1., 0.],
            [0., 0.]])
     """
-    _check_boolean_tau(tau)
-    w_plus = _check_weight(bonus_covered, "bonus_covered", allow_zero=False)
-    w_minus = _check_weight(penalty_overcovered, "penalty_overcovered", allow_zero=True)
     X = check_binary_matrix(X, allow_missing=False, accept_sparse=True, method="asso")
     R = check_binary_matrix(R, allow_missing=False, input_name="R")
-    return _asso_transform(X, R, w_plus=w_plus, w_minus=w_minus)
+    if R.shape[0] != X.shape[1]:
+        raise ValueError(
+            f"R must have shape (n_features, k) = ({X.shape[1]}, k), got shape "
+            f"{R.shape}."
+        )
+    return _asso_transform(
+        X, R, w_plus=float(bonus_covered), w_minus=float(penalty_overcovered)
+    )
 
 
 def _asso_transform(X, R, *, w_plus, w_minus):
-    """:func:`asso_transform` on validated ``X`` and binary ``R``; no checks."""
+    """:func:`asso_transform` on validated ``X`` and binary ``R`` of matching shape."""
     m, n = X.shape
-    if R.shape[0] != n:
-        raise ValueError(
-            f"R must have shape (n_features, k) = ({n}, k), got shape {R.shape}."
-        )
     Xs = sp.csc_matrix(X, dtype=np.float64)
     k = R.shape[1]
     L = np.zeros((m, k))

@@ -19,7 +19,7 @@ import numpy as np
 from sklearn.utils import check_array, check_random_state
 from sklearn.utils._param_validation import Interval, validate_params
 
-from sklearn_rrank._lp import DEFAULT_EPS, STATUS_NAMES, _check_eps, _solve_public
+from sklearn_rrank._lp import DEFAULT_EPS, STATUS_NAMES, _solve_public
 from sklearn_rrank._ranksearch import Deadline
 from sklearn_rrank._spectral import _sign_rank_lower_bound
 from sklearn_rrank._validation import check_binary_matrix, check_n_jobs, check_tau
@@ -178,9 +178,7 @@ def linear_separability(
         )
     fit_intercept = bool(fit_intercept)
     scale_free = fit_intercept or tau == 0.0
-    eps = (1.0 if scale_free else DEFAULT_EPS) if eps is None else _check_eps(eps)
-    if eps == 0:
-        raise ValueError("eps must be > 0 to decide strict separability.")
+    eps = (1.0 if scale_free else DEFAULT_EPS) if eps is None else float(eps)
     F = np.hstack([X, np.ones((X.shape[0], 1))]) if fit_intercept else X
     # with an intercept the threshold is absorbed: solve at threshold 0
     lp_tau = 0.0 if fit_intercept else tau

@@ -25,7 +25,12 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from sklearn_rrank._lpca import lpca_row_logits
 from sklearn_rrank._memory import check_sparse_memory, fits_in_memory, gib
-from sklearn_rrank._methods import FIT_METHODS, METHODS, check_method_params
+from sklearn_rrank._methods import (
+    FIT_METHODS,
+    METHODS,
+    check_method_params,
+    check_method_tau,
+)
 from sklearn_rrank._rounding import (
     _count_uncertified,
     _round_factors,
@@ -347,6 +352,9 @@ class RoundingRankFactorization(
                 "use max_iter >= 1 or None."
             )
         check_n_jobs(self.n_jobs)
+        check_method_tau(
+            spec, self.tau, f"{type(self).__name__}(method={self.method!r})"
+        )
         return {
             "tau": float(self.tau),
             "nonnegative": bool(self.nonnegative),

@@ -45,7 +45,13 @@ from sklearn_rrank import (
 from sklearn_rrank._ranksearch import ascend
 from sklearn_rrank._rounding import _count_errors_factors
 
-__all__ = ["METHODS", "MethodSpec", "check_method_params", "method_seed"]
+__all__ = [
+    "METHODS",
+    "MethodSpec",
+    "check_method_params",
+    "check_method_tau",
+    "method_seed",
+]
 
 
 @dataclass(frozen=True)
@@ -96,6 +102,10 @@ class MethodSpec:
     probabilistic : bool
         The fit is a probability model: the estimator offers ``predict_proba``,
         ``score_samples`` and ``deviance_explained_``.
+    tau : tuple or None
+        Constraints on ``tau`` beyond a finite real number that the fit needs
+        (checked by the estimator with :func:`check_method_tau`); its rank search
+        reports "not applicable" for other ``tau``.
     """
 
     name: str
@@ -118,6 +128,7 @@ class MethodSpec:
     sparse_from_dense: bool = True
     sparse_fit: bool = False
     probabilistic: bool = False
+    tau: object = None
 
 
 def method_seed(random_state, method):
@@ -163,6 +174,14 @@ def check_method_params(spec, params, which):
     return params
 
 
+def check_method_tau(spec, tau, caller_name):
+    """Raise ``InvalidParameterError`` if the fit of ``spec`` cannot use ``tau``."""
+    if spec.tau is not None:
+        validate_parameter_constraints(
+            {"tau": list(spec.tau)}, {"tau": tau}, caller_name=caller_name
+        )
+
+
 # -- method parameter constraints (scikit-learn style), declared once per family ------
 _POSITIVE_INT = [Interval(Integral, 1, None, closed="left")]
 _NONNEG_INT = [Interval(Integral, 0, None, closed="left")]
@@ -181,13 +200,9 @@ _LPCA_SEARCH = {
     "polish": ["boolean"],
     "fit_bias": ["boolean", StrOptions({"global"})],
 }
-_PROJLP_SHARED = {
-    "projection": [StrOptions({"sparse", "dense", "sign"})],
-    "eps": _NONNEG_REAL,
-}
-_PROJLP_FIT = {**_PROJLP_SHARED, "solver": [StrOptions({"auto", "lp", "hinge"})]}
+_PROJLP_FIT = _projlp.PROJLP_PARAMS
 _PROJLP_SEARCH = {
-    **_PROJLP_SHARED,
+    **{k: _projlp.PROJLP_PARAMS[k] for k in ("projection", "eps")},
     "nested": ["boolean"],
     "max_rank": [*_POSITIVE_INT, None],
     "refine": ["boolean"],
@@ -195,24 +210,11 @@ _PROJLP_SEARCH = {
     "n_retries": _NONNEG_INT,
     "nonnegative": ["boolean"],
 }
-_NUCLEAR_SEARCH = {
-    "delta": [Interval(Real, 0, None, closed="neither")],
-    "max_iter": _POSITIVE_INT,
-    "tol": [Interval(Real, 0, None, closed="neither")],
-    "rule": [StrOptions({"prefix", "greedy"})],
-}
 _PERMUTATION_SEARCH = {
     "orientation": [StrOptions({"rows", "columns", "both"})],
     "strategy": [
         StrOptions({"best", "identity", "spectral", "nearest_neighbor", "kruskal_mw"})
     ],
-}
-_ASSO = {
-    "threshold": [Interval(Real, 0, 1, closed="right"), None],
-    "bonus_covered": [Interval(Real, 0, None, closed="neither")],
-    "penalty_overcovered": _NONNEG_REAL,
-    "strict": ["boolean"],
-    "orientation": [StrOptions({"auto", "columns", "rows"})],
 }
 
 
@@ -365,7 +367,7 @@ def _asso_fit(
     return _asso._asso_fit(
         X,
         k,
-        tau=_asso._check_boolean_tau(tau),
+        tau=tau,
         threshold=params.get("threshold"),
         w_plus=params.get("bonus_covered", 1.0),
         w_minus=params.get("penalty_overcovered", 1.0),
@@ -411,7 +413,7 @@ def _fit_search(fit):
 
 
 def _asso_search(X, incumbent, deadline, *, tau, **kwargs):
-    if not 0 < tau <= 1:
+    if not any(c.is_satisfied_by(tau) for c in _asso.BOOLEAN_TAU):
         return {"message": "Asso needs 0 < tau <= 1 (Boolean factors)"}
     return _fit_search(_asso_fit)(X, incumbent, deadline, tau=tau, **kwargs)
 
@@ -512,7 +514,7 @@ METHODS = MappingProxyType(
                 "nuclear-norm minimisation (ADMM) + truncation (Nuclear)",
                 search=_nuclear._nuclear_search,
                 missing=True,
-                search_params=MappingProxyType(_NUCLEAR_SEARCH),
+                search_params=MappingProxyType(_nuclear.NUCLEAR_PARAMS),
                 cost=6,
                 weight=1,
             ),
@@ -530,8 +532,9 @@ METHODS = MappingProxyType(
                 search=_asso_search,
                 fit=_asso_fit,
                 transform=_asso_transform,
-                fit_params=MappingProxyType(_ASSO),
-                search_params=MappingProxyType(_ASSO),
+                fit_params=MappingProxyType(_asso.ASSO_PARAMS),
+                search_params=MappingProxyType(_asso.ASSO_PARAMS),
+                tau=tuple(_asso.BOOLEAN_TAU),
                 uses_n_jobs=True,
                 cost=8,
                 weight=1,

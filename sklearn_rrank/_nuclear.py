@@ -16,17 +16,18 @@ The nuclear norm is a loose proxy for the rank: on the identity ``I_n`` the opti
 ``I_n`` itself (rank n) although ``rrank(I_n) = 2`` (the paper's caveat, Section 3).
 """
 
-import numbers
 import time
 import warnings
+from numbers import Integral, Real
 
 import numpy as np
 import scipy.linalg
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils._param_validation import Interval, StrOptions, validate_params
 from threadpoolctl import threadpool_limits
 
 from sklearn_rrank._rounding import certify_rounding
-from sklearn_rrank._validation import check_binary_matrix, check_tau
+from sklearn_rrank._validation import check_binary_matrix
 
 __all__ = [
     "nuclear_norm_minimization",
@@ -44,21 +45,16 @@ _SINGLE_THREAD_ENTRIES = 1 << 18
 _SAFETY = 1e-8
 
 
-def _check_positive(value, name):
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {value!r}.")
-    value = float(value)
-    if not (np.isfinite(value) and value > 0):
-        raise ValueError(f"{name} must be finite and > 0, got {value}.")
-    return value
-
-
-def _check_max_iter(max_iter):
-    if isinstance(max_iter, bool) or not isinstance(max_iter, numbers.Integral):
-        raise TypeError(f"max_iter must be an integer, got {max_iter!r}.")
-    if max_iter < 1:
-        raise ValueError(f"max_iter must be >= 1, got {max_iter}.")
-    return int(max_iter)
+#: Nuclear's parameters and their constraints, declared once: the doors
+#: :func:`nuclear_norm_minimization` and :func:`truncate_rounding` and the method
+#: parameters of ``methods=("nuclear",)`` (the registry's ``search_params``)
+NUCLEAR_PARAMS = {
+    "delta": [Interval(Real, 0, None, closed="neither")],
+    "max_iter": [Interval(Integral, 1, None, closed="left")],
+    "tol": [Interval(Real, 0, None, closed="neither")],
+    "rule": [StrOptions({"prefix", "greedy"})],
+}
+_TAU = [Interval(Real, None, None, closed="neither")]
 
 
 def _svd(A):
@@ -174,6 +170,15 @@ def _run_admm(X, tau, delta, max_iter, tol, deadline=None, verbose=0):
     return _nnm_admm(X, tau, delta, max_iter, tol, deadline, verbose)
 
 
+@validate_params(
+    {
+        "X": ["array-like", "sparse matrix"],
+        "tau": _TAU,
+        **{k: NUCLEAR_PARAMS[k] for k in ("delta", "max_iter", "tol")},
+        "verbose": ["verbose"],
+    },
+    prefer_skip_nested_validation=True,
+)
 def nuclear_norm_minimization(
     X, *, tau=0.5, delta=0.5, max_iter=5000, tol=1e-5, verbose=0
 ):
@@ -220,7 +225,8 @@ def nuclear_norm_minimization(
     ------
     ValueError
         If ``X`` is not binary, or ``delta``, ``tol`` or ``max_iter`` are not
-        positive.
+        positive (``InvalidParameterError``, also a ``TypeError``, naming the
+        parameter).
 
     Warns
     -----
@@ -245,12 +251,10 @@ def nuclear_norm_minimization(
     >>> bool(((Y >= 0.5) == np.eye(3)).all())
     True
     """
-    tau = check_tau(tau)
-    delta = _check_positive(delta, "delta")
-    tol = _check_positive(tol, "tol")
-    max_iter = _check_max_iter(max_iter)
     X = check_binary_matrix(X, allow_missing=True, method="nuclear")
-    Y, _, info = _run_admm(X, tau, delta, max_iter, tol, verbose=verbose)
+    Y, _, info = _run_admm(
+        X, float(tau), float(delta), int(max_iter), float(tol), verbose=verbose
+    )
     if not info["converged"]:
         warnings.warn(
             f"Nuclear-norm ADMM did not converge in max_iter={max_iter} iterations "
@@ -324,6 +328,15 @@ def _truncate(Y, X, tau, rule, accept=None):
     return _truncate(Y, X, tau, "prefix", accept)  # pragma: no cover (safety net)
 
 
+@validate_params(
+    {
+        "Y": ["array-like"],
+        "X": ["array-like", "sparse matrix"],
+        "tau": _TAU,
+        "rule": NUCLEAR_PARAMS["rule"],
+    },
+    prefer_skip_nested_validation=True,
+)
 def truncate_rounding(Y, X, tau=0.5, rule="prefix"):
     """Truncate the SVD of ``Y`` to the least rank whose rounding is still ``X``.
 
@@ -382,9 +395,7 @@ def truncate_rounding(Y, X, tau=0.5, rule="prefix"):
     >>> rank
     1
     """
-    if rule not in ("prefix", "greedy"):
-        raise ValueError(f"rule must be 'prefix' or 'greedy', got {rule!r}.")
-    tau = check_tau(tau)
+    tau = float(tau)
     X = check_binary_matrix(X, allow_missing=True, method="nuclear")
     Y = np.asarray(Y, dtype=np.float64)
     if Y.shape != X.shape:

@@ -30,21 +30,22 @@ D. Achlioptas, "Database-friendly random projections: Johnson-Lindenstrauss with
 binary coins", J. Computer and System Sciences 66(4), 2003.
 """
 
-import numbers
 import time
 import warnings
 from collections import Counter
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.exceptions import DataDimensionalityWarning
 from sklearn.random_projection import SparseRandomProjection
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions, validate_params
 
 from sklearn_rrank._base import FactorizationResult
 from sklearn_rrank._lp import (
     DEFAULT_EPS,
+    LP_PARAMS,
     STATUS_NAMES,
-    _check_eps,
     _check_factor,
     _solve_public,
     _solve_rows_l1,
@@ -53,7 +54,7 @@ from sklearn_rrank._ranksearch import Deadline
 from sklearn_rrank._rounding import (
     _count_errors_factors,
 )
-from sklearn_rrank._validation import check_binary_matrix, check_tau
+from sklearn_rrank._validation import check_binary_matrix
 
 __all__ = ["projlp_fit", "projlp_transform"]
 
@@ -74,24 +75,14 @@ _SEPARATION_ITER = 60
 # ----------------------------------------------------------------------------------
 # helpers
 # ----------------------------------------------------------------------------------
-def _check_projection(projection):
-    if projection not in _PROJECTIONS:
-        raise ValueError(
-            f"projection must be one of {_PROJECTIONS}, got {projection!r}."
-        )
-    return projection
-
-
-def _check_positive_int(value, name, allow_none=False):
-    if value is None and allow_none:
-        return None
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, numbers.Integral)
-        or int(value) < 1
-    ):
-        raise ValueError(f"{name} must be a positive integer, got {value!r}.")
-    return int(value)
+#: ProjLP's own parameters and their constraints, declared once: the doors
+#: :func:`projlp_fit` and :func:`projlp_transform` and the method parameters of
+#: ``method="projlp"`` (the registry's ``fit_params`` and ``search_params``)
+PROJLP_PARAMS = {
+    "projection": [StrOptions(set(_PROJECTIONS))],
+    "eps": LP_PARAMS["eps"],
+    "solver": [StrOptions({"auto", "lp", "hinge"})],
+}
 
 
 def _projection_matrix(n_features, width, projection, nonnegative, seed):
@@ -153,6 +144,18 @@ def _projection_input(X, nonnegative, tau=0.5):
 # ----------------------------------------------------------------------------------
 # minimum-error factorization
 # ----------------------------------------------------------------------------------
+@validate_params(
+    {
+        **LP_PARAMS,
+        "n_components": [Interval(Integral, 1, None, closed="left")],
+        **PROJLP_PARAMS,
+        "max_iter": [Interval(Integral, 0, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+    },
+    prefer_skip_nested_validation=True,
+)
 def projlp_fit(
     X,
     n_components,
@@ -275,31 +278,16 @@ def projlp_fit(
     >>> res.L.shape, res.R.shape, res.converged
     ((4, 2), (3, 2), True)
     """
-    tau = check_tau(tau)
-    eps = _check_eps(eps)
-    k = _check_positive_int(n_components, "n_components")
-    projection = _check_projection(projection)
     X = check_binary_matrix(X, allow_missing=True, accept_sparse=False, method="projlp")
-    max_iter = _check_nonnegative_int(max_iter, "max_iter")
-    if not (isinstance(tol, numbers.Real) and not isinstance(tol, bool) and tol >= 0):
-        raise ValueError(f"tol must be a number >= 0, got {tol!r}.")
-    if time_limit is not None and not (
-        isinstance(time_limit, numbers.Real)
-        and not isinstance(time_limit, bool)
-        and time_limit >= 0
-    ):
-        raise ValueError(
-            f"time_limit must be None or a number >= 0, got {time_limit!r}."
-        )
     return _projlp_fit(
         X,
-        k,
-        tau=tau,
+        int(n_components),
+        tau=float(tau),
         projection=projection,
         nonnegative=nonnegative,
-        eps=eps,
-        max_iter=max_iter,
-        tol=tol,
+        eps=float(eps),
+        max_iter=int(max_iter),
+        tol=float(tol),
         time_limit=time_limit,
         random_state=random_state,
         n_jobs=n_jobs,
@@ -408,12 +396,6 @@ def _nonzero_columns(P, A, rng, n_tries=8):
     dead = np.flatnonzero(~np.any(np.abs(L) > 1e-12, axis=0))
     L[:, dead] = (P @ np.ones(A.shape[0]))[:, None]
     return L
-
-
-def _check_nonnegative_int(value, name):
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
-        raise ValueError(f"{name} must be an integer >= 0, got {value!r}.")
-    return int(value)
 
 
 def _alternate(
@@ -568,6 +550,15 @@ def _alternate_hinge(X, L, *, tau, n_jobs, max_iter, tol, deadline):
     }
 
 
+@validate_params(
+    {
+        **LP_PARAMS,
+        "R": ["array-like"],
+        "eps": PROJLP_PARAMS["eps"],
+        "solver": PROJLP_PARAMS["solver"],
+    },
+    prefer_skip_nested_validation=True,
+)
 def projlp_transform(
     X,
     R,
@@ -634,8 +625,8 @@ def projlp_transform(
     return _projlp_transform(
         X,
         R,
-        tau=check_tau(tau),
-        eps=eps,
+        tau=float(tau),
+        eps=float(eps),
         nonnegative=nonnegative,
         n_jobs=n_jobs,
         solver=solver,
@@ -665,9 +656,11 @@ def _projlp_transform(
 
 
 def _check_solver(solver, nonnegative, n_entries):
-    """The solver of :func:`projlp_fit` and :func:`projlp_transform` ("lp"/"hinge")."""
-    if solver not in ("auto", "lp", "hinge"):
-        raise ValueError(f"solver must be 'auto', 'lp' or 'hinge', got {solver!r}.")
+    """The solver of :func:`projlp_fit` and :func:`projlp_transform` ("lp"/"hinge").
+
+    ``solver`` passed its door's constraint; the pair ``("hinge", nonnegative)``,
+    which no single-parameter constraint can reject, raises here.
+    """
     if solver == "hinge" and nonnegative:
         raise ValueError(
             "solver='hinge' cannot keep the factors non-negative; use solver='lp' "

@@ -9,14 +9,15 @@ rows, and copies the columns it cannot separate into the factors (a column of
 search and bisection.
 """
 
+from dataclasses import dataclass, field
+from functools import cached_property
+
 import numpy as np
 import scipy.sparse as sp
 from joblib import effective_n_jobs
 
 from sklearn_rrank import _projlp
-from sklearn_rrank._lp import (
-    _solve,
-)
+from sklearn_rrank._lp_engine import _solve
 from sklearn_rrank._projlp import _Projection
 from sklearn_rrank._rounding import (
     _uncertified_counts,
@@ -219,30 +220,96 @@ def _copied_columns_search(
        (:func:`_truncated_product`), then 2 and 3), until the deadline or the lower
        bound.
     """
-    from sklearn_rrank._separation import (
-        alternate_separation,
-        separate_columns,
-        separation_basis,
-    )
-
     m_u, n_u = Xu.shape
-    d_max = min(m_u, n_u) - 1
-    if d_max < 1:
+    if min(m_u, n_u) - 1 < 1:
         return
-    proj = _Projection(X0u, projection, False, rng)  # nested, drawn on demand
     missing = np.isnan(Xu)
-    svd_start = _SVDStart(np.where(missing, 0.0, Xu) if missing.any() else Xu, deadline)
+    phase = _CopiedColumns(
+        Xu=Xu,
+        row_owner=row_owner,
+        col_owner=col_owner,
+        incumbent=incumbent,
+        deadline=deadline,
+        tau=tau,
+        n_jobs=n_jobs,
+        info=info,
+        lps=lps,
+        proj=_Projection(X0u, projection, False, rng),  # nested, drawn on demand
+        svd_start=_SVDStart(
+            np.where(missing, 0.0, Xu) if missing.any() else Xu, deadline
+        ),
+    )
     del missing
+    best = phase.try_width(max(1, min(phase.d_max, round(min(m_u, n_u) / 12))))
+    if best is None:
+        return
+    phase.offer(best)
+    best = phase.bisect(phase.pattern_search(best))
+    while True:
+        Lu, R_sep, separated = phase.finish_copied(best)
+        d = min(Lu.shape[1] - 1, round(_DESCENT * Lu.shape[1]))  # always smaller
+        if (
+            not separated.all()
+            or deadline.expired()
+            or incumbent.done
+            or d < max(1, incumbent.lower)
+        ):
+            return
+        # every column separated at this width: descend to a smaller one, from the
+        # truncation of the factors just found
+        best = phase.try_width(d, warm=(Lu, R_sep))
+        phase.offer(best)
 
-    def try_width(d, warm=None):
+
+@dataclass
+class _CopiedColumns:
+    """The state of phase 0 and its steps (see :func:`_copied_columns_search`).
+
+    A width's state is the tuple ``(Lu, R_sep, separated, bound)``: the left
+    factor, the right factor of the separated columns, the mask of the separated
+    merged columns and the width ``d + |F|`` of the certificate with copied columns.
+    """
+
+    Xu: np.ndarray
+    row_owner: np.ndarray
+    col_owner: np.ndarray
+    incumbent: object
+    deadline: object
+    tau: float
+    n_jobs: object
+    info: dict
+    lps: object
+    proj: _Projection
+    svd_start: _SVDStart
+    # the repair of finish_copied: time of its last offer, news since then
+    _last_offer: float = field(default=0.0, init=False)
+    _improved: bool = field(default=False, init=False)
+
+    @cached_property
+    def ones(self):
+        """Ones per merged column: the copied columns are tried fewest first."""
+        return np.nansum(self.Xu, axis=0)
+
+    @property
+    def d_max(self):
+        return min(self.Xu.shape) - 1
+
+    def tried(self, d):
+        return any(d == t for t, _ in self.info["phase0_tried"])
+
+    def try_width(self, d, warm=None):
         """The state ``(Lu, R_sep, separated, bound)`` at width ``d``, or None."""
+        from sklearn_rrank._separation import alternate_separation, separate_columns
+
+        Xu, tau, deadline = self.Xu, self.tau, self.deadline
+        m_u, n_u = Xu.shape
         if tau > 0:
             if warm is None:
-                start = svd_start.factors(d)
+                start = self.svd_start.factors(d)
             else:
                 start = _truncated_product(*warm, d)
             if start is None:  # the SVD start does not fit in the time left
-                info["phase0_skipped"] = svd_start.message
+                self.info["phase0_skipped"] = self.svd_start.message
                 return None
             L0, R0 = start
             Lu, R_sep, counts, history = alternate_separation(
@@ -254,24 +321,24 @@ def _copied_columns_search(
                 n_iter=_projlp._SEPARATION_ITER,
                 tol=_ALTERNATION_TOL,
                 deadline=deadline,
-                n_jobs=n_jobs,
+                n_jobs=self.n_jobs,
             )
             separated = counts == 0
         else:  # an offset column: rows of zeros need L_i . r < tau <= 0
-            Lu = np.hstack([np.ones((m_u, 1)), proj.left(d - 1)])
+            Lu = np.hstack([np.ones((m_u, 1)), self.proj.left(d - 1)])
             R_sep, separated = separate_columns(
                 Lu,
                 Xu,
                 tau=tau,
                 n_iter=_projlp._SEPARATION_ITER,
                 deadline=deadline,
-                n_jobs=n_jobs,
+                n_jobs=self.n_jobs,
             )
             history = []
         bound = d + int((~separated).sum())
-        info["phase0_tried"].append((d, bound))
-        info["phase0_alternation"].append((d, history))
-        incumbent.record(
+        self.info["phase0_tried"].append((d, bound))
+        self.info["phase0_alternation"].append((d, history))
+        self.incumbent.record(
             bound,
             None,
             message=f"phase 0: width {d}, {int(separated.sum())}/{n_u} columns "
@@ -279,113 +346,115 @@ def _copied_columns_search(
         )
         return Lu, R_sep, separated, bound
 
-    def offer(state):
+    def offer(self, state):
+        """Offer the certificate with copied columns of ``state`` if it can help."""
         Lu, R_sep, separated, _ = state
-        if not incumbent.worth_trying(Lu.shape[1] + int((~separated).sum())):
+        if not self.incumbent.worth_trying(Lu.shape[1] + int((~separated).sum())):
             return
-        L, R = _copied_columns_factors(Lu, R_sep, separated, Xu, tau)
-        if incumbent.offer(L[row_owner], R[col_owner]):
-            info["improvements"].append((L.shape[1], round(deadline.elapsed(), 4)))
-            info["phase0_width"] = Lu.shape[1]
-            info["phase0_copied"] = int((~separated).sum())
+        L, R = _copied_columns_factors(Lu, R_sep, separated, self.Xu, self.tau)
+        if self.incumbent.offer(L[self.row_owner], R[self.col_owner]):
+            self.info["improvements"].append(
+                (L.shape[1], round(self.deadline.elapsed(), 4))
+            )
+            self.info["phase0_width"] = Lu.shape[1]
+            self.info["phase0_copied"] = int((~separated).sum())
 
-    # 1. pattern search over the projection width: up by half while the bound
-    # drops; if the first step up does not help, down by a third while it drops
-    best = try_width(max(1, min(d_max, round(min(m_u, n_u) / 12))))
-    if best is None:
-        return
-    offer(best)
-    for factor in (1.5, 1 / 1.5):
-        moved = False
-        while not deadline.expired():
-            d = max(1, min(d_max, round(best[0].shape[1] * factor)))
-            if any(d == t for t, _ in info["phase0_tried"]) or d >= best[3]:
-                break  # tried, or a width that cannot beat the best bound
-            state = try_width(d)
-            if state is None or state[3] >= best[3]:
+    def pattern_search(self, best):
+        """Step 1's pattern search over the width; returns the best state.
+
+        Up by half while the bound drops; if the first step up does not help, down
+        by a third while it drops.
+        """
+        for factor in (1.5, 1 / 1.5):
+            moved = False
+            while not self.deadline.expired():
+                d = max(1, min(self.d_max, round(best[0].shape[1] * factor)))
+                if self.tried(d) or d >= best[3]:
+                    break  # tried, or a width that cannot beat the best bound
+                state = self.try_width(d)
+                if state is None or state[3] >= best[3]:
+                    break
+                best, moved = state, True
+                self.offer(best)
+            if moved:
                 break
-            best, moved = state, True
-            offer(best)
-        if moved:
-            break
-    # then bisect between the best width and the largest width tried below it
-    for _ in range(_BISECTIONS):
-        d_best = best[0].shape[1]
-        below = [t for t, _ in info["phase0_tried"] if t < d_best]
-        if deadline.expired() or not below:
-            break
-        d = (max(below) + d_best) // 2
-        if any(d == t for t, _ in info["phase0_tried"]):
-            break
-        state = try_width(d)
-        if state is not None and state[3] < best[3]:
-            best = state
-            offer(best)
-    ones = np.nansum(Xu, axis=0)
-    block = 8 * max(1, effective_n_jobs(n_jobs))
+        return best
 
-    def finish_copied(state):
+    def bisect(self, best):
+        """Bisect between the best width and the largest width tried below it."""
+        for _ in range(_BISECTIONS):
+            d_best = best[0].shape[1]
+            below = [t for t, _ in self.info["phase0_tried"] if t < d_best]
+            if self.deadline.expired() or not below:
+                break
+            d = (max(below) + d_best) // 2
+            if self.tried(d):
+                break
+            state = self.try_width(d)
+            if state is not None and state[3] < best[3]:
+                best = state
+                self.offer(best)
+        return best
+
+    def finish_copied(self, state):
         """Stages 2 and 3 at one width: Newton, then LPs, for the copied columns."""
+        from sklearn_rrank._separation import separation_basis
+
         Lu, R_sep, separated, _ = state
         R_sep, separated = R_sep.copy(), separated.copy()
-        basis = separation_basis(Lu, tau)  # one SVD for every Newton block
-        last_offer = deadline.elapsed()
-        improved = False
-
-        def progress(R_new, ok, cols, how):
-            nonlocal last_offer, improved
-            R_sep[cols[ok]] = R_new[ok]
-            separated[cols[ok]] = True
-            improved |= bool(ok.any())
-            incumbent.record(
-                Lu.shape[1] + int((~separated).sum()),
-                None,
-                message=f"phase 0: width {Lu.shape[1]}, {how}",
-            )
-            if improved and deadline.elapsed() - last_offer >= _OFFER_EVERY:
-                offer((Lu, R_sep, separated, None))
-                last_offer, improved = deadline.elapsed(), False
-
+        basis = separation_basis(Lu, self.tau)  # one SVD for every Newton block
+        self._last_offer = self.deadline.elapsed()
+        self._improved = False
         for how in ("newton", "lp"):
             todo = np.array(
-                [j for j in np.argsort(ones, kind="stable") if not separated[j]],
+                [j for j in np.argsort(self.ones, kind="stable") if not separated[j]],
                 dtype=np.intp,
             )
-            for begin in range(0, todo.size, block):
-                if deadline.expired() or incumbent.done:
-                    break
-                cols = todo[begin : begin + block]
-                if how == "newton":
-                    R_c, ok = separate_columns(
-                        Lu,
-                        Xu[:, cols],
-                        tau=tau,
-                        n_iter=_NEWTON_ITER,
-                        solver="newton",
-                        deadline=deadline,
-                        n_jobs=n_jobs,
-                        basis=basis,
-                    )
-                    info["n_newton"] += int(cols.size)
-                    progress(R_c, ok, cols, f"Newton, {int(ok.sum())}/{cols.size}")
-                    continue
-                R_c, ok = lps(Lu, cols)
-                progress(R_c, ok, cols, f"LPs, {int(ok.sum())}/{cols.size}")
-        if improved:
-            offer((Lu, R_sep, separated, None))
+            self._separate_copied(Lu, R_sep, separated, todo, how, basis)
+        if self._improved:
+            self.offer((Lu, R_sep, separated, None))
         return Lu, R_sep, separated
 
-    while True:
-        Lu, R_sep, separated = finish_copied(best)
-        d = min(Lu.shape[1] - 1, round(_DESCENT * Lu.shape[1]))  # always smaller
+    def _separate_copied(self, Lu, R_sep, separated, todo, how, basis):
+        """Newton steps or LPs for the copied columns ``todo``, block by block."""
+        from sklearn_rrank._separation import separate_columns
+
+        block = 8 * max(1, effective_n_jobs(self.n_jobs))
+        for begin in range(0, todo.size, block):
+            if self.deadline.expired() or self.incumbent.done:
+                break
+            cols = todo[begin : begin + block]
+            if how == "newton":
+                R_c, ok = separate_columns(
+                    Lu,
+                    self.Xu[:, cols],
+                    tau=self.tau,
+                    n_iter=_NEWTON_ITER,
+                    solver="newton",
+                    deadline=self.deadline,
+                    n_jobs=self.n_jobs,
+                    basis=basis,
+                )
+                self.info["n_newton"] += int(cols.size)
+                label = f"Newton, {int(ok.sum())}/{cols.size}"
+            else:
+                R_c, ok = self.lps(Lu, cols)
+                label = f"LPs, {int(ok.sum())}/{cols.size}"
+            self._progress(Lu, R_sep, separated, R_c, ok, cols, label)
+
+    def _progress(self, Lu, R_sep, separated, R_new, ok, cols, how):
+        """Keep the columns separated; offer the repair every ``_OFFER_EVERY`` s."""
+        R_sep[cols[ok]] = R_new[ok]
+        separated[cols[ok]] = True
+        self._improved |= bool(ok.any())
+        self.incumbent.record(
+            Lu.shape[1] + int((~separated).sum()),
+            None,
+            message=f"phase 0: width {Lu.shape[1]}, {how}",
+        )
         if (
-            not separated.all()
-            or deadline.expired()
-            or incumbent.done
-            or d < max(1, incumbent.lower)
+            self._improved
+            and self.deadline.elapsed() - self._last_offer >= _OFFER_EVERY
         ):
-            return
-        # every column separated at this width: descend to a smaller one, from the
-        # truncation of the factors just found
-        best = try_width(d, warm=(Lu, R_sep))
-        offer(best)
+            self.offer((Lu, R_sep, separated, None))
+            self._last_offer, self._improved = self.deadline.elapsed(), False

@@ -10,6 +10,7 @@ transform and the projection kernels are in :mod:`sklearn_rrank._projlp`.
 """
 
 from collections import Counter
+from dataclasses import dataclass, field
 
 import numpy as np
 from joblib import effective_n_jobs
@@ -17,7 +18,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.parallel import Parallel, delayed
 
 from sklearn_rrank import _projlp
-from sklearn_rrank._lp import (
+from sklearn_rrank._lp_engine import (
     _NOT_SOLVED,
     DEFAULT_EPS,
     STATUS_NAMES,
@@ -208,84 +209,165 @@ def _projlp_search(
     Neumann, Gemulla, Miettinen (ICDM 2016), Section 3, "Projection-based algorithm
     (ProjLP)", and Table 2 (ProjLP bounds: paleo 26, apj 29).
     """
-    m, n = X.shape
     if max_rank is None:
-        max_rank = min(m, n) + 1
-    refine = bool(refine)
-    nonnegative = bool(nonnegative)
-    refine_iter = int(refine_iter)
-    n_retries = int(n_retries)
-    rng = check_random_state(random_state)
-    t_start = deadline.elapsed()
-    info = {
-        "nested": bool(nested),
-        "projection": projection,
-        "eps": eps,
-        "n_lps": 0,
-        "n_infeasible_lps": 0,
-        "d_tried": [],
-        "phase1_rank": None,
-        "phase1_seconds": None,
-        "fallback": False,
-        "n_projections": 0,
-        "refine_tried": [],
-        "phase2_seconds": None,
-        "phase0_width": None,
-        "phase0_copied": None,
-        "phase0_skipped": None,
-        "phase0_tried": [],
-        "phase0_alternation": [],
-        "n_newton": 0,
-        "improvements": [],
-        "lp_status_counts": {},
-    }
-    status_counts = Counter()
+        max_rank = min(X.shape) + 1
+    search = _ProjLPSearch.merged(
+        X,
+        incumbent,
+        deadline,
+        tau=tau,
+        eps=eps,
+        nonnegative=bool(nonnegative),
+        projection=projection,
+        n_jobs=n_jobs,
+        verbose=verbose,
+        rng=check_random_state(random_state),
+        nested=bool(nested),
+    )
+    with Parallel(n_jobs=n_jobs, prefer="threads") as parallel:
+        search.parallel = parallel
+        end = None
+        if not search.nonnegative and search.Xu.size >= _projlp._SEPARATION_ENTRIES:
+            end = search.phase0()
+        end = end or search.phase1(bool(nested), max_rank)
+        end = end or search.phase2(bool(refine), int(refine_iter))
+        end = end or search.phase3(int(n_retries))
+    if end is None:
+        if incumbent.rank is None:
+            end = (False, f"no certificate below {incumbent.limit_text()}")
+        else:
+            end = (False, "certified")
+    return search.finish(*end)
 
-    def elapsed():
-        return deadline.elapsed() - t_start
 
-    def finish(stopped, message):
-        info["lp_status_counts"] = dict(status_counts)
+@dataclass
+class _ProjLPSearch:
+    """The state of one ProjLP rank search and its phases (see ``_projlp_search``).
+
+    ``Xu`` is ``X`` with identical rows and columns merged (``weights`` counts the
+    rows each merged row stands for; ``row_owner``/``col_owner`` map the rows and
+    columns of ``X`` to the merged ones) and ``X0u`` the projection input. The
+    phases return ``None`` to go on, or ``(stopped, message)`` to end the search.
+    """
+
+    X: np.ndarray
+    Xu: np.ndarray
+    X0u: np.ndarray
+    weights: np.ndarray
+    row_rep: np.ndarray
+    col_rep: np.ndarray
+    row_owner: np.ndarray
+    col_owner: np.ndarray
+    incumbent: object
+    deadline: object
+    tau: float
+    eps: float
+    nonnegative: bool
+    projection: str
+    n_jobs: object
+    verbose: int
+    rng: np.random.RandomState
+    info: dict
+    t_start: float
+    # attempt order of the merged columns; failing columns move to the front
+    queue: list = field(default_factory=list)
+    fail_count: np.ndarray = None
+    # wrong entries of X in the columns of each merged column when its r is 0
+    wrong_if_zero: np.ndarray = None
+    status_counts: Counter = field(default_factory=Counter)
+    parallel: object = None
+
+    @classmethod
+    def merged(cls, X, incumbent, deadline, *, tau, nonnegative, nested, **params):
+        """Merge identical columns (one LP each) and rows (LP weights) of ``X``.
+
+        Computed once per call in the data object; identical rows of X are
+        identical rows of ``X[:, col_rep]``, which holds a copy of every distinct
+        column.
+        """
+        col_rep, col_owner = incumbent.data.unique_columns
+        row_rep, weights, row_owner = incumbent.data.unique_rows
+        # X itself where no row (column) is merged: copies only of what merging shrinks
+        Xr = X if row_rep.size == X.shape[0] else X[row_rep]
+        Xu = Xr if col_rep.size == X.shape[1] else Xr[:, col_rep]  # read only
+        X0u = _projection_input(Xr, nonnegative, tau)
+        del Xr
+        n_u = Xu.shape[1]
+        zero_is_one = 0.0 >= tau
+        wrong_if_zero = np.bincount(
+            col_owner,
+            weights=(~np.isnan(X) & (X != float(zero_is_one))).sum(axis=0),
+            minlength=n_u,
+        ).astype(np.int64)
+        info = {
+            "nested": nested,
+            "projection": params["projection"],
+            "eps": params["eps"],
+            "n_lps": 0,
+            "n_infeasible_lps": 0,
+            "d_tried": [],
+            "phase1_rank": None,
+            "phase1_seconds": None,
+            "fallback": False,
+            "n_projections": 0,
+            "refine_tried": [],
+            "phase2_seconds": None,
+            "phase0_width": None,
+            "phase0_copied": None,
+            "phase0_skipped": None,
+            "phase0_tried": [],
+            "phase0_alternation": [],
+            "n_newton": 0,
+            "improvements": [],
+            "lp_status_counts": {},
+        }
+        return cls(
+            X=X,
+            Xu=Xu,
+            X0u=X0u,
+            weights=weights,
+            row_rep=row_rep,
+            col_rep=col_rep,
+            row_owner=row_owner,
+            col_owner=col_owner,
+            incumbent=incumbent,
+            deadline=deadline,
+            tau=tau,
+            nonnegative=nonnegative,
+            info=info,
+            t_start=deadline.elapsed(),
+            queue=list(range(n_u)),
+            fail_count=np.zeros(n_u, dtype=np.int64),
+            wrong_if_zero=wrong_if_zero,
+            **params,
+        )
+
+    def elapsed(self):
+        return self.deadline.elapsed() - self.t_start
+
+    def finish(self, stopped, message):
+        """The search's ``info``, with its message (printed at ``verbose >= 1``)."""
+        info = self.info
+        info["lp_status_counts"] = dict(self.status_counts)
         if info["phase0_skipped"]:
             message += f" (phase 0 stopped: {info['phase0_skipped']})"
         info["message"] = message
         info["stopped_early"] = bool(stopped)
-        if verbose >= 1:
+        if self.verbose >= 1:
             print(
-                f"[projlp] rank bound {incumbent.rank} ({message}), {info['n_lps']} "
-                f"LPs, {elapsed():.2f} s"
+                f"[projlp] rank bound {self.incumbent.rank} ({message}), "
+                f"{info['n_lps']} LPs, {self.elapsed():.2f} s"
             )
         return info
 
-    # merge identical columns (one LP each) and identical rows (LP weights)
-    # (computed once per call in the data object; identical rows of X are identical
-    # rows of X[:, col_rep], which holds a copy of every distinct column)
-    col_rep, col_owner = incumbent.data.unique_columns
-    row_rep, weights, row_owner = incumbent.data.unique_rows
-    # X itself where no row (column) is merged: copies only of what merging shrinks
-    Xr = X if row_rep.size == X.shape[0] else X[row_rep]
-    Xu = Xr if col_rep.size == X.shape[1] else Xr[:, col_rep]  # read only
-    X0u = _projection_input(Xr, nonnegative, tau)
-    del Xr
-    n_in = X0u.shape[1]
-    m_u, n_u = Xu.shape
-    queue = list(range(n_u))  # attempt order; failing columns move to the front
-    fail_count = np.zeros(n_u, dtype=np.int64)
-    # wrong entries of X in the columns of each merged column when its r is 0
-    zero_is_one = 0.0 >= tau
-    wrong_if_zero = np.bincount(
-        col_owner,
-        weights=(~np.isnan(X) & (X != float(zero_is_one))).sum(axis=0),
-        minlength=n_u,
-    ).astype(np.int64)
-
-    def record(cols, codes, feasible):
+    def record(self, cols, codes, feasible):
         """Count the LPs run and move the first failing column up the queue."""
+        info, queue, fail_count = self.info, self.queue, self.fail_count
         attempted = codes != _NOT_SOLVED
         info["n_lps"] += int(attempted.sum())
         info["n_infeasible_lps"] += int((attempted & ~feasible).sum())
-        status_counts.update(STATUS_NAMES[c] for c in codes[attempted])
-        info["lp_status_counts"] = dict(status_counts)
+        self.status_counts.update(STATUS_NAMES[c] for c in codes[attempted])
+        info["lp_status_counts"] = dict(self.status_counts)
         failed = cols[attempted & ~feasible]
         if failed.size:
             first = int(failed[0])
@@ -298,76 +380,87 @@ def _projlp_search(
             queue.insert(pos, first)
         return attempted
 
-    def attempt(Lu, cols, parallel, stop_at_first_infeasible=True):
+    def attempt(self, Lu, cols, stop_at_first_infeasible=True):
+        """Feasibility LPs of the merged columns ``cols`` for the left factor ``Lu``."""
         R_d, codes, _, feasible = _solve(
             Lu,
-            Xu,
-            tau=tau,
-            eps=eps,
-            nonnegative=nonnegative,
+            self.Xu,
+            tau=self.tau,
+            eps=self.eps,
+            nonnegative=self.nonnegative,
             feasibility=True,
-            n_jobs=n_jobs,
-            time_limit=deadline.remaining(),
+            n_jobs=self.n_jobs,
+            time_limit=self.deadline.remaining(),
             columns=cols,
             stop_at_first_infeasible=stop_at_first_infeasible,
-            weights=weights,
-            parallel=parallel,
+            weights=self.weights,
+            parallel=self.parallel,
             first_block=8,
         )
-        attempted = record(cols, codes, feasible)
+        attempted = self.record(cols, codes, feasible)
         return R_d, feasible, attempted
 
-    def certify(Lu, R_u):
+    def certify(self, Lu, R_u):
         """Offer the full factors; on failure return the uncertified columns."""
-        if incumbent.offer(Lu[row_owner], R_u[col_owner]):
-            info["improvements"].append((Lu.shape[1], round(elapsed(), 4)))
-            if verbose >= 2:
-                print(f"[projlp] certified rank {Lu.shape[1]} at {elapsed():.2f} s")
+        if self.incumbent.offer(Lu[self.row_owner], R_u[self.col_owner]):
+            self.info["improvements"].append((Lu.shape[1], round(self.elapsed(), 4)))
+            if self.verbose >= 2:
+                print(
+                    f"[projlp] certified rank {Lu.shape[1]} at {self.elapsed():.2f} s"
+                )
             return None
-        return _uncertified_columns(Xu, Lu, R_u, tau)
+        return _uncertified_columns(self.Xu, Lu, R_u, self.tau)
 
-    def best_reduced():
+    def best_reduced(self):
         """The best known certificate on the merged rows and columns."""
-        L, R = incumbent.best_factors()
+        L, R = self.incumbent.best_factors()
         return (
-            np.asarray(L, dtype=np.float64)[row_rep],
-            np.asarray(R, dtype=np.float64)[col_rep],
+            np.asarray(L, dtype=np.float64)[self.row_rep],
+            np.asarray(R, dtype=np.float64)[self.col_rep],
         )
 
-    with Parallel(n_jobs=n_jobs, prefer="threads") as parallel:
-        if not nonnegative and m_u * n_u >= _projlp._SEPARATION_ENTRIES:
-            # ---- phase 0 (large input): separation with copied columns -------------
-            _copied_columns_search(
-                Xu,
-                X0u,
-                row_owner,
-                col_owner,
-                incumbent,
-                deadline,
-                tau=tau,
-                projection=projection,
-                rng=rng,
-                n_jobs=n_jobs,
-                info=info,
-                lps=lambda Lu, cols: attempt(Lu, cols, parallel, False)[:2],
+    def phase0(self):
+        """Phase 0 (large input): separation with copied columns."""
+        info, incumbent = self.info, self.incumbent
+        _copied_columns_search(
+            self.Xu,
+            self.X0u,
+            self.row_owner,
+            self.col_owner,
+            incumbent,
+            self.deadline,
+            tau=self.tau,
+            projection=self.projection,
+            rng=self.rng,
+            n_jobs=self.n_jobs,
+            info=info,
+            lps=lambda Lu, cols: self.attempt(Lu, cols, False)[:2],
+        )
+        if info["phase0_width"] is not None:
+            return (
+                self.deadline.expired(),
+                f"phase 0: projection width {info['phase0_width']} and "
+                f"{info['phase0_copied']} copied columns",
             )
-            if info["phase0_width"] is not None:
-                return finish(
-                    deadline.expired(),
-                    f"phase 0: projection width {info['phase0_width']} and "
-                    f"{info['phase0_copied']} copied columns",
-                )
-            if incumbent.bound is not None:
-                return finish(True, "phase 0 did not improve the known bound")
-        # ---- phase 1: d = max(1, lower), ... below the known bound -----------------
-        proj = _Projection(X0u, projection, nonnegative, rng) if nested else None
+        if incumbent.bound is not None:
+            return True, "phase 0 did not improve the known bound"
+        return None
+
+    def phase1(self, nested, max_rank):
+        """Phase 1: d = max(1, lower), ... below the known bound; then the fallback."""
+        incumbent, deadline, n_u = self.incumbent, self.deadline, self.Xu.shape[1]
+        proj = (
+            _Projection(self.X0u, self.projection, self.nonnegative, self.rng)
+            if nested
+            else None
+        )
         solved = np.zeros(n_u, dtype=bool)
         R_u = None
         for d in range(max(1, incumbent.lower), max_rank + 1):
             if not incumbent.worth_trying(d):
                 break  # a certificate of width d would not improve the bound
             if deadline.expired():
-                return finish(True, f"time limit reached in phase 1 before d={d}")
+                return True, f"time limit reached in phase 1 before d={d}"
             if nested:
                 Lu = proj.left(d)
                 R_prev = R_u
@@ -375,55 +468,72 @@ def _projlp_search(
                 if R_prev is not None:
                     R_u[:, : R_prev.shape[1]] = R_prev
             else:
-                seed = rng.randint(np.iinfo(np.int32).max)
-                Lu = X0u @ _projection_matrix(n_in, d, projection, nonnegative, seed)
+                seed = self.rng.randint(np.iinfo(np.int32).max)
+                Lu = self.X0u @ _projection_matrix(
+                    self.X0u.shape[1], d, self.projection, self.nonnegative, seed
+                )
                 solved[:] = False
                 R_u = np.zeros((n_u, d))
-            cols = np.array([j for j in queue if not solved[j]], dtype=np.intp)
-            R_d, feasible, attempted = attempt(Lu, cols, parallel)
-            info["d_tried"].append(d)
-            R_u[cols[feasible]] = R_d[feasible]
-            solved[cols[feasible]] = True
-            # the candidate: feasible columns exact, the others r = 0
-            incumbent.record(
-                d,
-                int(wrong_if_zero[~solved].sum()),
-                message=f"phase 1: {int(solved.sum())}/{n_u} columns separable",
+            if self._phase1_width(Lu, R_u, solved):
+                break
+        self.info["phase1_rank"] = incumbent.rank
+        self.info["phase1_seconds"] = self.elapsed()
+        return self._phase1_end(max_rank)
+
+    def _phase1_width(self, Lu, R_u, solved):
+        """LPs of the unsolved columns at one width; True once it is certified."""
+        d, n_u = Lu.shape[1], self.Xu.shape[1]
+        cols = np.array([j for j in self.queue if not solved[j]], dtype=np.intp)
+        R_d, feasible, attempted = self.attempt(Lu, cols)
+        self.info["d_tried"].append(d)
+        R_u[cols[feasible]] = R_d[feasible]
+        solved[cols[feasible]] = True
+        # the candidate: feasible columns exact, the others r = 0
+        self.incumbent.record(
+            d,
+            int(self.wrong_if_zero[~solved].sum()),
+            message=f"phase 1: {int(solved.sum())}/{n_u} columns separable",
+        )
+        if self.verbose >= 2:
+            print(
+                f"[projlp] d={d}: {int(attempted.sum())} LPs, "
+                f"{int(solved.sum())}/{n_u} columns feasible, {self.elapsed():.2f} s"
             )
-            if verbose >= 2:
-                print(
-                    f"[projlp] d={d}: {int(attempted.sum())} LPs, "
-                    f"{int(solved.sum())}/{n_u} columns feasible, {elapsed():.2f} s"
-                )
-            if solved.all():
-                bad = certify(Lu, R_u)
-                if bad is None:
-                    break
-                # drop the columns that fail the certificate and keep searching
-                solved[bad] = False
-                R_u[bad] = 0.0
-        info["phase1_rank"] = incumbent.rank
-        info["phase1_seconds"] = elapsed()
+        if solved.all():
+            bad = self.certify(Lu, R_u)
+            if bad is None:
+                return True
+            # drop the columns that fail the certificate and keep searching
+            solved[bad] = False
+            R_u[bad] = 0.0
+        return False
+
+    def _phase1_end(self, max_rank):
+        """The trivial fallback without a certificate; the end of a search done."""
+        incumbent, deadline = self.incumbent, self.deadline
         if incumbent.bound is None and not deadline.expired():
-            factors = _trivial_factors(Xu, tau, nonnegative)
+            factors = _trivial_factors(self.Xu, self.tau, self.nonnegative)
             if factors is not None and factors[0].shape[1] <= max_rank:
-                info["fallback"] = True
-                certify(*factors)
+                self.info["fallback"] = True
+                self.certify(*factors)
         if incumbent.bound is None:
             if deadline.expired():
-                return finish(True, "time limit reached in phase 1")
-            return finish(True, f"no certificate up to max_rank={max_rank}")
+                return True, "time limit reached in phase 1"
+            return True, f"no certificate up to max_rank={max_rank}"
         if incumbent.done:
-            return finish(False, "certified (bound meets the lower bound)")
+            return False, "certified (bound meets the lower bound)"
+        return None
 
-        # ---- phase 2: refinement descent from the best known certificate -----------
+    def phase2(self, refine, refine_iter):
+        """Phase 2: refinement descent from the best known certificate."""
+        incumbent, deadline = self.incumbent, self.deadline
         step = 1
         floor = max(incumbent.lower, 1)
-        t2 = elapsed()
+        t2 = self.elapsed()
         tried = set()  # (width, bound) pairs: the same start gives the same try
         while refine and incumbent.bound > floor:
             if deadline.expired():
-                return finish(True, "time limit reached in phase 2")
+                return True, "time limit reached in phase 2"
             width = max(floor, incumbent.bound - step)
             if (width, incumbent.bound) in tried:
                 if step == 1:
@@ -431,93 +541,119 @@ def _projlp_search(
                 step = max(1, step // 2)
                 continue
             tried.add((width, incumbent.bound))
-            info["refine_tried"].append(width)
-            Lb, Rb = best_reduced()
-            L0, _ = _truncated_product(Lb, Rb, width)
-            if nonnegative:
-                # a non-negative start: orient every factor column, clip at zero
-                L0 = np.maximum(L0 * np.where(L0.sum(axis=0) < 0, -1.0, 1.0), 0.0)
-            out = _alternate(
-                Xu,
-                L0,
-                tau=tau,
-                eps=eps,
-                nonnegative=nonnegative,
-                n_jobs=n_jobs,
-                max_iter=refine_iter,
-                tol=_REFINE_TOL,
-                deadline=deadline,
-            )
-            info["n_lps"] += out["n_lps"]
-            status_counts.update(out["status_counts"])
-            n_wrong = _count_errors_factors(
-                X, out["L"][row_owner], out["R"][col_owner], tau
-            )
-            incumbent.record(width, n_wrong, message="phase 2 (LP descent)")
-            ok = False
-            if out["errors"] == 0:
-                # re-solve the columns with the separation margin, then certify
-                Lu = out["L"]
-                order = np.array(queue, dtype=np.intp)
-                R_d, feasible, _ = attempt(Lu, order, parallel)
-                if feasible.all():
-                    R_u = np.zeros((n_u, width))
-                    R_u[order] = R_d
-                    ok = certify(Lu, R_u) is None
-            if verbose >= 2:
-                print(
-                    f"[projlp] refine d={width}: {'certified' if ok else 'failed'} "
-                    f"({out['stop']}, {out['n_rounds']} rounds), {elapsed():.2f} s"
-                )
-            if ok:
+            self.info["refine_tried"].append(width)
+            if self._refine_width(width, refine_iter):
                 step *= 2
             elif step == 1:
                 break
             else:
                 step = max(1, step // 2)
-        info["phase2_seconds"] = elapsed() - t2
+        self.info["phase2_seconds"] = self.elapsed() - t2
         if deadline.expired():
-            return finish(True, "time limit reached in phase 2")
+            return True, "time limit reached in phase 2"
+        return None
 
-        # ---- phase 3: fresh projections of width bound - 1 -------------------------
-        # projections are tested _PHASE3_BATCH at a time (each test serial, one per
-        # worker); the batch size does not depend on n_jobs, so neither does the result
+    def _refine_width(self, width, refine_iter):
+        """Alternating L1 LPs from the truncated best certificate; True if certified."""
+        Lb, Rb = self.best_reduced()
+        L0, _ = _truncated_product(Lb, Rb, width)
+        if self.nonnegative:
+            # a non-negative start: orient every factor column, clip at zero
+            L0 = np.maximum(L0 * np.where(L0.sum(axis=0) < 0, -1.0, 1.0), 0.0)
+        out = _alternate(
+            self.Xu,
+            L0,
+            tau=self.tau,
+            eps=self.eps,
+            nonnegative=self.nonnegative,
+            n_jobs=self.n_jobs,
+            max_iter=refine_iter,
+            tol=_REFINE_TOL,
+            deadline=self.deadline,
+        )
+        self.info["n_lps"] += out["n_lps"]
+        self.status_counts.update(out["status_counts"])
+        n_wrong = _count_errors_factors(
+            self.X, out["L"][self.row_owner], out["R"][self.col_owner], self.tau
+        )
+        self.incumbent.record(width, n_wrong, message="phase 2 (LP descent)")
+        ok = False
+        if out["errors"] == 0:
+            # re-solve the columns with the separation margin, then certify
+            Lu = out["L"]
+            order = np.array(self.queue, dtype=np.intp)
+            R_d, feasible, _ = self.attempt(Lu, order)
+            if feasible.all():
+                R_u = np.zeros((self.Xu.shape[1], width))
+                R_u[order] = R_d
+                ok = self.certify(Lu, R_u) is None
+        if self.verbose >= 2:
+            print(
+                f"[projlp] refine d={width}: {'certified' if ok else 'failed'} "
+                f"({out['stop']}, {out['n_rounds']} rounds), {self.elapsed():.2f} s"
+            )
+        return ok
+
+    def phase3(self, n_retries):
+        """Phase 3: fresh projections of width bound - 1.
+
+        Projections are tested ``_PHASE3_BATCH`` at a time (each test serial, one
+        per worker); the batch size does not depend on n_jobs, so neither does the
+        result.
+        """
+        incumbent = self.incumbent
+        floor = max(incumbent.lower, 1)
         failures = 0
         while failures < n_retries and incumbent.bound > floor:
-            if deadline.expired():
-                return finish(True, "time limit reached in phase 3")
+            if self.deadline.expired():
+                return True, "time limit reached in phase 3"
             width = incumbent.bound - 1
             batch = min(_PHASE3_BATCH, n_retries - failures)
             lefts = []
             for _ in range(batch):
-                seed = rng.randint(np.iinfo(np.int32).max)
-                A = _projection_matrix(n_in, width, projection, nonnegative, seed)
-                lefts.append(X0u @ A)
-            info["n_projections"] += batch
-            cols = np.array(queue, dtype=np.intp)
-            args = (Xu, cols, weights, tau, eps, nonnegative, deadline.remaining())
-            if batch == 1 or effective_n_jobs(n_jobs) == 1:
-                results = [_test_projection(Lu, *args) for Lu in lefts]
-            else:
-                results = parallel(delayed(_test_projection)(Lu, *args) for Lu in lefts)
-            improved = False
-            for Lu, (R_d, codes, feasible) in zip(lefts, results, strict=True):
-                record(cols, codes, feasible)
-                incumbent.record(
-                    width,
-                    int(wrong_if_zero[cols[~feasible]].sum()),
-                    message="phase 3 (fresh projection)",
+                seed = self.rng.randint(np.iinfo(np.int32).max)
+                A = _projection_matrix(
+                    self.X0u.shape[1], width, self.projection, self.nonnegative, seed
                 )
-                if improved or not feasible.all():
-                    failures += 0 if improved else 1
-                    continue
-                R_u = np.zeros((n_u, width))
-                R_u[cols] = R_d
-                if certify(Lu, R_u) is None:
-                    improved = True
-                    failures = 0
-                else:
-                    failures += 1
-    if incumbent.rank is None:
-        return finish(False, f"no certificate below {incumbent.limit_text()}")
-    return finish(False, "certified")
+                lefts.append(self.X0u @ A)
+            self.info["n_projections"] += batch
+            failures = self._phase3_batch(width, lefts, failures)
+        return None
+
+    def _phase3_batch(self, width, lefts, failures):
+        """Test a batch of left factors; the count of consecutive failures after it."""
+        cols = np.array(self.queue, dtype=np.intp)
+        args = (
+            self.Xu,
+            cols,
+            self.weights,
+            self.tau,
+            self.eps,
+            self.nonnegative,
+            self.deadline.remaining(),
+        )
+        if len(lefts) == 1 or effective_n_jobs(self.n_jobs) == 1:
+            results = [_test_projection(Lu, *args) for Lu in lefts]
+        else:
+            results = self.parallel(
+                delayed(_test_projection)(Lu, *args) for Lu in lefts
+            )
+        improved = False
+        for Lu, (R_d, codes, feasible) in zip(lefts, results, strict=True):
+            self.record(cols, codes, feasible)
+            self.incumbent.record(
+                width,
+                int(self.wrong_if_zero[cols[~feasible]].sum()),
+                message="phase 3 (fresh projection)",
+            )
+            if improved or not feasible.all():
+                failures += 0 if improved else 1
+                continue
+            R_u = np.zeros((self.Xu.shape[1], width))
+            R_u[cols] = R_d
+            if self.certify(Lu, R_u) is None:
+                improved = True
+                failures = 0
+            else:
+                failures += 1
+        return failures

@@ -24,9 +24,12 @@ A family supplies one function ``search(X, incumbent, deadline, *, tau, random_s
 n_jobs, verbose, **params)`` that proposes candidate factorizations through the
 incumbent (warm-starting each rank from the previous one) and returns an ``info`` dict.
 Simple families use :func:`ascend`, which tries ``k = start, start + 1, ...`` with a
-``try_rank(k, warm)`` callback; R-SVD, ProjLP and L-PCA drive their own order of ranks
-(a blocked SVD scan; nested projections then an LP descent; warm-started fits then a
-polish below the bound) but report every candidate through the same incumbent.
+``try_rank(k, warm)`` callback (:func:`search_candidates` is its counterpart for a
+caller that only fits and asks "is rank k certified?": RoundingRankCV's linear and
+galloping orders over any estimator); R-SVD, ProjLP and L-PCA drive their own order
+of ranks (a blocked SVD scan; nested projections then an LP descent; warm-started
+fits then a polish below the bound) but report every candidate through the same
+incumbent.
 """
 
 import time
@@ -46,6 +49,7 @@ __all__ = [
     "ascend",
     "rank_zero_possible",
     "run_rank_search",
+    "search_candidates",
 ]
 
 
@@ -85,7 +89,7 @@ class BinaryData:
         if self._pattern is not None:
             first, _, owner = _pattern_classes(self._pattern.T.tocsr())
             return first, owner
-        from sklearn_rrank._lp import _unique_columns
+        from sklearn_rrank._lp_engine import _unique_columns
 
         return _unique_columns(self._dense)
 
@@ -94,7 +98,7 @@ class BinaryData:
         """``(representatives, counts, owner)`` of the distinct rows (as columns)."""
         if self._pattern is not None:
             return _pattern_classes(self._pattern)
-        from sklearn_rrank._lp import _row_keys
+        from sklearn_rrank._lp_engine import _row_keys
 
         keys = _row_keys(self._dense)
         _, first, inverse, counts = np.unique(
@@ -414,6 +418,71 @@ def ascend(incumbent, deadline, try_rank, *, start=None, stop=None):
         if L is not None and incumbent.offer(L, R):
             return "certified"
         k += 1
+
+
+def search_candidates(candidates, try_k, deadline, *, order="linear"):
+    """Smallest certified rank of sorted ``candidates``, asking ``try_k(k) -> bool``.
+
+    The driver for callers that can only fit a rank and ask whether the fit is
+    certified (:class:`~sklearn_rrank.RoundingRankCV` with any estimator): ``try_k``
+    fits rank ``k`` and returns True iff the fit is exact and certified. Unlike
+    :func:`ascend`, the candidates need not be consecutive and certification is the
+    caller's.
+
+    Parameters
+    ----------
+    candidates : list of int
+        Candidate ranks, increasing.
+    try_k : callable
+        ``try_k(k) -> bool``.
+    deadline : Deadline
+        Checked before every try but the first (one candidate is always tried).
+    order : {"linear", "galloping"}, default="linear"
+        ``"linear"``: the candidates in order until one is certified.
+        ``"galloping"``: the candidates at indices 0, 1, 3, 7, ... (the last one
+        included) until one is certified, then back down one candidate at a time
+        while they are certified, never to the last failed index or below.
+
+    Returns
+    -------
+    best : int or None
+        The smallest certified candidate found.
+    stopped : bool
+        True iff the deadline had passed at one of its checks.
+    """
+    stopped, n_tries = False, 0
+
+    def may_try():
+        nonlocal stopped
+        stopped = stopped or deadline.expired()
+        return not (deadline.expired() and n_tries)
+
+    def certified(i):
+        nonlocal n_tries
+        n_tries += 1
+        return try_k(candidates[i])
+
+    last = len(candidates) - 1
+    if order == "linear":
+        for i in range(last + 1):
+            if not may_try():
+                break
+            if certified(i):
+                return candidates[i], stopped
+        return None, stopped
+    best, idx, last_fail = None, 0, -1  # galloping: up by doubling indices
+    while may_try():
+        if certified(idx):
+            best = idx
+            break
+        last_fail = idx
+        if idx == last:
+            break
+        idx = min(last, 2 * idx + 1)
+    j = idx - 1  # then back down while the fits stay certified
+    while best is not None and j > last_fail and may_try() and certified(j):
+        best, j = j, j - 1
+    return (None if best is None else candidates[best]), stopped
 
 
 def run_rank_search(

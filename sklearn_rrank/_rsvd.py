@@ -11,7 +11,6 @@ cache. The error is not monotone in k, so the scan is exhaustive (no bisection).
 import contextlib
 import os
 import time
-from numbers import Integral, Real
 
 import numpy as np
 import scipy.linalg
@@ -19,15 +18,12 @@ import scipy.sparse as sp
 from scipy.linalg.blas import dger as _dger
 from scipy.sparse.linalg import svds
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, validate_params
 from threadpoolctl import threadpool_limits
 
 from sklearn_rrank._base import FactorizationResult
-from sklearn_rrank._ranksearch import run_rank_search
 from sklearn_rrank._rounding import _csr_ones, _row_batches
-from sklearn_rrank._validation import check_binary_matrix, check_tau
 
-__all__ = ["rsvd_error_curve", "rsvd_fit", "rsvd_rank_upper_bound", "truncated_svd"]
+__all__ = ["rsvd_error_curve", "rsvd_fit", "truncated_svd"]
 
 # above this many entries a dense SVD of all components is avoided when few are needed
 _DENSE_SVD_ENTRIES = 4_000_000
@@ -443,7 +439,61 @@ def _rsvd_search(
     verbose=0,
     max_rank=None,
 ):
-    """R-SVD family search (see :func:`rsvd_rank_upper_bound`); trusts its input."""
+    """R-SVD's rank search: the family of ``methods=("rsvd",)``.
+
+    Trusts its input (``X`` a validated float64 array or CSR matrix, no missing
+    entries; parameters checked). The paper's greedy loop k = 1, 2, ... (Section 3,
+    "Rounded SVD algorithm"), computed with one SVD and a scan over the truncations.
+    Small inputs (``m n K <= 4e9``) get the exhaustive incremental scan of
+    :func:`rsvd_error_curve` (the error of every ``k``); larger ones an anytime
+    blocked scan from the top (see :func:`_scan_blocked`: the rank-K truncation is
+    certified first, then 64 components fewer at a time while the truncations stay
+    exact, and the least exact ``k`` of the last exact block). Every candidate goes
+    through ``incumbent.offer`` (certified with the kernel of
+    :func:`~sklearn_rrank.certify_rounding`); a truncation whose certificate fails is
+    skipped and the scan goes on. With a limited ``deadline`` the SVD is skipped when
+    its estimated time exceeds the time left, and the scan stops at the deadline
+    keeping what it certified. Only truncations below ``incumbent.bound`` are tried.
+
+    Parameters
+    ----------
+    X : ndarray or CSR matrix of shape (n_samples, n_features)
+        Validated binary data.
+    incumbent : Incumbent
+        The skeleton's incumbent (bounds, certification, events).
+    deadline : Deadline
+        The call's deadline.
+    tau : float
+        Rounding threshold.
+    random_state : int, RandomState instance or None
+        Start vector of ARPACK for large or sparse input.
+    n_jobs, verbose : ignored
+        Part of the family-search signature.
+    max_rank : int or None
+        Largest k tried (None = ``min(m, n)``): the ``method_params`` of ``"rsvd"``.
+
+    Returns
+    -------
+    info : dict
+        Diagnostics: ``scan``, ``svd_seconds`` (``svd_seconds_estimate`` with a
+        limited deadline), ``message`` and ``stopped_early`` when the SVD was skipped,
+        the scan was cut by the deadline or ``max_rank`` ended it without a
+        certificate. The skeleton adds ``errors_by_k`` (dict ``k -> wrong entries``
+        for the ``k`` scanned) and ``curve``.
+
+    References
+    ----------
+    Neumann, Gemulla, Miettinen (ICDM 2016), Section 3, "Rounded SVD algorithm", and
+    Table 2 (R-SVD bounds: Paleo 68, APJ 443, Abstracts 4421).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_rrank import rounding_rank_bounds
+    >>> b = rounding_rank_bounds(np.eye(4), methods=("rsvd",))
+    >>> b.upper, b.upper_method
+    (4, 'rsvd')
+    """
     m, n = X.shape
     full = min(m, n)
     K = full if max_rank is None else min(int(max_rank), full)
@@ -485,83 +535,3 @@ def _rsvd_search(
         limited = max_rank is not None and int(max_rank) < full
         info["stopped_early"] = info.get("stopped_early", False) or limited
     return info
-
-
-@validate_params(
-    {
-        "X": ["array-like", "sparse matrix"],
-        "tau": [Real],
-        "max_rank": [Interval(Integral, 1, None, closed="left"), None],
-        "time_limit": [Interval(Real, 0, None, closed="left"), None],
-        "random_state": ["random_state"],
-        "verbose": ["verbose"],
-    },
-    prefer_skip_nested_validation=True,
-)
-def rsvd_rank_upper_bound(
-    X, *, tau=0.5, max_rank=None, time_limit=None, random_state=None, verbose=0
-):
-    """Rounding-rank upper bound by R-SVD: the first exact rounded truncation.
-
-    The paper's greedy loop k = 1, 2, ... (Section 3), computed with one SVD and a scan
-    over the truncations. Small inputs (``m n K <= 4e9``) get the exhaustive incremental
-    scan of :func:`rsvd_error_curve` (the error of every ``k``); larger ones an anytime
-    blocked scan from the top (see :func:`_scan_blocked`: the rank-K truncation is
-    certified first, then 64 components fewer at a time while the truncations stay
-    exact, and the least exact ``k`` of the last exact block). Every candidate is
-    certified with the kernel of :func:`~sklearn_rrank.certify_rounding`; a truncation
-    whose certificate fails is skipped and the scan goes on. With a ``time_limit`` the
-    SVD is skipped when its estimated time exceeds the budget, and the scan stops at the
-    deadline keeping what it certified.
-
-    Parameters
-    ----------
-    X : array-like or sparse matrix of shape (n_samples, n_features)
-        Binary data (no missing entries).
-    tau : float, default=0.5
-        Rounding threshold.
-    max_rank : int or None, default=None
-        Largest k tried (None = ``min(m, n)``).
-    time_limit : float or None, default=None
-        Wall-clock budget in seconds for the whole search.
-    random_state : int, RandomState instance or None
-        Start vector of ARPACK for large or sparse input.
-    verbose : int, default=0
-        Print a summary line at 1.
-
-    Returns
-    -------
-    result : RankSearchResult
-        ``info`` holds ``errors_by_k`` (dict ``k -> wrong entries`` for the ``k``
-        scanned), ``curve``, ``svd_seconds`` and ``message``.
-
-    Raises
-    ------
-    ValueError
-        If ``X`` is not binary or holds missing entries.
-
-    References
-    ----------
-    Neumann, Gemulla, Miettinen (ICDM 2016), Section 3, "Rounded SVD algorithm", and
-    Table 2 (R-SVD bounds: Paleo 68, APJ 443, Abstracts 4421).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sklearn_rrank._rsvd import rsvd_rank_upper_bound
-    >>> res = rsvd_rank_upper_bound(np.eye(4))
-    >>> res.rank, res.certified
-    (4, True)
-    """
-    tau = check_tau(tau)
-    X = check_binary_matrix(X, accept_sparse=True, method="rsvd")
-    return run_rank_search(
-        _rsvd_search,
-        X,
-        method="rsvd",
-        tau=tau,
-        deadline=time_limit,
-        random_state=random_state,
-        verbose=verbose,
-        params={"max_rank": max_rank},
-    )

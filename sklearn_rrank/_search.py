@@ -20,7 +20,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from sklearn_rrank._base import RankSearchResult
 from sklearn_rrank._factorization import RoundingRankFactorization, _pad_columns
 from sklearn_rrank._methods import DEFAULT_METHODS, METHODS
-from sklearn_rrank._ranksearch import Deadline
+from sklearn_rrank._ranksearch import Deadline, search_candidates
 from sklearn_rrank._spectral import _spectral_bound
 from sklearn_rrank._validation import binarize as binarize_values
 from sklearn_rrank._validation import check_binary_values, check_n_jobs, reject_strings
@@ -371,7 +371,11 @@ class RoundingRankCV(MetaEstimatorMixin, TransformerMixin, BaseEstimator):
         }
 
     def _fit_generic(self, X, estimator, candidates, deadline):
-        """Fit the estimator at candidate ranks (linear or galloping order)."""
+        """Fit the estimator at candidate ranks (linear or galloping order).
+
+        The order is :func:`~sklearn_rrank._ranksearch.search_candidates`'s; this
+        method supplies "fit rank k and say whether it is certified".
+        """
         tried, fitted, fit_times = {}, {}, {}
 
         def attempt(k):
@@ -385,37 +389,10 @@ class RoundingRankCV(MetaEstimatorMixin, TransformerMixin, BaseEstimator):
                 fitted[k] = est
             return ok
 
-        def out_of_time():
-            self.stopped_early_ = self.stopped_early_ or deadline.expired()
-            return deadline.expired() and bool(tried)
-
-        best = None
-        if self.search == "linear":
-            for k in candidates:
-                if out_of_time():
-                    break
-                if attempt(k):
-                    best = k
-                    break
-        else:  # galloping: indices 0, 1, 3, 7, ... then back down one by one
-            idx, last_fail = 0, -1
-            while not out_of_time():
-                if attempt(candidates[idx]):
-                    best = candidates[idx]
-                    break
-                last_fail = idx
-                if idx == len(candidates) - 1:
-                    break
-                idx = min(len(candidates) - 1, 2 * idx + 1)
-            j = idx - 1
-            while (
-                best is not None
-                and j > last_fail
-                and not out_of_time()
-                and attempt(candidates[j])
-            ):
-                best = candidates[j]
-                j -= 1
+        best, stopped = search_candidates(
+            candidates, attempt, deadline, order=self.search
+        )
+        self.stopped_early_ = self.stopped_early_ or stopped
         self.errors_ = dict(sorted(tried.items()))
         self.certified_ = best is not None
         if best is None:

@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
+from sklearn_rrank import RoundingRankFactorization, rounding_rank_bounds
 from sklearn_rrank._asso import THRESHOLD_GRID, asso_fit, asso_transform
 from sklearn_rrank._rounding import _count_errors_factors, certify_rounding
 
@@ -235,7 +236,7 @@ def test_transform_validation():
         asso_transform(np.ones((2, 4)), R)
     with pytest.raises(ValueError, match="R is not binary"):
         asso_transform(np.ones((2, 3)), R * 0.5)
-    with pytest.raises(ValueError, match="tau must be in"):
+    with pytest.raises(ValueError, match="'tau' parameter"):
         asso_transform(np.ones((2, 3)), R, tau=0)
 
 
@@ -288,10 +289,10 @@ def test_verbose_prints(capsys):
 @pytest.mark.parametrize(
     "kwargs, exc, match",
     [
-        ({"tau": 0.0}, ValueError, "tau must be in"),
-        ({"tau": 1.5}, ValueError, "tau must be in"),
-        ({"tau": -0.5}, ValueError, "tau must be in"),
-        ({"tau": "a"}, TypeError, "tau must be a real"),
+        ({"tau": 0.0}, ValueError, "'tau' parameter"),
+        ({"tau": 1.5}, ValueError, "'tau' parameter"),
+        ({"tau": -0.5}, ValueError, "'tau' parameter"),
+        ({"tau": "a"}, TypeError, "'tau' parameter"),
         ({"threshold": 0.0}, ValueError, "threshold"),
         ({"threshold": 1.01}, ValueError, "threshold"),
         ({"threshold": "0.5"}, TypeError, "threshold"),
@@ -306,11 +307,44 @@ def test_parameter_validation(kwargs, exc, match):
 
 
 def test_data_validation():
-    with pytest.raises(ValueError, match="n_components must be >= 1"):
+    with pytest.raises(ValueError, match="'n_components' parameter"):
         asso_fit(HAND, 0)
-    with pytest.raises(TypeError, match="n_components must be an integer"):
+    with pytest.raises(TypeError, match="'n_components' parameter"):
         asso_fit(HAND, 2.0)
     with pytest.raises(ValueError, match="not binary"):
         asso_fit(HAND * 2, 2)
     with pytest.raises(ValueError, match="missing"):
         asso_fit(np.where(HAND == 1, np.nan, 0.0), 2)
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"threshold": 1.5},
+        {"bonus_covered": 0.0},
+        {"penalty_overcovered": -1.0},
+        {"strict": "yes"},
+        {"orientation": "diagonal"},
+    ],
+)
+def test_every_door_names_the_bad_method_parameter(params):
+    # ASSO_PARAMS is declared once: asso_fit, method_params of the bounds and of
+    # the estimator all reject the value and name the parameter
+    (name,) = params
+    with pytest.raises((ValueError, TypeError), match=f"'{name}' parameter"):
+        asso_fit(HAND, 2, **params)
+    with pytest.raises((ValueError, TypeError), match=f"'{name}' parameter"):
+        rounding_rank_bounds(HAND, methods=("asso",), method_params={"asso": params})
+    est = RoundingRankFactorization(2, method="asso", method_params=params)
+    with pytest.raises((ValueError, TypeError), match=f"'{name}' parameter"):
+        est.fit(HAND)
+
+
+@pytest.mark.parametrize("tau", [0.0, 1.5, -0.5])
+def test_estimator_rejects_a_tau_asso_cannot_use(tau):
+    est = RoundingRankFactorization(2, method="asso", tau=tau)
+    with pytest.raises(ValueError, match="'tau' parameter of RoundingRankFact"):
+        est.fit(HAND)
+    # the bounds portfolio skips Asso at such a tau, with a message
+    b = rounding_rank_bounds(HAND, methods=("asso",), tau=tau)
+    assert "Asso needs 0 < tau <= 1" in b.report[0]["message"]

@@ -262,3 +262,26 @@ def test_property_feasible_columns_round_exactly(seed, m, d, tau):
     # the L1 optimum is zero exactly for the feasible columns (up to tolerance)
     _, _, objective = solve_columns_l1(L, X, tau=tau)
     assert np.all(objective[feasible] < 1e-7)
+
+
+@pytest.mark.parametrize(
+    "kwargs, exc",
+    [
+        ({"eps": np.inf}, ValueError),
+        ({"tau": np.inf}, ValueError),
+        ({"time_limit": np.nan}, ValueError),
+        ({"time_limit": "1"}, TypeError),
+        ({"nonnegative": "yes"}, TypeError),
+        ({"n_jobs": 1.5}, TypeError),
+    ],
+)
+@pytest.mark.parametrize(
+    "door", [solve_columns_l1, solve_columns_feasibility, solve_rows_l1]
+)
+def test_every_door_names_the_bad_parameter(door, kwargs, exc):
+    X = np.array([[0.0, 1.0], [1.0, 1.0]])
+    (name,) = kwargs
+    with pytest.raises(exc, match=f"'{name}' parameter of {door.__name__}"):
+        door(np.ones((2, 1)), X, **kwargs)
+    with pytest.raises(TypeError, match="'stop_at_first_infeasible' parameter"):
+        solve_columns_feasibility(np.ones((2, 1)), X, stop_at_first_infeasible=None)

@@ -13,10 +13,9 @@ from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from sklearn_rrank import certify_rounding
+from sklearn_rrank import NestedApprox, certify_rounding
 from sklearn_rrank._nested import is_nested
-from sklearn_rrank._nested_approx import (
-    NestedApprox,
+from sklearn_rrank._nested_bmna import (
     _best_upper_sets,
     _bmna,
     _bmna_brute_force,

@@ -263,3 +263,27 @@ def test_data_validation():
         truncate_rounding(np.full((3, 3), np.inf), np.eye(3))
     with pytest.raises(ValueError, match="rule"):
         truncate_rounding(np.eye(3), np.eye(3), rule="bisect")
+
+
+@pytest.mark.parametrize(
+    "kwargs, exc",
+    [
+        ({"delta": 0.0}, ValueError),
+        ({"delta": np.inf}, ValueError),
+        ({"tol": -1.0}, ValueError),
+        ({"max_iter": 0}, ValueError),
+        ({"max_iter": 1.5}, TypeError),
+        ({"tau": np.nan}, ValueError),
+        ({"tau": "0.5"}, TypeError),
+    ],
+)
+def test_public_door_names_the_bad_parameter(kwargs, exc):
+    # nuclear_norm_minimization declares NUCLEAR_PARAMS, as the registry does
+    (name,) = kwargs
+    with pytest.raises(exc, match=f"'{name}' parameter of nuclear_norm_minimization"):
+        nuclear_norm_minimization(np.eye(3), **kwargs)
+    if name != "tau":  # the same constraint at the bounds door
+        with pytest.raises(exc, match=f"'{name}' parameter"):
+            rounding_rank_bounds(
+                np.eye(3), methods=("nuclear",), method_params={"nuclear": kwargs}
+            )

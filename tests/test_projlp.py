@@ -94,6 +94,29 @@ def test_fit_parameter_validation(planted):
         projlp_fit(planted * 3, 2)
 
 
+@pytest.mark.parametrize(
+    "params", [{"eps": -1.0}, {"eps": np.inf}, {"solver": "newton"}]
+)
+def test_projlp_doors_name_the_bad_method_parameter(planted, params):
+    # PROJLP_PARAMS is declared once: projlp_fit, projlp_transform and the
+    # estimator's method_params reject the value and name the parameter
+    from sklearn_rrank import RoundingRankFactorization
+
+    (name,) = params
+    with pytest.raises(ValueError, match=f"'{name}' parameter of projlp_fit"):
+        projlp_fit(planted, 2, **params)
+    with pytest.raises(ValueError, match=f"'{name}' parameter of projlp_transform"):
+        projlp_transform(planted, np.ones((planted.shape[1], 2)), **params)
+    est = RoundingRankFactorization(2, method="projlp", method_params=params)
+    with pytest.raises(ValueError, match=f"'{name}' parameter"):
+        est.fit(planted)
+    if name == "eps":
+        with pytest.raises(ValueError, match="'eps' parameter"):
+            rounding_rank_bounds(
+                planted, methods=("projlp",), method_params={"projlp": params}
+            )
+
+
 # -- rank search ---------------------------------------------------------------------
 @pytest.mark.parametrize("nested", [True, False])
 def test_rank_search_certifies(planted, nested):

@@ -1,9 +1,15 @@
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from _family import run_family
 
-from sklearn_rrank import RoundingRankFactorization, certify_rounding, round_matrix
-from sklearn_rrank._rsvd import rsvd_error_curve, rsvd_rank_upper_bound, truncated_svd
+from sklearn_rrank import (
+    RoundingRankFactorization,
+    certify_rounding,
+    round_matrix,
+    rounding_rank_bounds,
+)
+from sklearn_rrank._rsvd import rsvd_error_curve, truncated_svd
 
 
 def _brute_force_curve(X, tau):
@@ -27,7 +33,7 @@ def test_error_curve_matches_brute_force(rng, tau):
 def test_paleo_matches_paper(paleo):
     # paper Table 2 (R-SVD upper bound 68) and Table 3 (R-SVD errors 0.697/0.516/0.260)
     X = paleo.astype(float)
-    res = rsvd_rank_upper_bound(X)
+    res = run_family("rsvd", X)
     assert res.rank == 68 and res.certified
     assert certify_rounding(X, res.L, res.R)
     errors = res.info["errors_by_k"]
@@ -39,15 +45,15 @@ def test_paleo_matches_paper(paleo):
 
 def test_error_not_monotone_on_apj(apj):
     # the reason the scan is exhaustive: on APJ the error rises from k = 1 to k = 2
-    errors = rsvd_rank_upper_bound(apj.astype(float)).info["errors_by_k"]
+    errors = run_family("rsvd", apj.astype(float)).info["errors_by_k"]
     assert errors[2] > errors[1]
     assert min(k for k, e in errors.items() if e == 0) == 443
 
 
 def test_sparse_input_gives_same_bound(rng):
     X = (rng.random((40, 30)) < 0.2).astype(float)
-    dense = rsvd_rank_upper_bound(X)
-    sparse = rsvd_rank_upper_bound(sp.csr_matrix(X))
+    dense = run_family("rsvd", X)
+    sparse = run_family("rsvd", sp.csr_matrix(X))
     assert dense.rank == sparse.rank
 
 
@@ -74,10 +80,10 @@ def test_blocked_scan_finds_the_first_exact_truncation(rng, monkeypatch, tau):
     import sklearn_rrank._rsvd as rsvd
 
     X = (rng.random((60, 45)) < 0.3).astype(float)
-    exhaustive = rsvd_rank_upper_bound(X, tau=tau)
+    exhaustive = run_family("rsvd", X, tau=tau)
     monkeypatch.setattr(rsvd, "_EXHAUSTIVE_WORK", 0)
     monkeypatch.setattr(rsvd, "_SCAN_BLOCK", 7)
-    blocked = rsvd_rank_upper_bound(X, tau=tau)
+    blocked = run_family("rsvd", X, tau=tau)
     assert blocked.info["scan"].startswith("blocked")
     assert blocked.certified and certify_rounding(X, blocked.L, blocked.R, tau=tau)
     # the first exact k of the curve, unless an earlier exact block end exists
@@ -94,13 +100,13 @@ def test_all_zero_matrix():
     X = np.zeros((4, 5))
     est = RoundingRankFactorization(1, method="rsvd").fit(X)
     assert est.reconstruction_err_ == 0 and est.certified_
-    res = rsvd_rank_upper_bound(X)
+    res = run_family("rsvd", X)
     assert res.rank == 0 and res.certified
     # tau <= 0: the all-ones matrix has rounding rank 0, the zero matrix 1
-    assert rsvd_rank_upper_bound(np.ones((3, 3)), tau=0.0).rank == 0
+    assert run_family("rsvd", np.ones((3, 3)), tau=0.0).rank == 0
     # ... and at tau < 0 the zero matrix needs rank 1: R-SVD rounds the SVD of the
     # halved sign matrix shifted to tau (-1 everywhere), exact at rank 1
-    res = rsvd_rank_upper_bound(X, tau=-0.5)
+    res = run_family("rsvd", X, tau=-0.5)
     assert res.rank == 1 and res.certified
 
 
@@ -109,7 +115,7 @@ def test_time_limit_skips_an_svd_that_cannot_finish(monkeypatch, rng):
 
     monkeypatch.setattr(rsvd, "_svd_seconds", lambda *args: 1e6)
     X = (rng.random((30, 20)) < 0.3).astype(float)
-    res = rsvd_rank_upper_bound(X, time_limit=5)
+    res = run_family("rsvd", X, time_limit=5)
     assert res.rank is None and res.stopped_early
     assert "skipped" in res.info["message"]
 
@@ -123,9 +129,31 @@ def test_blocked_scan_by_blocks_of_rows_equals_one_block(rng, monkeypatch, spars
     X = (rng.random((80, 40)) < 0.25).astype(float)
     monkeypatch.setattr(rsvd, "_EXHAUSTIVE_WORK", 0)
     monkeypatch.setattr(rsvd, "_SCAN_BLOCK", 5)
-    one = rsvd_rank_upper_bound(X)
+    one = run_family("rsvd", X)
     # blocks of 3 rows: the failing boundary is found by another block of rows
     monkeypatch.setattr(rsvd, "_SCAN_ROW_ENTRIES", 3 * 40)
-    many = rsvd_rank_upper_bound(sp.csr_matrix(X) if sparse else X)
+    many = run_family("rsvd", sp.csr_matrix(X) if sparse else X)
     assert many.rank == one.rank
     assert certify_rounding(X, many.L, many.R)
+
+
+def test_bounds_door_runs_the_rsvd_search(paleo):
+    # the user's surface: the same certificate as the family search (Table 2: 68)
+    b = rounding_rank_bounds(paleo, methods=("rsvd",))
+    assert b.upper == 68 and b.upper_method == "rsvd"
+    assert certify_rounding(paleo, b.L, b.R)
+    capped = rounding_rank_bounds(
+        paleo, methods=("rsvd",), method_params={"rsvd": {"max_rank": 10}}
+    )
+    assert capped.upper_method != "rsvd"  # no truncation up to 10 is exact
+
+
+@pytest.mark.parametrize(
+    "params, match",
+    [({"max_rank": 0}, "max_rank"), ({"max_rank": 2.5}, "max_rank"), ({"k": 1}, "k")],
+)
+def test_bounds_door_validates_rsvd_params(params, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        rounding_rank_bounds(
+            np.eye(3), methods=("rsvd",), method_params={"rsvd": params}
+        )

@@ -98,3 +98,41 @@ def test_exact_nonnegative_keeps_factors_nonnegative():
     be = cv.best_estimator_
     assert np.all(be.components_ >= 0)
     assert np.all(be.transform(X) >= -1e-12)
+
+
+@pytest.mark.parametrize(
+    "order, certified, best, tries",
+    [
+        ("linear", {4, 7, 8, 9, 10}, 4, [1, 2, 3, 4]),
+        # galloping: indices 0, 1, 3 (ranks 1, 2, 4), then back down to 3 (fails)
+        ("galloping", {4, 7, 8, 9, 10}, 4, [1, 2, 4, 3]),
+        # up to index 7 (rank 8), then down while certified: 7, 6, then 5 fails
+        ("galloping", {6, 7, 8, 9, 10}, 6, [1, 2, 4, 8, 7, 6, 5]),
+        # nothing certified: the last candidate is tried too
+        ("galloping", set(), None, [1, 2, 4, 8, 10]),
+    ],
+)
+def test_search_candidates_orders(order, certified, best, tries):
+    from sklearn_rrank._ranksearch import Deadline, search_candidates
+
+    seen = []
+
+    def try_k(k):
+        seen.append(k)
+        return k in certified
+
+    found, stopped = search_candidates(
+        list(range(1, 11)), try_k, Deadline(None), order=order
+    )
+    assert (found, stopped, seen) == (best, False, tries)
+
+
+@pytest.mark.parametrize("order", ["linear", "galloping"])
+def test_search_candidates_tries_one_rank_after_the_deadline(order):
+    from sklearn_rrank._ranksearch import Deadline, search_candidates
+
+    seen = []
+    found, stopped = search_candidates(
+        [3, 5, 9], lambda k: seen.append(k) or False, Deadline(0.0), order=order
+    )
+    assert (found, stopped, seen) == (None, True, [3])
