@@ -1,15 +1,16 @@
 """Data-parallel L-PCA on a ``dask.distributed`` cluster.
 
-The damped alternating Newton solver of :mod:`sklearn_rrank._lpca` with the rows of
-the data spread over Dask workers. Every worker holds a few blocks of rows of ``X``
-(the pattern of the ones, CSR) and the same rows of the latent factor ``U``; both are
-shipped once, when the fit starts, and stay on the worker (one Dask actor per block).
+The damped alternating Newton solver of :mod:`sklearn_rrank._lpca_newton` with the
+rows of the data spread over Dask workers. Every worker holds a few blocks of rows of
+``X`` (the pattern of the ones, CSR) and the same rows of the latent factor ``U``; both
+are shipped once, when the fit starts, and stay on the worker (one Dask actor per
+block).
 Per sweep the client sends the small right factor ``[V, mu]`` (n x (p + 1)) to every
 block and gets back sums over the block's rows:
 
 * the ``U`` half step runs on the workers, row by row, with the serial kernel
-  (:func:`~sklearn_rrank._lpca._newton_block`); the blocks return the column losses
-  and the count of unsafe entries;
+  (:func:`~sklearn_rrank._lpca_newton._newton_block`); the blocks return the column
+  losses and the count of unsafe entries;
 * for the ``[V, mu]`` half step the blocks return their shares of the column
   gradients (n x (p + 1)) and of the column Hessians (n x (p + 1)(p + 2) / 2, the
   upper triangles); the client adds them up, solves the n small Newton systems and
@@ -41,29 +42,23 @@ from threadpoolctl import threadpool_limits
 
 from sklearn_rrank._base import FactorizationResult
 from sklearn_rrank._lpca import (
-    _ARMIJO,
-    _CHUNK_ENTRIES,
     _FIT_STALL,
-    _GLOBAL_INIT,
-    _INIT_SCALE,
-    _MAX_HALVINGS,
-    _MIN_RIDGE,
     DEFAULT_ALPHA,
     FIT_MAX_ITER,
     FIT_TOL,
+    _fit_message,
+    _model_kind,
+)
+from sklearn_rrank._lpca_init import _GLOBAL_INIT, _INIT_SCALE, _init_from_factors
+from sklearn_rrank._lpca_model import (
+    _CHUNK_ENTRIES,
     _buffer,
     _chunks,
     _count_unsafe,
     _eval_chunk,
-    _fit_message,
     _grad_hess_terms,
-    _init_from_factors,
     _is_global,
     _loss_terms,
-    _model_kind,
-    _newton_block,
-    _offset_chunk,
-    _offset_loss_chunk,
     _offset_sign,
     _package,
     _pair_index,
@@ -72,6 +67,14 @@ from sklearn_rrank._lpca import (
     _run_chunks,
     _split_bias,
     _stop_delta,
+)
+from sklearn_rrank._lpca_newton import (
+    _ARMIJO,
+    _MAX_HALVINGS,
+    _MIN_RIDGE,
+    _newton_block,
+    _offset_chunk,
+    _offset_loss_chunk,
     _sweep_loop,
 )
 from sklearn_rrank._ranksearch import Deadline
@@ -122,8 +125,8 @@ class _CSRSigns:
     """``q = 2X - 1`` (int8) of a CSR block, built one chunk of rows at a time.
 
     Indexing with a slice of rows returns a dense int8 chunk in a reused per-thread
-    buffer, valid until the next indexing: the kernels of :mod:`sklearn_rrank._lpca`
-    read ``q[rows]`` once per chunk.
+    buffer, valid until the next indexing: the kernels of
+    :mod:`sklearn_rrank._lpca_newton` read ``q[rows]`` once per chunk.
     """
 
     def __init__(self, X):
@@ -141,7 +144,7 @@ class _CSRSigns:
 
 
 class _BlockData:
-    """The part of :class:`~sklearn_rrank._lpca._Data` that the row kernels read."""
+    """The part of :class:`~sklearn_rrank._lpca_model._Data` the row kernels read."""
 
     def __init__(self, X):
         self.q = _CSRSigns(X)
@@ -434,14 +437,14 @@ def _assign_blocks(m, n, n_blocks):
 
 
 def _P_of(V, mu):
-    """``(P, offset)`` of the column half step (see ``_lpca._with_bias``)."""
+    """``(P, offset)`` of the column half step (see ``_lpca_model._with_bias``)."""
     if mu is None or _is_global(mu):
         return V, mu
     return np.hstack([V, mu[:, None]]), None
 
 
 class _DistributedNewtonSweep:
-    """:class:`~sklearn_rrank._lpca._NewtonSweep` with ``U`` and ``X`` on workers.
+    """:class:`~sklearn_rrank._lpca_newton._NewtonSweep`, ``U`` and ``X`` on workers.
 
     ``__call__`` takes and returns the state like the serial sweep (``U`` is this
     object: the rows live on the workers).
@@ -489,8 +492,8 @@ class _DistributedNewtonSweep:
         return U, V, mu, self._objective(row_loss, V, mu), n_unsafe
 
     def _column_step(self, P, offset, delta, col_loss, stop_when_exact):
-        """:func:`~sklearn_rrank._lpca._newton_chunk` for all columns at once, with
-        the sums over rows gathered from the blocks.
+        """:func:`~sklearn_rrank._lpca_newton._newton_chunk` for all columns at once,
+        with the sums over rows gathered from the blocks.
 
         Returns ``(P_new, data loss, n_unsafe)``; ``P_new`` is None when no entry
         is unsafe at ``P`` and ``stop_when_exact`` (the caller stops there).
@@ -538,7 +541,7 @@ class _DistributedNewtonSweep:
         return newP, blocks.total("v_commit", P, D, steps, offset), n_unsafe
 
     def _offset_step(self, V, b, row_loss):
-        """:func:`~sklearn_rrank._lpca._offset_step` with sums over the blocks."""
+        """:func:`~sklearn_rrank._lpca_newton._offset_step`, sums over the blocks."""
         alpha, tau = self.alpha, self.tau
         g, h = self.blocks.total("offset_grad", V, b)
         grad = g + alpha * float(b)
@@ -560,7 +563,7 @@ class _DistributedNewtonSweep:
 
 def _svd_start(blocks, n, m, p, kind, tau, rng, col_counts):
     """Distributed randomized SVD warm start of ``2 (2X - 1)`` (centred as in
-    :func:`~sklearn_rrank._lpca._svd_init`); ``U`` is set on the blocks.
+    :func:`~sklearn_rrank._lpca_init._svd_init`); ``U`` is set on the blocks.
 
     ``Z = 4 X - 1 c^T`` with ``c = 2 + mu`` is never formed: the blocks apply it
     to ``n x l`` matrices through the sparse ``X``. Returns ``V, mu`` and the stats

@@ -26,16 +26,9 @@ import scipy.sparse as sp
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions, validate_params
 
-from sklearn_rrank._lpca import (
-    _add_column,
-    _Data,
-    _fit_core,
-    _model_kind,
-    _package,
-    _resolve_solver,
-    _stop_delta,
-    _svd_init,
-)
+from sklearn_rrank._lpca import _fit_core, _model_kind, _resolve_solver
+from sklearn_rrank._lpca_init import _add_column, _svd_init
+from sklearn_rrank._lpca_model import _Data, _package, _stop_delta
 from sklearn_rrank._memory import fits_in_memory
 from sklearn_rrank._ranksearch import Deadline, run_rank_search
 from sklearn_rrank._rounding import (
@@ -549,7 +542,7 @@ def _solver_budget(p, shape, max_iter, stall, far=None):
     the ``stall`` window ``(window, fraction)`` (None: no stall rule); L-BFGS
     beyond, with ``_LBFGS_SWEEP_FACTOR`` times both and, if ``far`` is given, the
     fit also stops when more than ``far`` entries are still uncertified after the
-    first window (see :func:`sklearn_rrank._lpca._stalled`).
+    first window (see :func:`sklearn_rrank._lpca_newton._stalled`).
     """
     solver = _resolve_solver("auto", p, *shape)
     if solver == "lbfgs":

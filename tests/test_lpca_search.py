@@ -141,7 +141,7 @@ def test_solver_budget_newton_for_few_factors_lbfgs_with_more_sweeps_beyond():
 
 
 def test_stalled_far_rule_stops_a_steady_fit_still_far_after_its_window():
-    from sklearn_rrank._lpca import _stalled
+    from sklearn_rrank._lpca_newton import _stalled
 
     steady = [1000 - 40 * i for i in range(12)]  # drops 4% of 1000 per sweep
     assert not _stalled(steady, (10, 0.02), 10**6)
@@ -167,7 +167,9 @@ def test_a_later_run_continues_the_model_a_deadline_cut_short(monkeypatch):
     # the portfolio's second pass hands L-PCA's search the memo of its first run:
     # the fit at k continues that model instead of a fresh SVD start
     from sklearn_rrank import _lpca_search as search_module
-    from sklearn_rrank._lpca import _Data, _model_kind, _svd_init
+    from sklearn_rrank._lpca import _model_kind
+    from sklearn_rrank._lpca_init import _svd_init
+    from sklearn_rrank._lpca_model import _Data
 
     X = _planted(4, 80, 60, 3)
     kind = _model_kind("global", 0.5)
