@@ -36,8 +36,11 @@ This module holds the public doors (:func:`lpca_fit`, :func:`lpca_transform`,
   the sweep loop and its stopping rules, the per-row regressions of the transform;
 * :mod:`sklearn_rrank._lpca_lbfgs`: the joint objective and the L-BFGS-B solver;
 * :mod:`sklearn_rrank._lpca_init`: SVD warm starts and added columns;
-* :mod:`sklearn_rrank._lpca_search`: the rank search and its LP refinement;
-* :mod:`sklearn_rrank._lpca_distributed`: the Newton solver on a Dask cluster.
+* :mod:`sklearn_rrank._lpca_search`: the rank search;
+* :mod:`sklearn_rrank._lpca_refine`: the LP refinement of the search's rescue;
+* :mod:`sklearn_rrank._lpca_distributed` (client) and
+  :mod:`sklearn_rrank._lpca_distributed_block` (workers): the Newton solver on a
+  Dask cluster.
 """
 
 import time

@@ -14,7 +14,8 @@ from sklearn_rrank import (
     _lpca_search,
 )
 from sklearn_rrank._lpca import lpca_fit, lpca_transform
-from sklearn_rrank._lpca_search import lpca_rank_upper_bound, lpca_refine
+from sklearn_rrank._lpca_refine import lpca_refine
+from sklearn_rrank._lpca_search import lpca_rank_upper_bound
 from sklearn_rrank._rounding import certify_rounding, round_matrix
 
 MODELS = [True, False, "global"]
