@@ -16,9 +16,10 @@ where ``theta >= 0``. The paper does not say whether its L-PCA counted the bias.
 Two further models (``fit_bias=False``: no bias; ``fit_bias="global"``: one scalar
 offset, which costs no column because ``tau`` absorbs it) are described in
 :func:`lpca_fit`; the global one expresses exactly the roundings of rank-k matrices
-and is the default of the rank search :func:`lpca_rank_upper_bound`. It and the
-reweighting rescue of the search are our additions, not part of the paper or of
-Schein et al.
+and is the default of the rank search
+(:func:`~sklearn_rrank._lpca_search._lpca_search`, run by
+``rounding_rank_bounds(X, methods=("lpca",))``). It and the reweighting rescue of
+the search are our additions, not part of the paper or of Schein et al.
 
 Solvers: ``"newton"`` (damped alternating Newton, the default), ``"lbfgs"`` (joint
 objective, scipy's L-BFGS-B) and ``"mm"`` (Schein et al.'s bound-based alternating
@@ -385,7 +386,8 @@ def lpca_fit(
     See Also
     --------
     lpca_transform : Logistic regression of new rows on fixed ``R``.
-    lpca_rank_upper_bound : Rank search with certificates.
+    sklearn_rrank.rounding_rank_bounds : Rank search with certificates
+        (``methods=("lpca",)``).
 
     Notes
     -----

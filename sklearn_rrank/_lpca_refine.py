@@ -1,6 +1,6 @@
 """LP refinement of rounding factorizations (the last step of L-PCA's rescue).
 
-:func:`lpca_refine` alternates the paper's L1-slack LPs (the LP engine of
+:func:`_lpca_refine` alternates the paper's L1-slack LPs (the LP engine of
 :mod:`sklearn_rrank._lp`) over the columns of ``R`` and the rows of ``L`` that
 hold an entry failing the certificate, keeping a new column or row only when it
 fails fewer entries, so that a factorization with a few failing entries can
@@ -8,31 +8,15 @@ become certifiable at the same rank.
 """
 
 import time
-from numbers import Integral, Real
 
 import numpy as np
-from sklearn.utils._param_validation import Interval, validate_params
 
-from sklearn_rrank._ranksearch import Deadline
 from sklearn_rrank._rounding import _count_errors_factors, _uncertified_counts
-from sklearn_rrank._validation import check_binary_matrix, check_tau
 
-__all__ = ["lpca_refine"]
+__all__ = []
 
 
-@validate_params(
-    {
-        "X": ["array-like", "sparse matrix"],
-        "L": ["array-like"],
-        "R": ["array-like"],
-        "tau": [Real],
-        "n_rounds": [Interval(Integral, 1, None, closed="left")],
-        "n_jobs": [Integral, None],
-        "time_limit": [Interval(Real, 0, None, closed="left"), None],
-    },
-    prefer_skip_nested_validation=True,
-)
-def lpca_refine(X, L, R, *, tau=0.5, n_rounds=3, n_jobs=None, time_limit=None):
+def _lpca_refine(X, L, R, *, tau, n_rounds=3, n_jobs=None, deadline):
     """Refine a rounding factorization by alternating L1-slack LPs.
 
     Each round first fixes ``L`` and re-solves, for every column ``j`` with an
@@ -42,26 +26,29 @@ def lpca_refine(X, L, R, *, tau=0.5, n_rounds=3, n_jobs=None, time_limit=None):
     column (row) is kept only if it has fewer entries that fail the certificate
     criterion of :func:`~sklearn_rrank.certify_rounding` than the old one, so the
     count never increases. Columns and rows without failures are not touched. The
-    bias column of :func:`lpca_fit` is an ordinary column here (the row LPs may
-    change it), so the rank stays ``k``.
+    bias column of :func:`~sklearn_rrank._lpca.lpca_fit` is an ordinary column here
+    (the row LPs may change it), so the rank stays ``k``. It runs as the last step
+    of the L-PCA search's rescue (``rounding_rank_bounds(X, methods=("lpca",))``
+    with ``refine=True``).
 
     Parameters
     ----------
-    X : array-like or sparse matrix of shape (n_samples, n_features)
-        Binary data; ``NaN`` marks missing entries.
+    X : ndarray of shape (n_samples, n_features)
+        Validated binary data (float64, ``NaN`` marks missing entries); trusted.
     L : array-like of shape (n_samples, k)
-        Left factor (e.g. from :func:`lpca_fit`).
+        Left factor (e.g. from :func:`~sklearn_rrank._lpca.lpca_fit`).
     R : array-like of shape (n_features, k)
         Right factor.
-    tau : float, default=0.5
+    tau : float
         Rounding threshold.
     n_rounds : int, default=3
         Maximal number of (columns, rows) rounds; stops early when nothing fails or
         a round changes nothing.
     n_jobs : int or None, default=None
         Workers of the LP engine; results do not depend on it.
-    time_limit : float or None, default=None
-        Wall-clock limit in seconds (passed on to the LP engine).
+    deadline : Deadline
+        The caller's deadline; its ``remaining()`` seconds are the LP engine's
+        time limit.
 
     Returns
     -------
@@ -77,37 +64,13 @@ def lpca_refine(X, L, R, *, tau=0.5, n_rounds=3, n_jobs=None, time_limit=None):
     Raises
     ------
     ValueError
-        If ``X`` is not binary or the factor shapes do not match.
+        If the factor shapes do not match ``X`` or hold non-finite numbers.
 
     References
     ----------
     Neumann, Gemulla, Miettinen (ICDM 2016), Section 3: the L1-slack LP of ProjLP,
     used here as a refinement of L-PCA's factors.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sklearn_rrank._lpca_refine import lpca_refine
-    >>> X = np.array([[1, 0], [0, 1]])
-    >>> L = np.array([[1.0, 0.0], [0.0, 1.0]]); R = np.array([[1.0, 0.0], [0.0, 0.2]])
-    >>> L2, R2, info = lpca_refine(X, L, R)
-    >>> info["errors_before"], info["errors_after"], info["certified"]
-    (1, 0, True)
     """
-    X = check_binary_matrix(X, allow_missing=True, method="lpca")
-    return _lpca_refine(
-        X,
-        L,
-        R,
-        tau=check_tau(tau),
-        n_rounds=n_rounds,
-        n_jobs=n_jobs,
-        deadline=Deadline(time_limit),
-    )
-
-
-def _lpca_refine(X, L, R, *, tau, n_rounds=3, n_jobs=None, deadline):
-    """:func:`lpca_refine` on validated ``X`` with a :class:`Deadline`."""
     from sklearn_rrank._lp import _solve_columns_l1, _solve_rows_l1
 
     L = np.array(L, dtype=np.float64)

@@ -13,27 +13,23 @@ rank with them:
   (:func:`sklearn_rrank._ranksearch.run_rank_search`): ascend ``k`` with warm
   starts (jumping ahead while the fits are far from exact, :func:`_next_rank`),
   rescue near misses, then polish below the bound; every candidate is certified
-  by the incumbent, never here;
-* :func:`lpca_rank_upper_bound`: the public search (validation, then the skeleton).
+  by the incumbent, never here. Users reach it through
+  ``rounding_rank_bounds(X, methods=("lpca",), method_params={"lpca": {...}})``.
 """
 
 import time
-from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions, validate_params
 
 from sklearn_rrank._lpca import _fit_core, _model_kind, _resolve_solver
 from sklearn_rrank._lpca_init import _add_column, _svd_init
 from sklearn_rrank._lpca_model import _Data, _package, _stop_delta
 from sklearn_rrank._lpca_refine import _lpca_refine
 from sklearn_rrank._memory import fits_in_memory
-from sklearn_rrank._ranksearch import run_rank_search
-from sklearn_rrank._validation import check_binary_matrix, check_tau
 
-__all__ = ["lpca_rank_upper_bound"]
+__all__ = []
 
 
 # ---------------------------------------------------------------------------------
@@ -207,22 +203,103 @@ def _lpca_search(
     polish=True,
     fit_bias="global",
 ):
-    """The L-PCA family of the rank-search skeleton (trusts its input).
+    """L-PCA's rank search: the family of ``methods=("lpca",)`` (trusts its input).
 
-    Ascends ``k`` from ``max(start, incumbent.lower, 1)`` while
-    ``incumbent.worth_trying(k)`` (and ``k <= max_rank``): a warm-started Newton
-    fit per ``k`` (see :func:`lpca_rank_upper_bound`), offered to the incumbent; a
-    near miss (at most ``max(30, 0.005 * ones)`` uncertified entries, counted by
-    the incumbent's kernel) gets the rescue; the next ``k`` is
-    :func:`_next_rank`. Then, with ``polish``, fresh longer fits bisect the ranks
-    below the bound (:func:`_polish`), under a child deadline, until
-    ``incumbent.done``. Every ``k`` is recorded with
-    ``incumbent.record``; long fits send a progress event about once a second.
+    Users run it through :func:`~sklearn_rrank.rounding_rank_bounds` with
+    ``methods=("lpca",)``; ``time_limit`` (the whole search's wall clock),
+    ``random_state`` (the seed of the randomized SVD of the first start and of the
+    polish phase's fresh starts), ``n_jobs`` (threads of L-PCA and of the LP
+    engine; the result does not depend on it) and ``verbose`` (one line per ``k``
+    if ``>= 1``, one line per sweep if ``>= 2``) come from there; ``X`` is a
+    validated float64 array or CSR matrix (NaN = missing, not constrained).
+
+    For ``k = start, start + 1, ...`` (from ``max(start, incumbent.lower, 1)``,
+    while ``incumbent.worth_trying(k)`` and ``k <= max_rank``) fit L-PCA with ``k``
+    columns in all (see :func:`~sklearn_rrank._lpca.lpca_fit` for how the columns
+    are counted), warm-started from the previous ``k`` with latent columns added
+    one at a time along the steepest rank-one descent direction (the first ``k``
+    continues a model an earlier run left at ``k`` in ``incumbent.memo``, or starts
+    from the truncated SVD); see :func:`_ascent_step`. While a fit leaves more than
+    10% of the ones uncertified, the next ``k`` jumps ahead by half the distance
+    climbed so far (``k - start + 1``; never past the known bound), so that a bound
+    near ``b`` takes about ``log b / log 1.5`` far fits instead of ``b`` (our
+    addition; the paper ascends one at a time; with a limited budget by the whole
+    distance, see :func:`_next_rank`). Each fit (damped Newton with
+    ``alpha=1e-4``, smaller than ``lpca_fit``'s default) stops as soon as its
+    rounding is exact with a margin, when the objective stalls (relative decrease
+    below 1e-5 in a sweep), when the number of wrong entries has not dropped by 2%
+    in 30 sweeps, or after 300 sweeps. Beyond 24 latent factors these fits, and
+    those of the rescue and the polish below, run L-BFGS instead, as
+    ``lpca_fit(solver="auto")`` does, with ten times the sweeps and the stall
+    window; such an ascent fit also stops when more than half of the ones are
+    still uncertified after its first window (300 iterations). Within a budget
+    one ascent fit gets at most 30% of the time left (all of it at the last rank
+    below the known bound). Every candidate goes through ``incumbent.offer`` (the
+    one certification, :func:`~sklearn_rrank.certify_rounding`'s kernel, margin
+    1e-9), never here. If only a few entries fail (at most ``max(30, 0.005 *
+    number of ones)``) and ``refine`` is True, a rescue is tried
+    (:func:`_rescue`): reweighted L-PCA (the weights of the failing entries are
+    multiplied by 10 per round, up to 4 rounds of 30 sweeps), then
+    :func:`~sklearn_rrank._lpca_refine._lpca_refine` (alternating L1-slack LPs).
+    The first certified ``k`` is an upper bound: ``rrank_tau(X) <= k``. If
+    ``polish`` is True, the ranks below it are then bisected with more effort
+    (:func:`_polish`), above the largest ``k`` where the forward search left more
+    than 10% of the ones wrong: each tried ``k`` (the midpoint; ``k - 1`` when no
+    rank was skipped) gets a fresh SVD start, up to 4000 sweeps (stopped when the
+    wrong entries drop by less than 2% in 500 sweeps) and the rescue; success
+    lowers the bound, failure raises the floor, and the phase ends once
+    ``incumbent.done``. Within a budget the polish phase gets as much time as the
+    forward search took (at least 10 s, a child deadline). Every ``k`` is
+    recorded with ``incumbent.record``; long fits send a progress event about
+    once a second.
+
+    Method parameters (``method_params={"lpca": {...}}``)
+    -----------------------------------------------------
+    start : int, default=1
+        First ``k`` tried.
+    max_rank : int or None, default=None
+        Last ``k`` tried; None means ``min(n_samples, n_features) + 1``.
+    refine : bool, default=True
+        Whether to try the rescue (reweighting and LP refinement) when few entries
+        fail.
+    polish : bool, default=True
+        Whether to run the polish phase below the first certified ``k``.
+    fit_bias : bool or "global", default="global"
+        The model of :func:`~sklearn_rrank._lpca.lpca_fit`. The default, one
+        scalar offset that uses no column, expresses exactly the roundings at
+        ``tau`` of rank-``k`` matrices; ``False`` (no bias) expresses sign patterns
+        of rank-``k`` logits and ``True`` (``k - 1`` factors plus a bias column)
+        fewer still, so the default can certify the smallest ranks (measured in
+        ``benchmarks/lpca.py``: paleo 9, apj 4 with "global"; 10 and 5 with False;
+        10 and 5 with True). With ``tau = 0`` "global" falls back to False (the
+        offset would have to be 0).
 
     Returns
     -------
-    info : dict
-        Diagnostics per ``k`` and ``"message"``.
+    info : dict (the ``info`` of the RankSearchResult)
+        ``"failed_by_k"`` (entries failing the certificate after the fit, before
+        any rescue; the skeleton adds ``"errors_by_k"``, the wrong entries),
+        ``"seconds_by_k"``, ``"sweeps_by_k"``, ``"status_by_k"``,
+        ``"solver_by_k"`` (``"newton"`` or ``"lbfgs"``),
+        ``"rescued_by_refinement"`` (True if the returned certificate needed the
+        rescue), ``"rescue"`` (per ``k`` where it ran: ``"boosted"`` (reweighting
+        made it exact), errors removed by the LPs, ``"certified"``), ``"polish"``
+        (per ``k`` tried in the polish phase: sweeps, status, errors,
+        ``"certified"``, ``"rescued"``, seconds), ``"fit_bias"``,
+        ``"fit_params"`` (what reproduces the certificate's model),
+        ``"stopped_early"`` (time limit or ``max_rank`` reached first) and
+        ``"message"``.
+
+    Notes
+    -----
+    The search does not prove that smaller ``k`` are impossible; the rank is an
+    upper bound. Timing for the paper's data sets is in ``benchmarks/lpca.py``.
+
+    References
+    ----------
+    Neumann, Gemulla, Miettinen (ICDM 2016), Section 3, "L-PCA": run L-PCA for
+    ``k = 1, 2, ...`` and check whether ``round(L R^T) = B``; Schein, Saul and
+    Ungar (AISTATS 2003).
     """
     m, n = X.shape
     if max_rank is None:
@@ -544,160 +621,3 @@ def _polish(
             floor = k
             continue
         info["rescued_by_refinement"] = rescued
-
-
-@validate_params(
-    {
-        "X": ["array-like", "sparse matrix"],
-        "tau": [Real],
-        "start": [Interval(Integral, 1, None, closed="left")],
-        "max_rank": [Interval(Integral, 1, None, closed="left"), None],
-        "refine": ["boolean"],
-        "polish": ["boolean"],
-        "fit_bias": ["boolean", StrOptions({"global"})],
-        "time_limit": [Interval(Real, 0, None, closed="left"), None],
-        "random_state": ["random_state"],
-        "n_jobs": [Integral, None],
-        "verbose": ["verbose"],
-    },
-    prefer_skip_nested_validation=True,
-)
-def lpca_rank_upper_bound(
-    X,
-    *,
-    tau=0.5,
-    start=1,
-    max_rank=None,
-    refine=True,
-    polish=True,
-    fit_bias="global",
-    time_limit=None,
-    random_state=None,
-    n_jobs=None,
-    verbose=0,
-):
-    """Certified upper bound on the rounding rank by an L-PCA rank search.
-
-    For ``k = start, start + 1, ...`` fit L-PCA with ``k`` columns in all (see
-    :func:`lpca_fit` for how the columns are counted), warm-started from the
-    previous ``k`` with latent columns added one at a time along the steepest
-    rank-one descent direction (the first ``k`` starts from the truncated SVD).
-    While a fit leaves more than 10% of the ones uncertified, the next ``k`` jumps
-    ahead by half the distance climbed so far (``k - start + 1``; never past the
-    known bound), so that a bound near ``b`` takes about ``log b / log 1.5`` far
-    fits instead of ``b`` (our addition; the paper ascends one at a time). Each fit
-    (damped Newton with ``alpha=1e-4``, smaller than :func:`lpca_fit`'s default)
-    stops as soon as its rounding is exact with a margin, when the objective stalls
-    (relative decrease below 1e-5 in a sweep), when the number of wrong entries has
-    not dropped by 2% in 30 sweeps, or after 300 sweeps. Beyond 24 latent factors
-    these fits, and those of the rescue and the polish below, run L-BFGS instead,
-    as ``lpca_fit(solver="auto")`` does, with ten times the sweeps and the stall
-    window; such an ascent fit also
-    stops when more than half of the ones are still uncertified after its first
-    window (300 iterations). The factors are then
-    checked with :func:`~sklearn_rrank.certify_rounding` (margin 1e-9). If only a
-    few entries fail (at most ``max(30, 0.005 * number of ones)``) and ``refine``
-    is True, a rescue is tried: reweighted L-PCA (the weights of the failing entries
-    are multiplied by 10 per round, up to 4 rounds of 30 sweeps), then
-    :func:`~sklearn_rrank._lpca_refine.lpca_refine` (alternating L1-slack LPs).
-    The first certified ``k`` is
-    an upper bound: ``rrank_tau(X) <= k``. If ``polish`` is True, the ranks below
-    it are then bisected with more effort, above the largest ``k`` where the
-    forward search left more than 10% of the ones wrong: each tried ``k`` (the
-    midpoint; ``k - 1`` when no rank was skipped) gets a fresh SVD start, up to
-    4000 sweeps (stopped when the wrong entries drop by less than 2% in 500
-    sweeps) and the rescue; success lowers the bound, failure raises the floor.
-    The polish phase gets as much time as the forward search took (at least 10 s).
-
-    Parameters
-    ----------
-    X : array-like or sparse matrix of shape (n_samples, n_features)
-        Binary data; ``NaN`` marks missing entries (not constrained).
-    tau : float, default=0.5
-        Rounding threshold.
-    start : int, default=1
-        First ``k`` tried.
-    max_rank : int or None, default=None
-        Last ``k`` tried; None means ``min(n_samples, n_features) + 1``.
-    refine : bool, default=True
-        Whether to try the rescue (reweighting and LP refinement) when few entries
-        fail.
-    polish : bool, default=True
-        Whether to run the polish phase below the first certified ``k``.
-    fit_bias : bool or "global", default="global"
-        The model of :func:`lpca_fit`. The default, one scalar offset that uses no
-        column, expresses exactly the roundings at ``tau`` of rank-``k`` matrices;
-        ``False`` (no bias) expresses sign patterns of rank-``k`` logits and
-        ``True`` (``k - 1`` factors plus a bias column) fewer still, so the default
-        can certify the smallest ranks (measured in ``benchmarks/lpca.py``: paleo 9,
-        apj 4 with "global"; 10 and 5 with False; 10 and 5 with True). With
-        ``tau = 0`` "global" falls back to False (the offset would have to be 0).
-    time_limit : float or None, default=None
-        Wall-clock limit in seconds for the whole search.
-    random_state : int, RandomState instance or None, default=None
-        Seed of the randomized SVD of the first start.
-    n_jobs : int or None, default=None
-        Number of threads (L-PCA and LP engine); results do not depend on it.
-    verbose : int, default=0
-        One line per ``k`` if ``verbose >= 1``; one line per sweep if ``>= 2``.
-
-    Returns
-    -------
-    result : RankSearchResult
-        ``rank`` (the certified ``k``, or None), certificate ``L``, ``R``,
-        ``certified``, ``stopped_early`` (time limit or ``max_rank`` reached first)
-        and ``info`` with ``"errors_by_k"`` (wrong entries after the fit, before any
-        rescue), ``"failed_by_k"`` (entries failing the certificate),
-        ``"seconds_by_k"``, ``"sweeps_by_k"``, ``"status_by_k"``,
-        ``"solver_by_k"`` (``"newton"`` or ``"lbfgs"``),
-        ``"rescued_by_refinement"`` (True if the returned certificate needed the
-        rescue), ``"rescue"`` (per ``k`` where it ran: ``"boosted"`` (reweighting
-        made it exact), errors removed by the LPs, ``"certified"``), ``"polish"``
-        (per ``k`` tried in the polish phase: sweeps, status, errors,
-        ``"certified"``, ``"rescued"``, seconds) and ``"seconds"``.
-
-    Raises
-    ------
-    ValueError
-        If ``X`` is not binary or a parameter is out of range.
-
-    Notes
-    -----
-    The search does not prove that smaller ``k`` are impossible; ``rank`` is an
-    upper bound. Timing for the paper's data sets is in ``benchmarks/lpca.py``.
-
-    References
-    ----------
-    Neumann, Gemulla, Miettinen (ICDM 2016), Section 3, "L-PCA": run L-PCA for
-    ``k = 1, 2, ...`` and check whether ``round(L R^T) = B``; Schein, Saul and
-    Ungar (AISTATS 2003).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sklearn_rrank._lpca_search import lpca_rank_upper_bound
-    >>> X = np.tril(np.ones((6, 6), dtype=int))   # nested: rounding rank 1
-    >>> res = lpca_rank_upper_bound(X, random_state=0)
-    >>> res.rank, res.certified
-    (1, True)
-    """
-    X = check_binary_matrix(X, allow_missing=True, method="lpca")
-    tau = check_tau(tau)
-    params = {
-        "start": start,
-        "max_rank": max_rank,
-        "refine": refine,
-        "polish": polish,
-        "fit_bias": fit_bias,
-    }
-    return run_rank_search(
-        _lpca_search,
-        X,
-        method="lpca",
-        tau=tau,
-        deadline=time_limit,
-        random_state=random_state,
-        n_jobs=n_jobs,
-        verbose=verbose,
-        params=params,
-    )

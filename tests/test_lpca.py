@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from _family import run_family
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose, assert_array_equal
@@ -12,11 +13,13 @@ from sklearn_rrank import (
     _lpca_model,
     _lpca_newton,
     _lpca_search,
+    rounding_rank_bounds,
 )
 from sklearn_rrank._lpca import lpca_fit, lpca_transform
-from sklearn_rrank._lpca_refine import lpca_refine
-from sklearn_rrank._lpca_search import lpca_rank_upper_bound
+from sklearn_rrank._lpca_refine import _lpca_refine
+from sklearn_rrank._ranksearch import Deadline
 from sklearn_rrank._rounding import certify_rounding, round_matrix
+from sklearn_rrank._validation import check_binary_matrix
 
 MODELS = [True, False, "global"]
 
@@ -371,7 +374,7 @@ def test_stop_when_exact_is_certifiable(model):
 
 def test_planted_rank_6_is_certified():
     X = _planted(0)
-    res = lpca_rank_upper_bound(X, random_state=0, start=5, polish=False)
+    res = run_family("lpca", X, random_state=0, start=5, polish=False)
     assert res.certified and res.rank <= 7
     assert certify_rounding(X, res.L, res.R, margin=1e-9)
     assert res.L.shape == (300, res.rank) and res.R.shape == (200, res.rank)
@@ -385,21 +388,21 @@ def test_planted_rank_6_is_certified():
 
 def test_rank_search_nested_matrix_is_rank_one():
     X = np.triu(np.ones((9, 7), dtype=int))
-    res = lpca_rank_upper_bound(X, random_state=0)
+    res = run_family("lpca", X, random_state=0)
     assert (res.rank, res.certified, res.stopped_early) == (1, True, False)
     assert certify_rounding(X, res.L, res.R)
 
 
 def test_rank_search_info_and_limits(rng):
     X = _random_binary(rng, 30, 25)
-    res = lpca_rank_upper_bound(X, max_rank=2, refine=False, random_state=0)
+    res = run_family("lpca", X, max_rank=2, refine=False, random_state=0)
     assert res.rank is None and not res.certified and res.stopped_early
     assert set(res.info["errors_by_k"]) == {1, 2}
     assert set(res.info["seconds_by_k"]) == {1, 2}
     assert res.info["rescued_by_refinement"] is False
-    timed = lpca_rank_upper_bound(X, time_limit=0.0, random_state=0)
+    timed = run_family("lpca", X, time_limit=0.0, random_state=0)
     assert timed.stopped_early and timed.rank is None
-    with_bias = lpca_rank_upper_bound(X, fit_bias=True, random_state=0)
+    with_bias = run_family("lpca", X, fit_bias=True, random_state=0)
     assert with_bias.certified
     assert certify_rounding(X, with_bias.L, with_bias.R)
 
@@ -407,8 +410,8 @@ def test_rank_search_info_and_limits(rng):
 def test_polish_never_worsens_the_bound(monkeypatch):
     monkeypatch.setattr(_lpca_search, "_POLISH_MIN_SECONDS", 2.0)
     X = _planted(6, 80, 60, 4)
-    forward = lpca_rank_upper_bound(X, random_state=0, polish=False)
-    polished = lpca_rank_upper_bound(X, random_state=0, polish=True)
+    forward = run_family("lpca", X, random_state=0, polish=False)
+    polished = run_family("lpca", X, random_state=0, polish=True)
     assert forward.certified and polished.certified
     assert polished.rank <= forward.rank
     assert certify_rounding(X, polished.L, polished.R)
@@ -422,7 +425,7 @@ def test_polish_never_worsens_the_bound(monkeypatch):
 def test_rank_search_with_missing_entries(rng):
     X = _planted(1, 60, 40, 3).astype(float)
     X[rng.random(X.shape) < 0.1] = np.nan
-    res = lpca_rank_upper_bound(X, random_state=0)
+    res = run_family("lpca", X, random_state=0)
     assert res.certified
     assert certify_rounding(X, res.L, res.R)
 
@@ -448,8 +451,8 @@ def test_results_do_not_depend_on_n_jobs(monkeypatch, solver, model):
 def test_transform_and_search_do_not_depend_on_n_jobs(monkeypatch):
     monkeypatch.setattr(_lpca_model, "_CHUNK_ENTRIES", 600)
     X = _planted(2, 60, 40, 3)
-    a = lpca_rank_upper_bound(X, random_state=0, n_jobs=1, polish=False)
-    b = lpca_rank_upper_bound(X, random_state=0, n_jobs=2, polish=False)
+    a = run_family("lpca", X, random_state=0, n_jobs=1, polish=False)
+    b = run_family("lpca", X, random_state=0, n_jobs=2, polish=False)
     assert a.rank == b.rank
     assert_array_equal(a.L, b.L)
     for model in MODELS:
@@ -466,7 +469,7 @@ def test_inputs_are_not_modified(rng):
     L0, R0 = res.L.copy(), res.R.copy()
     lpca_fit(X, 2, max_iter=5, init=(res.L, res.R))
     lpca_transform(X, res.R)
-    lpca_refine(X, res.L, res.R)
+    refine(X, res.L, res.R)
     assert_array_equal(X, X0)
     assert_array_equal(res.L, L0)
     assert_array_equal(res.R, R0)
@@ -514,6 +517,12 @@ def test_transform_validation():
 # ---------------------------------------------------------------------------------
 
 
+def refine(X, L, R, n_rounds=3):
+    """The LP refinement of the search's rescue, on data validated here."""
+    X = check_binary_matrix(X, allow_missing=True, method="lpca")
+    return _lpca_refine(X, L, R, tau=0.5, n_rounds=n_rounds, deadline=Deadline(None))
+
+
 def test_refine_repairs_a_broken_column(rng):
     X = _planted(5, 40, 30, 3)
     fit = lpca_fit(X, 4, fit_bias="global", stop_when_exact=True, random_state=0)
@@ -521,7 +530,7 @@ def test_refine_repairs_a_broken_column(rng):
     R = fit.R.copy()
     j = int(np.argmax(X.sum(axis=0)))
     R[j] = 0.0  # column j now rounds to all zeros
-    L2, R2, info = lpca_refine(X, fit.L, R)
+    L2, R2, info = refine(X, fit.L, R)
     assert info["errors_before"] == X[:, j].sum()
     assert info["errors_before"] > 0
     assert info["errors_after"] == 0 and info["certified"]
@@ -537,7 +546,7 @@ def test_refine_never_increases_failures(seed):
     L = rng.normal(size=(15, 2))
     R = rng.normal(size=(12, 2))
     _, n_before = certify_rounding(X, L, R, return_count=True)
-    L2, R2, info = lpca_refine(X, L, R, n_rounds=2)
+    L2, R2, info = refine(X, L, R, n_rounds=2)
     _, n_after = certify_rounding(X, L2, R2, return_count=True)
     assert info["uncertified_before"] == n_before
     assert info["uncertified_after"] == n_after <= n_before
@@ -545,7 +554,16 @@ def test_refine_never_increases_failures(seed):
 
 def test_refine_validation():
     with pytest.raises(ValueError, match="shapes"):
-        lpca_refine(np.eye(3), np.ones((3, 2)), np.ones((4, 2)))
+        refine(np.eye(3), np.ones((3, 2)), np.ones((4, 2)))
+
+
+def test_search_parameter_validation():
+    X = _planted(2, 20, 15, 2)
+    for name, value in (("max_rank", 0), ("start", 0), ("polish", "yes")):
+        with pytest.raises(ValueError, match=name):
+            rounding_rank_bounds(
+                X, methods=("lpca",), method_params={"lpca": {name: value}}
+            )
 
 
 # ---------------------------------------------------------------------------------
