@@ -7,7 +7,7 @@ scipy's L-BFGS-B update) at every k, and damped alternating Newton (one sweep: a
 Newton step on every row of U, then of [V, mu]) where ``lpca_fit(solver="auto")``
 picks it (up to 24 latent factors).
 
-An L-BFGS iteration costs more once its memory of ``_lpca._LBFGS_MEMORY`` (5)
+An L-BFGS iteration costs more once its memory of ``_lpca_lbfgs._LBFGS_MEMORY`` (5)
 correction pairs is full, so its sweeps are timed after that: ``--sweeps`` (20)
 iterations past the first ``memory + 1``; reported are their median and mean (the
 mean includes the iterations whose line search needed more than one evaluation) and
@@ -43,7 +43,7 @@ from pathlib import Path
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from sklearn_rrank import _lpca
+from sklearn_rrank import _lpca, _lpca_lbfgs, _lpca_model
 from sklearn_rrank._validation import check_binary_matrix
 from sklearn_rrank.datasets import load_abstracts
 
@@ -79,10 +79,10 @@ def unavoidable(m, n, k, dtype, n_jobs, repeats=3):
 
 
 class _CountedObjective:
-    """Wraps ``_lpca._joint_objective`` to count its calls and their seconds."""
+    """Wraps ``_lpca_lbfgs._joint_objective`` to count its calls and their seconds."""
 
     def __init__(self):
-        self.inner = _lpca._joint_objective
+        self.inner = _lpca_lbfgs._joint_objective
         self.calls, self.seconds = 0, 0.0
 
     def __call__(self, *args, **kwargs):
@@ -96,7 +96,7 @@ class _CountedObjective:
 def sweep_time(data, k, dtype, solver, n_jobs, n_sweeps, memory):
     """Seconds of the steady-state sweeps of ``solver`` (see the module docstring).
 
-    ``memory`` is the L-BFGS memory (``_lpca._LBFGS_MEMORY``, set for this call).
+    ``memory`` is the L-BFGS memory (``_lpca_lbfgs._LBFGS_MEMORY``, set for this call).
     """
     m, n = data.shape
     rng = np.random.default_rng(0)
@@ -107,8 +107,8 @@ def sweep_time(data, k, dtype, solver, n_jobs, n_sweeps, memory):
     skip = memory + 1 if solver == "lbfgs" else 1
     stamps = []
     counted = _CountedObjective()
-    default_memory = _lpca._LBFGS_MEMORY
-    _lpca._joint_objective, _lpca._LBFGS_MEMORY = counted, memory
+    default_memory = _lpca_lbfgs._LBFGS_MEMORY
+    _lpca_lbfgs._joint_objective, _lpca_lbfgs._LBFGS_MEMORY = counted, memory
     t0 = time.perf_counter()
     try:
         U, V, mu, n_iter, info = _lpca._fit_core(
@@ -130,7 +130,10 @@ def sweep_time(data, k, dtype, solver, n_jobs, n_sweeps, memory):
             ),
         )
     finally:
-        _lpca._joint_objective, _lpca._LBFGS_MEMORY = counted.inner, default_memory
+        _lpca_lbfgs._joint_objective, _lpca_lbfgs._LBFGS_MEMORY = (
+            counted.inner,
+            default_memory,
+        )
     total = time.perf_counter() - t0
     steady = stamps[skip - 1 :]
     seconds = np.diff([s[0] for s in steady])
@@ -187,12 +190,12 @@ def main():
         "--lbfgs-memory",
         type=int,
         nargs="+",
-        default=[_lpca._LBFGS_MEMORY, 20],
+        default=[_lpca_lbfgs._LBFGS_MEMORY, 20],
         help="L-BFGS memories to time (default: ours, and 20 as the baseline)",
     )
     args = parser.parse_args()
     X = check_binary_matrix(load_abstracts().data, allow_missing=True, method="lpca")
-    data = _lpca._Data(X)
+    data = _lpca_model._Data(X)
     del X
     m, n = data.shape
     rows = []

@@ -308,7 +308,7 @@ def feature_dimension_bounds(
       order comes from :func:`~sklearn_rrank.sign_change_ordering`. And
       ``rrank_tau(Y)`` by (2), with certified bounds from
       :func:`~sklearn_rrank._projlp_search._projlp_search` and
-      :func:`~sklearn_rrank._lpca_search.lpca_rank_upper_bound`.
+      :func:`~sklearn_rrank._lpca_search._lpca_search`.
     * A second lower bound: a set of ``s`` rows shattered by the labels
       (:func:`~sklearn_rrank.vc_lower_bound`) needs ``d + 1 >= s``, because affine
       half-spaces in ``R^d`` have VC dimension ``d + 1``; so ``fd(Y) >= s - 1``.

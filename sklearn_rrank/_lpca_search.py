@@ -1,211 +1,35 @@
-"""The L-PCA rank search and the LP refinement of rounding factorizations.
+"""The L-PCA rank search.
 
-The models and solvers of logistic PCA are in :mod:`sklearn_rrank._lpca`; this
-module holds what searches for a small certified rounding rank with them:
+The models and solvers of logistic PCA are in :mod:`sklearn_rrank._lpca` (and the
+modules it names); this module holds what searches for a small certified rounding
+rank with them:
 
-* :func:`lpca_refine`: alternating L1-slack LPs (the LP engine of
-  :mod:`sklearn_rrank._lp`) that repair a few failing entries of a factorization;
 * :func:`_boost`: reweighted L-PCA (the weights of unsafe entries are multiplied
   until the rounding is exact);
-* :func:`_rescue`: boosting, then :func:`lpca_refine`, for a fit with few failing
-  entries;
+* :func:`_rescue`: boosting, then the LP refinement of
+  :mod:`sklearn_rrank._lpca_refine`, for a fit with few failing entries;
 * :func:`_polish`: fresh, longer fits below the best certified rank, by bisection;
 * :func:`_lpca_search`: the family function of the rank-search skeleton
   (:func:`sklearn_rrank._ranksearch.run_rank_search`): ascend ``k`` with warm
   starts (jumping ahead while the fits are far from exact, :func:`_next_rank`),
   rescue near misses, then polish below the bound; every candidate is certified
-  by the incumbent, never here;
-* :func:`lpca_rank_upper_bound`: the public search (validation, then the skeleton).
+  by the incumbent, never here. Users reach it through
+  ``rounding_rank_bounds(X, methods=("lpca",), method_params={"lpca": {...}})``.
 """
 
 import time
-from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions, validate_params
 
-from sklearn_rrank._lpca import (
-    _add_column,
-    _Data,
-    _fit_core,
-    _model_kind,
-    _package,
-    _resolve_solver,
-    _stop_delta,
-    _svd_init,
-)
+from sklearn_rrank._lpca import _fit_core, _model_kind, _resolve_solver
+from sklearn_rrank._lpca_init import _add_column, _svd_init
+from sklearn_rrank._lpca_model import _Data, _package, _stop_delta
+from sklearn_rrank._lpca_refine import _lpca_refine
 from sklearn_rrank._memory import fits_in_memory
-from sklearn_rrank._ranksearch import Deadline, run_rank_search
-from sklearn_rrank._rounding import (
-    _count_errors_factors,
-    _uncertified_counts,
-)
-from sklearn_rrank._validation import check_binary_matrix, check_tau
 
-__all__ = ["lpca_rank_upper_bound", "lpca_refine"]
-
-
-# ---------------------------------------------------------------------------------
-# refinement by L1-slack LPs
-# ---------------------------------------------------------------------------------
-
-
-@validate_params(
-    {
-        "X": ["array-like", "sparse matrix"],
-        "L": ["array-like"],
-        "R": ["array-like"],
-        "tau": [Real],
-        "n_rounds": [Interval(Integral, 1, None, closed="left")],
-        "n_jobs": [Integral, None],
-        "time_limit": [Interval(Real, 0, None, closed="left"), None],
-    },
-    prefer_skip_nested_validation=True,
-)
-def lpca_refine(X, L, R, *, tau=0.5, n_rounds=3, n_jobs=None, time_limit=None):
-    """Refine a rounding factorization by alternating L1-slack LPs.
-
-    Each round first fixes ``L`` and re-solves, for every column ``j`` with an
-    entry that is wrong or not certified, the paper's L1-slack LP for ``R_j``
-    (:func:`sklearn_rrank._lp.solve_columns_l1`), and then fixes ``R`` and does the
-    same for the rows of ``L`` (:func:`sklearn_rrank._lp.solve_rows_l1`). A new
-    column (row) is kept only if it has fewer entries that fail the certificate
-    criterion of :func:`~sklearn_rrank.certify_rounding` than the old one, so the
-    count never increases. Columns and rows without failures are not touched. The
-    bias column of :func:`lpca_fit` is an ordinary column here (the row LPs may
-    change it), so the rank stays ``k``.
-
-    Parameters
-    ----------
-    X : array-like or sparse matrix of shape (n_samples, n_features)
-        Binary data; ``NaN`` marks missing entries.
-    L : array-like of shape (n_samples, k)
-        Left factor (e.g. from :func:`lpca_fit`).
-    R : array-like of shape (n_features, k)
-        Right factor.
-    tau : float, default=0.5
-        Rounding threshold.
-    n_rounds : int, default=3
-        Maximal number of (columns, rows) rounds; stops early when nothing fails or
-        a round changes nothing.
-    n_jobs : int or None, default=None
-        Workers of the LP engine; results do not depend on it.
-    time_limit : float or None, default=None
-        Wall-clock limit in seconds (passed on to the LP engine).
-
-    Returns
-    -------
-    L : ndarray of shape (n_samples, k), dtype float64
-    R : ndarray of shape (n_features, k), dtype float64
-        The refined factors (new arrays; the inputs are not modified).
-    info : dict
-        ``"errors_before"``/``"errors_after"`` (wrong entries of
-        ``round_tau(L @ R.T)``), ``"errors_removed"``, ``"uncertified_before"``/
-        ``"uncertified_after"`` (entries failing the certificate criterion),
-        ``"certified"``, ``"n_rounds"``, ``"n_lps"`` and ``"seconds"``.
-
-    Raises
-    ------
-    ValueError
-        If ``X`` is not binary or the factor shapes do not match.
-
-    References
-    ----------
-    Neumann, Gemulla, Miettinen (ICDM 2016), Section 3: the L1-slack LP of ProjLP,
-    used here as a refinement of L-PCA's factors.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sklearn_rrank._lpca_search import lpca_refine
-    >>> X = np.array([[1, 0], [0, 1]])
-    >>> L = np.array([[1.0, 0.0], [0.0, 1.0]]); R = np.array([[1.0, 0.0], [0.0, 0.2]])
-    >>> L2, R2, info = lpca_refine(X, L, R)
-    >>> info["errors_before"], info["errors_after"], info["certified"]
-    (1, 0, True)
-    """
-    X = check_binary_matrix(X, allow_missing=True, method="lpca")
-    return _lpca_refine(
-        X,
-        L,
-        R,
-        tau=check_tau(tau),
-        n_rounds=n_rounds,
-        n_jobs=n_jobs,
-        deadline=Deadline(time_limit),
-    )
-
-
-def _lpca_refine(X, L, R, *, tau, n_rounds=3, n_jobs=None, deadline):
-    """:func:`lpca_refine` on validated ``X`` with a :class:`Deadline`."""
-    from sklearn_rrank._lp import _solve_columns_l1, _solve_rows_l1
-
-    L = np.array(L, dtype=np.float64)
-    R = np.array(R, dtype=np.float64)
-    m, n = X.shape
-    if L.ndim != 2 or R.ndim != 2 or L.shape[0] != m or R.shape != (n, L.shape[1]):
-        raise ValueError(
-            f"L and R must have shapes ({m}, k) and ({n}, k) to match X of shape "
-            f"{X.shape}; got {L.shape} and {R.shape}."
-        )
-    if not (np.isfinite(L).all() and np.isfinite(R).all()):
-        raise ValueError("L and R must hold finite numbers.")
-    start = time.perf_counter()
-    remaining = deadline.remaining  # seconds only at the LP engine's door
-
-    errors_before = _count_errors_factors(X, L, R, tau)
-    bad_cols = _uncertified_counts(X, L, R, tau, axis=0)
-    uncertified_before = int(bad_cols.sum())
-    n_lps = 0
-    rounds = 0
-    for _ in range(n_rounds):
-        if bad_cols.sum() == 0 or remaining() == 0.0:
-            break
-        rounds += 1
-        # columns: L fixed
-        cols = np.flatnonzero(bad_cols)
-        R_new, _, _ = _solve_columns_l1(
-            L, X, tau=tau, n_jobs=n_jobs, time_limit=remaining(), columns=cols
-        )
-        n_lps += cols.size
-        trial = R.copy()
-        trial[cols] = R_new
-        new_bad = _uncertified_counts(X[:, cols], L, trial[cols], tau, axis=0)
-        better = new_bad <= bad_cols[cols]
-        R[cols[better]] = R_new[better]
-        bad_rows = _uncertified_counts(X, L, R, tau, axis=1)
-        if bad_rows.sum() == 0 or remaining() == 0.0:
-            bad_cols = _uncertified_counts(X, L, R, tau, axis=0)
-            break
-        # rows: R fixed
-        rows = np.flatnonzero(bad_rows)
-        L_new, _, _ = _solve_rows_l1(
-            R, X, tau=tau, n_jobs=n_jobs, time_limit=remaining(), rows=rows
-        )
-        n_lps += rows.size
-        new_bad = _uncertified_counts(X[rows], L_new, R, tau, axis=1)
-        better = new_bad <= bad_rows[rows]
-        L[rows[better]] = L_new[better]
-        total = int(bad_cols.sum())
-        bad_cols = _uncertified_counts(X, L, R, tau, axis=0)
-        if bad_cols.sum() >= total:
-            break
-    errors_after = _count_errors_factors(X, L, R, tau)
-    uncertified_after = int(bad_cols.sum())
-    info = {
-        "errors_before": int(errors_before),
-        "errors_after": int(errors_after),
-        "errors_removed": int(errors_before - errors_after),
-        "uncertified_before": uncertified_before,
-        "uncertified_after": uncertified_after,
-        "certified": uncertified_after == 0,
-        "n_rounds": rounds,
-        "n_lps": int(n_lps),
-        "seconds": time.perf_counter() - start,
-    }
-    return L, R, info
+__all__ = []
 
 
 # ---------------------------------------------------------------------------------
@@ -379,22 +203,103 @@ def _lpca_search(
     polish=True,
     fit_bias="global",
 ):
-    """The L-PCA family of the rank-search skeleton (trusts its input).
+    """L-PCA's rank search: the family of ``methods=("lpca",)`` (trusts its input).
 
-    Ascends ``k`` from ``max(start, incumbent.lower, 1)`` while
-    ``incumbent.worth_trying(k)`` (and ``k <= max_rank``): a warm-started Newton
-    fit per ``k`` (see :func:`lpca_rank_upper_bound`), offered to the incumbent; a
-    near miss (at most ``max(30, 0.005 * ones)`` uncertified entries, counted by
-    the incumbent's kernel) gets the rescue; the next ``k`` is
-    :func:`_next_rank`. Then, with ``polish``, fresh longer fits bisect the ranks
-    below the bound (:func:`_polish`), under a child deadline, until
-    ``incumbent.done``. Every ``k`` is recorded with
-    ``incumbent.record``; long fits send a progress event about once a second.
+    Users run it through :func:`~sklearn_rrank.rounding_rank_bounds` with
+    ``methods=("lpca",)``; ``time_limit`` (the whole search's wall clock),
+    ``random_state`` (the seed of the randomized SVD of the first start and of the
+    polish phase's fresh starts), ``n_jobs`` (threads of L-PCA and of the LP
+    engine; the result does not depend on it) and ``verbose`` (one line per ``k``
+    if ``>= 1``, one line per sweep if ``>= 2``) come from there; ``X`` is a
+    validated float64 array or CSR matrix (NaN = missing, not constrained).
+
+    For ``k = start, start + 1, ...`` (from ``max(start, incumbent.lower, 1)``,
+    while ``incumbent.worth_trying(k)`` and ``k <= max_rank``) fit L-PCA with ``k``
+    columns in all (see :func:`~sklearn_rrank._lpca.lpca_fit` for how the columns
+    are counted), warm-started from the previous ``k`` with latent columns added
+    one at a time along the steepest rank-one descent direction (the first ``k``
+    continues a model an earlier run left at ``k`` in ``incumbent.memo``, or starts
+    from the truncated SVD); see :func:`_ascent_step`. While a fit leaves more than
+    10% of the ones uncertified, the next ``k`` jumps ahead by half the distance
+    climbed so far (``k - start + 1``; never past the known bound), so that a bound
+    near ``b`` takes about ``log b / log 1.5`` far fits instead of ``b`` (our
+    addition; the paper ascends one at a time; with a limited budget by the whole
+    distance, see :func:`_next_rank`). Each fit (damped Newton with
+    ``alpha=1e-4``, smaller than ``lpca_fit``'s default) stops as soon as its
+    rounding is exact with a margin, when the objective stalls (relative decrease
+    below 1e-5 in a sweep), when the number of wrong entries has not dropped by 2%
+    in 30 sweeps, or after 300 sweeps. Beyond 24 latent factors these fits, and
+    those of the rescue and the polish below, run L-BFGS instead, as
+    ``lpca_fit(solver="auto")`` does, with ten times the sweeps and the stall
+    window; such an ascent fit also stops when more than half of the ones are
+    still uncertified after its first window (300 iterations). Within a budget
+    one ascent fit gets at most 30% of the time left (all of it at the last rank
+    below the known bound). Every candidate goes through ``incumbent.offer`` (the
+    one certification, :func:`~sklearn_rrank.certify_rounding`'s kernel, margin
+    1e-9), never here. If only a few entries fail (at most ``max(30, 0.005 *
+    number of ones)``) and ``refine`` is True, a rescue is tried
+    (:func:`_rescue`): reweighted L-PCA (the weights of the failing entries are
+    multiplied by 10 per round, up to 4 rounds of 30 sweeps), then
+    :func:`~sklearn_rrank._lpca_refine._lpca_refine` (alternating L1-slack LPs).
+    The first certified ``k`` is an upper bound: ``rrank_tau(X) <= k``. If
+    ``polish`` is True, the ranks below it are then bisected with more effort
+    (:func:`_polish`), above the largest ``k`` where the forward search left more
+    than 10% of the ones wrong: each tried ``k`` (the midpoint; ``k - 1`` when no
+    rank was skipped) gets a fresh SVD start, up to 4000 sweeps (stopped when the
+    wrong entries drop by less than 2% in 500 sweeps) and the rescue; success
+    lowers the bound, failure raises the floor, and the phase ends once
+    ``incumbent.done``. Within a budget the polish phase gets as much time as the
+    forward search took (at least 10 s, a child deadline). Every ``k`` is
+    recorded with ``incumbent.record``; long fits send a progress event about
+    once a second.
+
+    Method parameters (``method_params={"lpca": {...}}``)
+    -----------------------------------------------------
+    start : int, default=1
+        First ``k`` tried.
+    max_rank : int or None, default=None
+        Last ``k`` tried; None means ``min(n_samples, n_features) + 1``.
+    refine : bool, default=True
+        Whether to try the rescue (reweighting and LP refinement) when few entries
+        fail.
+    polish : bool, default=True
+        Whether to run the polish phase below the first certified ``k``.
+    fit_bias : bool or "global", default="global"
+        The model of :func:`~sklearn_rrank._lpca.lpca_fit`. The default, one
+        scalar offset that uses no column, expresses exactly the roundings at
+        ``tau`` of rank-``k`` matrices; ``False`` (no bias) expresses sign patterns
+        of rank-``k`` logits and ``True`` (``k - 1`` factors plus a bias column)
+        fewer still, so the default can certify the smallest ranks (measured in
+        ``benchmarks/lpca.py``: paleo 9, apj 4 with "global"; 10 and 5 with False;
+        10 and 5 with True). With ``tau = 0`` "global" falls back to False (the
+        offset would have to be 0).
 
     Returns
     -------
-    info : dict
-        Diagnostics per ``k`` and ``"message"``.
+    info : dict (the ``info`` of the RankSearchResult)
+        ``"failed_by_k"`` (entries failing the certificate after the fit, before
+        any rescue; the skeleton adds ``"errors_by_k"``, the wrong entries),
+        ``"seconds_by_k"``, ``"sweeps_by_k"``, ``"status_by_k"``,
+        ``"solver_by_k"`` (``"newton"`` or ``"lbfgs"``),
+        ``"rescued_by_refinement"`` (True if the returned certificate needed the
+        rescue), ``"rescue"`` (per ``k`` where it ran: ``"boosted"`` (reweighting
+        made it exact), errors removed by the LPs, ``"certified"``), ``"polish"``
+        (per ``k`` tried in the polish phase: sweeps, status, errors,
+        ``"certified"``, ``"rescued"``, seconds), ``"fit_bias"``,
+        ``"fit_params"`` (what reproduces the certificate's model),
+        ``"stopped_early"`` (time limit or ``max_rank`` reached first) and
+        ``"message"``.
+
+    Notes
+    -----
+    The search does not prove that smaller ``k`` are impossible; the rank is an
+    upper bound. Timing for the paper's data sets is in ``benchmarks/lpca.py``.
+
+    References
+    ----------
+    Neumann, Gemulla, Miettinen (ICDM 2016), Section 3, "L-PCA": run L-PCA for
+    ``k = 1, 2, ...`` and check whether ``round(L R^T) = B``; Schein, Saul and
+    Ungar (AISTATS 2003).
     """
     m, n = X.shape
     if max_rank is None:
@@ -408,25 +313,12 @@ def _lpca_search(
     rng = check_random_state(random_state)
     # seeds drawn up front: the first start, and the fresh starts of the polish phase
     seeds = rng.randint(np.iinfo(np.int32).max, size=2)
-    info = {
-        "failed_by_k": {},
-        "seconds_by_k": {},
-        "sweeps_by_k": {},
-        "status_by_k": {},
-        "solver_by_k": {},
-        "rescue": {},
-        "rescued_by_refinement": False,
-        "polish": {},
-        "fit_bias": fit_bias,
-        # the fit parameters that reproduce the certificate's model (RoundingRankCV
-        # hands them to the refitted estimator so that transform matches it)
-        "fit_params": {"fit_bias": fit_bias},
-    }
+    info = _search_info(fit_bias)
     fit = dict(tau=tau, alpha=_SEARCH_ALPHA, n_jobs=n_jobs, verbose=verbose)
     began = time.monotonic()
     k = first = max(int(start), int(incumbent.lower), 1)
     reason = "max_rank"
-    U = V = mu = None
+    state = None
     while k <= max_rank:
         if not incumbent.worth_trying(k):
             reason = "bound"
@@ -434,75 +326,22 @@ def _lpca_search(
         if deadline.expired():
             reason = "time limit"
             break
-        t0 = time.monotonic()
-        p = k - 1 if kind == "column" else k
-        if U is None:
-            # an earlier run of this search in the same call left a model at k:
-            # continue it (a portfolio's second pass), else a fresh SVD start
-            U, V, mu = incumbent.memo.pop(k, None) or _svd_init(
-                data, p, kind, seeds[0], tau
-            )
-        while U.shape[1] < p:  # one column per step of the ascent
-            U, V, mu = _add_column(data, U, V, mu, deadline)
-        tick = _ticker(incumbent, k)
-        U, V, mu, n_iter, finfo = _fit_core(
+        state, ok, n_failed = _ascent_step(
+            incumbent,
             data,
-            U,
-            V,
-            mu,
-            tol=_SEARCH_TOL,
-            stop_when_exact=True,
-            # within a budget no single k of the ascent takes more than a share of
-            # what is left: a hopeless k must not spend the whole budget; the last
-            # rank below the known bound has nothing to share with
-            deadline=deadline.child(
-                fraction=1.0 if incumbent.bound == k + 1 else _ASCENT_SHARE
-            ),
-            tick=tick,
-            **_solver_budget(
-                p, data.shape, _SEARCH_MAX_ITER, _SEARCH_STALL, _FAR_FRACTION * n_ones
-            ),
-            **fit,
+            info,
+            deadline,
+            state,
+            k=k,
+            kind=kind,
+            seed=seeds[0],
+            n_ones=n_ones,
+            rescue_limit=rescue_limit if refine else None,
+            fit=fit,
         )
-        L, R = _package(U, V, mu, tau)
-        ok = incumbent.offer(L, R)
-        n_failed = 0 if ok else incumbent.count_uncertified(L, R)
-        info["failed_by_k"][k] = int(n_failed)
-        info["sweeps_by_k"][k] = n_iter
-        info["status_by_k"][k] = finfo["status"]
-        info["solver_by_k"][k] = finfo["solver_used"]
-        rescued = False
-        if not ok and refine and n_failed <= rescue_limit:
-            ok, info["rescue"][k] = _rescue(
-                incumbent,
-                data,
-                U,
-                V,
-                mu,
-                L,
-                R,
-                tau=tau,
-                n_jobs=n_jobs,
-                deadline=deadline,
-                verbose=verbose,
-                tick=tick,
-            )
-            rescued = ok
-        info["seconds_by_k"][k] = time.monotonic() - t0
-        incumbent.record(k, finfo["n_errors_logit"], message=finfo["status"])
-        if verbose:
-            print(
-                f"[lpca search] k={k}: {n_iter} sweeps ({finfo['status']}), "
-                f"{finfo['n_errors_logit']} wrong, {n_failed} uncertified, "
-                f"certified={ok}{' (rescued)' if rescued else ''}, "
-                f"{info['seconds_by_k'][k]:.2f}s"
-            )
         if ok:
-            info["rescued_by_refinement"] = rescued
             reason = "certified"
             break
-        if finfo["status"] == "time_limit":  # cut short: a longer fit continues it
-            incumbent.memo[k] = (U, V, mu)
         k = _next_rank(
             k, first, n_failed, n_ones, incumbent, max_rank, gallop=deadline.limited
         )
@@ -525,6 +364,111 @@ def _lpca_search(
             fit=fit,
             max_rank=max_rank,
         )
+    _conclude(info, incumbent, deadline, reason, max_rank)
+    return info
+
+
+def _search_info(fit_bias):
+    """The empty diagnostics of one search (filled per ``k`` and phase)."""
+    return {
+        "failed_by_k": {},
+        "seconds_by_k": {},
+        "sweeps_by_k": {},
+        "status_by_k": {},
+        "solver_by_k": {},
+        "rescue": {},
+        "rescued_by_refinement": False,
+        "polish": {},
+        "fit_bias": fit_bias,
+        # the fit parameters that reproduce the certificate's model (RoundingRankCV
+        # hands them to the refitted estimator so that transform matches it)
+        "fit_params": {"fit_bias": fit_bias},
+    }
+
+
+def _ascent_step(
+    incumbent, data, info, deadline, state, *, k, kind, seed, n_ones, rescue_limit, fit
+):
+    """One ``k`` of the ascent: warm start, fit, offer, rescue of a near miss.
+
+    ``state`` is the model of the previous ``k`` (None at the first ``k``: the
+    model an earlier run left at ``k`` in ``incumbent.memo``, else a fresh SVD
+    start from ``seed``); latent columns are added one at a time. The rescue runs
+    when at most ``rescue_limit`` entries fail (None: never). Returns the fitted
+    model, whether a certificate was accepted and the uncertified entries.
+    """
+    tau, n_jobs, verbose = fit["tau"], fit["n_jobs"], fit["verbose"]
+    t0 = time.monotonic()
+    p = k - 1 if kind == "column" else k
+    if state is None:
+        # an earlier run of this search in the same call left a model at k:
+        # continue it (a portfolio's second pass), else a fresh SVD start
+        state = incumbent.memo.pop(k, None) or _svd_init(data, p, kind, seed, tau)
+    U, V, mu = state
+    while U.shape[1] < p:  # one column per step of the ascent
+        U, V, mu = _add_column(data, U, V, mu, deadline)
+    tick = _ticker(incumbent, k)
+    U, V, mu, n_iter, finfo = _fit_core(
+        data,
+        U,
+        V,
+        mu,
+        tol=_SEARCH_TOL,
+        stop_when_exact=True,
+        # within a budget no single k of the ascent takes more than a share of
+        # what is left: a hopeless k must not spend the whole budget; the last
+        # rank below the known bound has nothing to share with
+        deadline=deadline.child(
+            fraction=1.0 if incumbent.bound == k + 1 else _ASCENT_SHARE
+        ),
+        tick=tick,
+        **_solver_budget(
+            p, data.shape, _SEARCH_MAX_ITER, _SEARCH_STALL, _FAR_FRACTION * n_ones
+        ),
+        **fit,
+    )
+    L, R = _package(U, V, mu, tau)
+    ok = incumbent.offer(L, R)
+    n_failed = 0 if ok else incumbent.count_uncertified(L, R)
+    info["failed_by_k"][k] = int(n_failed)
+    info["sweeps_by_k"][k] = n_iter
+    info["status_by_k"][k] = finfo["status"]
+    info["solver_by_k"][k] = finfo["solver_used"]
+    rescued = False
+    if not ok and rescue_limit is not None and n_failed <= rescue_limit:
+        ok, info["rescue"][k] = _rescue(
+            incumbent,
+            data,
+            U,
+            V,
+            mu,
+            L,
+            R,
+            tau=tau,
+            n_jobs=n_jobs,
+            deadline=deadline,
+            verbose=verbose,
+            tick=tick,
+        )
+        rescued = ok
+    info["seconds_by_k"][k] = time.monotonic() - t0
+    incumbent.record(k, finfo["n_errors_logit"], message=finfo["status"])
+    if verbose:
+        print(
+            f"[lpca search] k={k}: {n_iter} sweeps ({finfo['status']}), "
+            f"{finfo['n_errors_logit']} wrong, {n_failed} uncertified, "
+            f"certified={ok}{' (rescued)' if rescued else ''}, "
+            f"{info['seconds_by_k'][k]:.2f}s"
+        )
+    if ok:
+        info["rescued_by_refinement"] = rescued
+    elif finfo["status"] == "time_limit":  # cut short: a longer fit continues it
+        incumbent.memo[k] = (U, V, mu)
+    return (U, V, mu), ok, n_failed
+
+
+def _conclude(info, incumbent, deadline, reason, max_rank):
+    """Set ``info["stopped_early"]`` and ``info["message"]`` at the end."""
     stopped = reason in ("max_rank", "time limit") and incumbent.rank is None
     info["stopped_early"] = stopped or (deadline.expired() and not incumbent.done)
     if incumbent.rank is not None:
@@ -539,7 +483,6 @@ def _lpca_search(
         info["message"] = f"no certificate up to max_rank={max_rank}"
     else:
         info["message"] = "no certificate before the time limit"
-    return info
 
 
 def _solver_budget(p, shape, max_iter, stall, far=None):
@@ -549,7 +492,7 @@ def _solver_budget(p, shape, max_iter, stall, far=None):
     the ``stall`` window ``(window, fraction)`` (None: no stall rule); L-BFGS
     beyond, with ``_LBFGS_SWEEP_FACTOR`` times both and, if ``far`` is given, the
     fit also stops when more than ``far`` entries are still uncertified after the
-    first window (see :func:`sklearn_rrank._lpca._stalled`).
+    first window (see :func:`sklearn_rrank._lpca_newton._stalled`).
     """
     solver = _resolve_solver("auto", p, *shape)
     if solver == "lbfgs":
@@ -678,159 +621,3 @@ def _polish(
             floor = k
             continue
         info["rescued_by_refinement"] = rescued
-
-
-@validate_params(
-    {
-        "X": ["array-like", "sparse matrix"],
-        "tau": [Real],
-        "start": [Interval(Integral, 1, None, closed="left")],
-        "max_rank": [Interval(Integral, 1, None, closed="left"), None],
-        "refine": ["boolean"],
-        "polish": ["boolean"],
-        "fit_bias": ["boolean", StrOptions({"global"})],
-        "time_limit": [Interval(Real, 0, None, closed="left"), None],
-        "random_state": ["random_state"],
-        "n_jobs": [Integral, None],
-        "verbose": ["verbose"],
-    },
-    prefer_skip_nested_validation=True,
-)
-def lpca_rank_upper_bound(
-    X,
-    *,
-    tau=0.5,
-    start=1,
-    max_rank=None,
-    refine=True,
-    polish=True,
-    fit_bias="global",
-    time_limit=None,
-    random_state=None,
-    n_jobs=None,
-    verbose=0,
-):
-    """Certified upper bound on the rounding rank by an L-PCA rank search.
-
-    For ``k = start, start + 1, ...`` fit L-PCA with ``k`` columns in all (see
-    :func:`lpca_fit` for how the columns are counted), warm-started from the
-    previous ``k`` with latent columns added one at a time along the steepest
-    rank-one descent direction (the first ``k`` starts from the truncated SVD).
-    While a fit leaves more than 10% of the ones uncertified, the next ``k`` jumps
-    ahead by half the distance climbed so far (``k - start + 1``; never past the
-    known bound), so that a bound near ``b`` takes about ``log b / log 1.5`` far
-    fits instead of ``b`` (our addition; the paper ascends one at a time). Each fit
-    (damped Newton with ``alpha=1e-4``, smaller than :func:`lpca_fit`'s default)
-    stops as soon as its rounding is exact with a margin, when the objective stalls
-    (relative decrease below 1e-5 in a sweep), when the number of wrong entries has
-    not dropped by 2% in 30 sweeps, or after 300 sweeps. Beyond 24 latent factors
-    these fits, and those of the rescue and the polish below, run L-BFGS instead,
-    as ``lpca_fit(solver="auto")`` does, with ten times the sweeps and the stall
-    window; such an ascent fit also
-    stops when more than half of the ones are still uncertified after its first
-    window (300 iterations). The factors are then
-    checked with :func:`~sklearn_rrank.certify_rounding` (margin 1e-9). If only a
-    few entries fail (at most ``max(30, 0.005 * number of ones)``) and ``refine``
-    is True, a rescue is tried: reweighted L-PCA (the weights of the failing entries
-    are multiplied by 10 per round, up to 4 rounds of 30 sweeps), then
-    :func:`lpca_refine` (alternating L1-slack LPs). The first certified ``k`` is
-    an upper bound: ``rrank_tau(X) <= k``. If ``polish`` is True, the ranks below
-    it are then bisected with more effort, above the largest ``k`` where the
-    forward search left more than 10% of the ones wrong: each tried ``k`` (the
-    midpoint; ``k - 1`` when no rank was skipped) gets a fresh SVD start, up to
-    4000 sweeps (stopped when the wrong entries drop by less than 2% in 500
-    sweeps) and the rescue; success lowers the bound, failure raises the floor.
-    The polish phase gets as much time as the forward search took (at least 10 s).
-
-    Parameters
-    ----------
-    X : array-like or sparse matrix of shape (n_samples, n_features)
-        Binary data; ``NaN`` marks missing entries (not constrained).
-    tau : float, default=0.5
-        Rounding threshold.
-    start : int, default=1
-        First ``k`` tried.
-    max_rank : int or None, default=None
-        Last ``k`` tried; None means ``min(n_samples, n_features) + 1``.
-    refine : bool, default=True
-        Whether to try the rescue (reweighting and LP refinement) when few entries
-        fail.
-    polish : bool, default=True
-        Whether to run the polish phase below the first certified ``k``.
-    fit_bias : bool or "global", default="global"
-        The model of :func:`lpca_fit`. The default, one scalar offset that uses no
-        column, expresses exactly the roundings at ``tau`` of rank-``k`` matrices;
-        ``False`` (no bias) expresses sign patterns of rank-``k`` logits and
-        ``True`` (``k - 1`` factors plus a bias column) fewer still, so the default
-        can certify the smallest ranks (measured in ``benchmarks/lpca.py``: paleo 9,
-        apj 4 with "global"; 10 and 5 with False; 10 and 5 with True). With
-        ``tau = 0`` "global" falls back to False (the offset would have to be 0).
-    time_limit : float or None, default=None
-        Wall-clock limit in seconds for the whole search.
-    random_state : int, RandomState instance or None, default=None
-        Seed of the randomized SVD of the first start.
-    n_jobs : int or None, default=None
-        Number of threads (L-PCA and LP engine); results do not depend on it.
-    verbose : int, default=0
-        One line per ``k`` if ``verbose >= 1``; one line per sweep if ``>= 2``.
-
-    Returns
-    -------
-    result : RankSearchResult
-        ``rank`` (the certified ``k``, or None), certificate ``L``, ``R``,
-        ``certified``, ``stopped_early`` (time limit or ``max_rank`` reached first)
-        and ``info`` with ``"errors_by_k"`` (wrong entries after the fit, before any
-        rescue), ``"failed_by_k"`` (entries failing the certificate),
-        ``"seconds_by_k"``, ``"sweeps_by_k"``, ``"status_by_k"``,
-        ``"solver_by_k"`` (``"newton"`` or ``"lbfgs"``),
-        ``"rescued_by_refinement"`` (True if the returned certificate needed the
-        rescue), ``"rescue"`` (per ``k`` where it ran: ``"boosted"`` (reweighting
-        made it exact), errors removed by the LPs, ``"certified"``), ``"polish"``
-        (per ``k`` tried in the polish phase: sweeps, status, errors,
-        ``"certified"``, ``"rescued"``, seconds) and ``"seconds"``.
-
-    Raises
-    ------
-    ValueError
-        If ``X`` is not binary or a parameter is out of range.
-
-    Notes
-    -----
-    The search does not prove that smaller ``k`` are impossible; ``rank`` is an
-    upper bound. Timing for the paper's data sets is in ``benchmarks/lpca.py``.
-
-    References
-    ----------
-    Neumann, Gemulla, Miettinen (ICDM 2016), Section 3, "L-PCA": run L-PCA for
-    ``k = 1, 2, ...`` and check whether ``round(L R^T) = B``; Schein, Saul and
-    Ungar (AISTATS 2003).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sklearn_rrank._lpca_search import lpca_rank_upper_bound
-    >>> X = np.tril(np.ones((6, 6), dtype=int))   # nested: rounding rank 1
-    >>> res = lpca_rank_upper_bound(X, random_state=0)
-    >>> res.rank, res.certified
-    (1, True)
-    """
-    X = check_binary_matrix(X, allow_missing=True, method="lpca")
-    tau = check_tau(tau)
-    params = {
-        "start": start,
-        "max_rank": max_rank,
-        "refine": refine,
-        "polish": polish,
-        "fit_bias": fit_bias,
-    }
-    return run_rank_search(
-        _lpca_search,
-        X,
-        method="lpca",
-        tau=tau,
-        deadline=time_limit,
-        random_state=random_state,
-        n_jobs=n_jobs,
-        verbose=verbose,
-        params=params,
-    )

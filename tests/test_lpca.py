@@ -2,14 +2,24 @@
 
 import numpy as np
 import pytest
+from _family import run_family
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose, assert_array_equal
 
-from sklearn_rrank import _lpca, _lpca_search
+from sklearn_rrank import (
+    _lpca_init,
+    _lpca_lbfgs,
+    _lpca_model,
+    _lpca_newton,
+    _lpca_search,
+    rounding_rank_bounds,
+)
 from sklearn_rrank._lpca import lpca_fit, lpca_transform
-from sklearn_rrank._lpca_search import lpca_rank_upper_bound, lpca_refine
+from sklearn_rrank._lpca_refine import _lpca_refine
+from sklearn_rrank._ranksearch import Deadline
 from sklearn_rrank._rounding import certify_rounding, round_matrix
+from sklearn_rrank._validation import check_binary_matrix
 
 MODELS = [True, False, "global"]
 
@@ -38,14 +48,15 @@ def _planted(seed, m=300, n=200, k=6):
 def test_entry_derivatives_finite_difference(rng):
     theta = rng.normal(scale=5, size=2000)
     q = rng.choice([-1.0, 1.0], size=theta.size)
-    g, h = _lpca._grad_hess_terms(theta, q)
+    g, h = _lpca_model._grad_hess_terms(theta, q)
     eps = 1e-6
-    fd_g = (_lpca._loss_terms(theta + eps, q) - _lpca._loss_terms(theta - eps, q)) / (
-        2 * eps
-    )
+    fd_g = (
+        _lpca_model._loss_terms(theta + eps, q)
+        - _lpca_model._loss_terms(theta - eps, q)
+    ) / (2 * eps)
     assert_allclose(g, fd_g, atol=1e-7)
-    g_plus, _ = _lpca._grad_hess_terms(theta + eps, q)
-    g_minus, _ = _lpca._grad_hess_terms(theta - eps, q)
+    g_plus, _ = _lpca_model._grad_hess_terms(theta + eps, q)
+    g_minus, _ = _lpca_model._grad_hess_terms(theta - eps, q)
     assert_allclose(h, (g_plus - g_minus) / (2 * eps), atol=1e-7)
 
 
@@ -55,7 +66,10 @@ def test_loss_terms_match_logaddexp_for_large_logits():
         expected = np.logaddexp(0.0, -q * theta)
         # the clipped exponent leaves at most exp(-700) ~ 1e-304 absolute error
         assert_allclose(
-            _lpca._loss_terms(theta, np.full(7, q)), expected, rtol=1e-12, atol=1e-300
+            _lpca_model._loss_terms(theta, np.full(7, q)),
+            expected,
+            rtol=1e-12,
+            atol=1e-300,
         )
 
 
@@ -63,7 +77,7 @@ def test_loss_terms_match_logaddexp_for_large_logits():
 @settings(max_examples=100)
 def test_jaakkola_jordan_bound(z, xi):
     # log sigmoid(z) >= log sigmoid(xi) + (z - xi)/2 - T(xi)/4 (z^2 - xi^2)
-    T = _lpca._mm_weights(np.array([xi]))[0]
+    T = _lpca_model._mm_weights(np.array([xi]))[0]
     log_sig = -np.logaddexp(0.0, -z)
     bound = -np.logaddexp(0.0, -xi) + (z - xi) / 2 - T / 4 * (z * z - xi * xi)
     assert log_sig >= bound - 1e-9 * (1 + abs(bound))
@@ -80,15 +94,15 @@ def test_joint_gradient_finite_difference(rng, kind, missing, density):
     m, n, p = 9, 7, 3
     X = _random_binary(rng, m, n, density=density, missing=missing)
     X[0, 0] = 1.0  # at least one one
-    data = _lpca._Data(X)
+    data = _lpca_model._Data(X)
     size = (m + n) * p + {"column": n, "none": 0, "global": 1}[kind]
     z = rng.normal(size=size)
-    f, grad = _lpca._joint_objective(z, data, p, kind, alpha=0.3)
+    f, grad = _lpca_lbfgs._joint_objective(z, data, p, kind, alpha=0.3)
     eps = 1e-6
     for _ in range(10):
         d = rng.normal(size=size)
-        fp, _ = _lpca._joint_objective(z + eps * d, data, p, kind, alpha=0.3)
-        fm, _ = _lpca._joint_objective(z - eps * d, data, p, kind, alpha=0.3)
+        fp, _ = _lpca_lbfgs._joint_objective(z + eps * d, data, p, kind, alpha=0.3)
+        fm, _ = _lpca_lbfgs._joint_objective(z - eps * d, data, p, kind, alpha=0.3)
         assert_allclose((fp - fm) / (2 * eps), grad @ d, rtol=1e-5, atol=1e-6)
 
 
@@ -97,19 +111,19 @@ def test_joint_gradient_finite_difference(rng, kind, missing, density):
 def test_joint_objective_counts_match_evaluate(rng, kind, missing, density):
     m, n, p = 30, 20, 3
     X = _random_binary(rng, m, n, density=density, missing=missing)
-    assert (_lpca._Data(X).ones is not None) == (not missing and density < 0.1)
-    data = _lpca._Data(X)
+    assert (_lpca_model._Data(X).ones is not None) == (not missing and density < 0.1)
+    data = _lpca_model._Data(X)
     size = (m + n) * p + {"column": n, "none": 0, "global": 1}[kind]
     z = rng.normal(size=size)
     counts = {}
-    f, _ = _lpca._joint_objective(z, data, p, kind, 0.3, None, 0.5, counts)
-    U, V, mu = _lpca._unpack(z, m, n, p, kind)
-    losses, _, n_unsafe = _lpca._evaluate(None, U, V, mu, data, 0.5)
+    f, _ = _lpca_lbfgs._joint_objective(z, data, p, kind, 0.3, None, 0.5, counts)
+    U, V, mu = _lpca_lbfgs._unpack(z, m, n, p, kind)
+    losses, _, n_unsafe = _lpca_model._evaluate(None, U, V, mu, data, 0.5)
     assert counts["unsafe"] == n_unsafe
-    assert_allclose(f, _lpca._objective(losses, U, V, mu, 0.3))
+    assert_allclose(f, _lpca_model._objective(losses, U, V, mu, 0.3))
     # float32 mode: the same objective up to float32 rounding
-    data32 = _lpca._Data(X, dtype=np.float32)
-    f32, g32 = _lpca._joint_objective(z, data32, p, kind, 0.3)
+    data32 = _lpca_model._Data(X, dtype=np.float32)
+    f32, g32 = _lpca_lbfgs._joint_objective(z, data32, p, kind, 0.3)
     assert g32.dtype == np.float64
     assert_allclose(f32, f, rtol=1e-5)
 
@@ -122,12 +136,14 @@ def test_joint_objective_ones_as_corrections_match_weighted_path(rng):
     size = (m + n) * p + n
     z = rng.normal(size=size)
     for dtype, rtol in [(np.float64, 1e-12), (np.float32, 1e-5)]:
-        data = _lpca._Data(X, dtype=dtype)
+        data = _lpca_model._Data(X, dtype=dtype)
         assert data.ones is not None
         weighted = data.reweighted(np.ones((m, n)))
         counts, counts_w = {}, {}
-        f, g = _lpca._joint_objective(z, data, p, "column", 0.3, None, 0.5, counts)
-        fw, gw = _lpca._joint_objective(
+        f, g = _lpca_lbfgs._joint_objective(
+            z, data, p, "column", 0.3, None, 0.5, counts
+        )
+        fw, gw = _lpca_lbfgs._joint_objective(
             z, weighted, p, "column", 0.3, None, 0.5, counts_w
         )
         assert counts["unsafe"] == counts_w["unsafe"]
@@ -145,12 +161,14 @@ def test_newton_step_uses_exact_gradient_and_hessian(rng):
     P = rng.normal(size=(1, p))
 
     def objective(u):
-        return _lpca._loss_terms(F @ u, q[0]).sum() + 0.5 * alpha * u @ u
+        return _lpca_model._loss_terms(F @ u, q[0]).sum() + 0.5 * alpha * u @ u
 
     theta = P @ F.T
-    g, h = _lpca._grad_hess_terms(theta, q)
+    g, h = _lpca_model._grad_hess_terms(theta, q)
     grad = (g @ F + alpha * P)[0]
-    H = _lpca._gram_batched(h, F, _lpca._pair_index(p))[0] + alpha * np.eye(p)
+    H = _lpca_model._gram_batched(h, F, _lpca_model._pair_index(p))[0] + alpha * np.eye(
+        p
+    )
     eps = 1e-5
     E = np.eye(p)
     fd_grad = [
@@ -241,25 +259,29 @@ def test_lbfgs_decreases_from_the_same_start(rng):
 
 def test_masked_entry_values_do_not_change_a_newton_step(rng):
     X = _random_binary(rng, 20, 15, missing=0.3)
-    data = _lpca._Data(X)
+    data = _lpca_model._Data(X)
     # the same data with arbitrary +-1 values at the masked entries
-    other = _lpca._Data(X)
+    other = _lpca_model._Data(X)
     mask = np.isnan(X)
     other.q = other.q.copy()
     other.q[mask] = rng.choice([-1.0, 1.0], size=mask.sum())
     other.qt = np.ascontiguousarray(other.q.T)
-    U, V, mu = _lpca._svd_init(data, 3, "column", 0)
-    loss, _, _ = _lpca._evaluate(None, U, V, mu, data, 0.5)
-    loss_other, _, _ = _lpca._evaluate(None, U, V, mu, other, 0.5)
+    U, V, mu = _lpca_init._svd_init(data, 3, "column", 0)
+    loss, _, _ = _lpca_model._evaluate(None, U, V, mu, data, 0.5)
+    loss_other, _, _ = _lpca_model._evaluate(None, U, V, mu, other, 0.5)
     assert_array_equal(loss, loss_other)
-    new = _lpca._newton_block(None, U, V, mu, data, False, 1e-3, None, loss)
-    new_other = _lpca._newton_block(None, U, V, mu, other, False, 1e-3, None, loss)
+    new = _lpca_newton._newton_block(None, U, V, mu, data, False, 1e-3, None, loss)
+    new_other = _lpca_newton._newton_block(
+        None, U, V, mu, other, False, 1e-3, None, loss
+    )
     for a, b in zip(new[:3], new_other[:3], strict=True):
         assert_array_equal(a, b)
-    P, F, off = _lpca._with_bias(U, V, mu)
-    col_loss, _, _ = _lpca._evaluate(None, U, V, mu, data, 0.5, transpose=True)
-    new = _lpca._newton_block(None, P, F, off, data, True, 1e-3, None, col_loss)
-    new_other = _lpca._newton_block(None, P, F, off, other, True, 1e-3, None, col_loss)
+    P, F, off = _lpca_model._with_bias(U, V, mu)
+    col_loss, _, _ = _lpca_model._evaluate(None, U, V, mu, data, 0.5, transpose=True)
+    new = _lpca_newton._newton_block(None, P, F, off, data, True, 1e-3, None, col_loss)
+    new_other = _lpca_newton._newton_block(
+        None, P, F, off, other, True, 1e-3, None, col_loss
+    )
     for a, b in zip(new[:3], new_other[:3], strict=True):
         assert_array_equal(a, b)
 
@@ -352,7 +374,7 @@ def test_stop_when_exact_is_certifiable(model):
 
 def test_planted_rank_6_is_certified():
     X = _planted(0)
-    res = lpca_rank_upper_bound(X, random_state=0, start=5, polish=False)
+    res = run_family("lpca", X, random_state=0, start=5, polish=False)
     assert res.certified and res.rank <= 7
     assert certify_rounding(X, res.L, res.R, margin=1e-9)
     assert res.L.shape == (300, res.rank) and res.R.shape == (200, res.rank)
@@ -366,21 +388,21 @@ def test_planted_rank_6_is_certified():
 
 def test_rank_search_nested_matrix_is_rank_one():
     X = np.triu(np.ones((9, 7), dtype=int))
-    res = lpca_rank_upper_bound(X, random_state=0)
+    res = run_family("lpca", X, random_state=0)
     assert (res.rank, res.certified, res.stopped_early) == (1, True, False)
     assert certify_rounding(X, res.L, res.R)
 
 
 def test_rank_search_info_and_limits(rng):
     X = _random_binary(rng, 30, 25)
-    res = lpca_rank_upper_bound(X, max_rank=2, refine=False, random_state=0)
+    res = run_family("lpca", X, max_rank=2, refine=False, random_state=0)
     assert res.rank is None and not res.certified and res.stopped_early
     assert set(res.info["errors_by_k"]) == {1, 2}
     assert set(res.info["seconds_by_k"]) == {1, 2}
     assert res.info["rescued_by_refinement"] is False
-    timed = lpca_rank_upper_bound(X, time_limit=0.0, random_state=0)
+    timed = run_family("lpca", X, time_limit=0.0, random_state=0)
     assert timed.stopped_early and timed.rank is None
-    with_bias = lpca_rank_upper_bound(X, fit_bias=True, random_state=0)
+    with_bias = run_family("lpca", X, fit_bias=True, random_state=0)
     assert with_bias.certified
     assert certify_rounding(X, with_bias.L, with_bias.R)
 
@@ -388,8 +410,8 @@ def test_rank_search_info_and_limits(rng):
 def test_polish_never_worsens_the_bound(monkeypatch):
     monkeypatch.setattr(_lpca_search, "_POLISH_MIN_SECONDS", 2.0)
     X = _planted(6, 80, 60, 4)
-    forward = lpca_rank_upper_bound(X, random_state=0, polish=False)
-    polished = lpca_rank_upper_bound(X, random_state=0, polish=True)
+    forward = run_family("lpca", X, random_state=0, polish=False)
+    polished = run_family("lpca", X, random_state=0, polish=True)
     assert forward.certified and polished.certified
     assert polished.rank <= forward.rank
     assert certify_rounding(X, polished.L, polished.R)
@@ -403,7 +425,7 @@ def test_polish_never_worsens_the_bound(monkeypatch):
 def test_rank_search_with_missing_entries(rng):
     X = _planted(1, 60, 40, 3).astype(float)
     X[rng.random(X.shape) < 0.1] = np.nan
-    res = lpca_rank_upper_bound(X, random_state=0)
+    res = run_family("lpca", X, random_state=0)
     assert res.certified
     assert certify_rounding(X, res.L, res.R)
 
@@ -416,7 +438,7 @@ def test_rank_search_with_missing_entries(rng):
 @pytest.mark.parametrize("solver", ["newton", "lbfgs", "mm"])
 @pytest.mark.parametrize("model", MODELS)
 def test_results_do_not_depend_on_n_jobs(monkeypatch, solver, model):
-    monkeypatch.setattr(_lpca, "_CHUNK_ENTRIES", 64)  # many chunks per block
+    monkeypatch.setattr(_lpca_model, "_CHUNK_ENTRIES", 64)  # many chunks per block
     X = _random_binary(np.random.default_rng(0), 40, 25, missing=0.1)
     kw = dict(fit_bias=model, solver=solver, max_iter=15, random_state=0)
     a = lpca_fit(X, 3, n_jobs=1, **kw)
@@ -427,10 +449,10 @@ def test_results_do_not_depend_on_n_jobs(monkeypatch, solver, model):
 
 
 def test_transform_and_search_do_not_depend_on_n_jobs(monkeypatch):
-    monkeypatch.setattr(_lpca, "_CHUNK_ENTRIES", 600)
+    monkeypatch.setattr(_lpca_model, "_CHUNK_ENTRIES", 600)
     X = _planted(2, 60, 40, 3)
-    a = lpca_rank_upper_bound(X, random_state=0, n_jobs=1, polish=False)
-    b = lpca_rank_upper_bound(X, random_state=0, n_jobs=2, polish=False)
+    a = run_family("lpca", X, random_state=0, n_jobs=1, polish=False)
+    b = run_family("lpca", X, random_state=0, n_jobs=2, polish=False)
     assert a.rank == b.rank
     assert_array_equal(a.L, b.L)
     for model in MODELS:
@@ -447,7 +469,7 @@ def test_inputs_are_not_modified(rng):
     L0, R0 = res.L.copy(), res.R.copy()
     lpca_fit(X, 2, max_iter=5, init=(res.L, res.R))
     lpca_transform(X, res.R)
-    lpca_refine(X, res.L, res.R)
+    refine(X, res.L, res.R)
     assert_array_equal(X, X0)
     assert_array_equal(res.L, L0)
     assert_array_equal(res.R, R0)
@@ -495,6 +517,12 @@ def test_transform_validation():
 # ---------------------------------------------------------------------------------
 
 
+def refine(X, L, R, n_rounds=3):
+    """The LP refinement of the search's rescue, on data validated here."""
+    X = check_binary_matrix(X, allow_missing=True, method="lpca")
+    return _lpca_refine(X, L, R, tau=0.5, n_rounds=n_rounds, deadline=Deadline(None))
+
+
 def test_refine_repairs_a_broken_column(rng):
     X = _planted(5, 40, 30, 3)
     fit = lpca_fit(X, 4, fit_bias="global", stop_when_exact=True, random_state=0)
@@ -502,7 +530,7 @@ def test_refine_repairs_a_broken_column(rng):
     R = fit.R.copy()
     j = int(np.argmax(X.sum(axis=0)))
     R[j] = 0.0  # column j now rounds to all zeros
-    L2, R2, info = lpca_refine(X, fit.L, R)
+    L2, R2, info = refine(X, fit.L, R)
     assert info["errors_before"] == X[:, j].sum()
     assert info["errors_before"] > 0
     assert info["errors_after"] == 0 and info["certified"]
@@ -518,7 +546,7 @@ def test_refine_never_increases_failures(seed):
     L = rng.normal(size=(15, 2))
     R = rng.normal(size=(12, 2))
     _, n_before = certify_rounding(X, L, R, return_count=True)
-    L2, R2, info = lpca_refine(X, L, R, n_rounds=2)
+    L2, R2, info = refine(X, L, R, n_rounds=2)
     _, n_after = certify_rounding(X, L2, R2, return_count=True)
     assert info["uncertified_before"] == n_before
     assert info["uncertified_after"] == n_after <= n_before
@@ -526,7 +554,16 @@ def test_refine_never_increases_failures(seed):
 
 def test_refine_validation():
     with pytest.raises(ValueError, match="shapes"):
-        lpca_refine(np.eye(3), np.ones((3, 2)), np.ones((4, 2)))
+        refine(np.eye(3), np.ones((3, 2)), np.ones((4, 2)))
+
+
+def test_search_parameter_validation():
+    X = _planted(2, 20, 15, 2)
+    for name, value in (("max_rank", 0), ("start", 0), ("polish", "yes")):
+        with pytest.raises(ValueError, match=name):
+            rounding_rank_bounds(
+                X, methods=("lpca",), method_params={"lpca": {name: value}}
+            )
 
 
 # ---------------------------------------------------------------------------------
@@ -580,8 +617,8 @@ def test_float32_stop_margin_covers_the_float32_logit_error(p, seed, scale):
     Ub = np.column_stack([U, np.ones(m)]).astype(np.float32)
     F = np.multiply(np.column_stack([V, mu]), 0.5, dtype=np.float32)
     theta32 = 2.0 * (Ub @ F.T).astype(np.float64)
-    d64 = _lpca._stop_delta(U, V, mu, 0.5)
-    d32 = _lpca._stop_delta(U.astype(np.float32), V.astype(np.float32), mu, 0.5)
+    d64 = _lpca_model._stop_delta(U, V, mu, 0.5)
+    d32 = _lpca_model._stop_delta(U.astype(np.float32), V.astype(np.float32), mu, 0.5)
     assert d32 > d64
     assert np.abs(theta32 - theta).max() <= d32 - d64 * (1 - 1e-6)
     # the added margin is (p + 4) float32 epsilons on the same scale
@@ -602,9 +639,9 @@ def test_sparse_signs_blocks_equal_dense_signs(sparse_planted):
     import scipy.sparse as sp
 
     X = sparse_planted
-    dense, sparse = _lpca._Data(X), _lpca._Data(sp.csr_matrix(X))
+    dense, sparse = _lpca_model._Data(X), _lpca_model._Data(sp.csr_matrix(X))
     assert sparse.sparse and not dense.sparse
-    for rows in _lpca._chunks(*X.shape)[:3] + [slice(5, 9)]:
+    for rows in _lpca_model._chunks(*X.shape)[:3] + [slice(5, 9)]:
         assert_array_equal(sparse.q[rows], dense.q[rows])
     assert_array_equal(sparse.qt[slice(0, 300)], dense.qt)
     assert_array_equal(sparse.ones[0], dense.ones[0])
@@ -613,7 +650,7 @@ def test_sparse_signs_blocks_equal_dense_signs(sparse_planted):
     Xs = sp.csr_matrix(X)
     Xs.data[0] = 0.0
     X0 = Xs.toarray()
-    assert_array_equal(_lpca._Data(Xs).q[0:50], _lpca._Data(X0).q[0:50])
+    assert_array_equal(_lpca_model._Data(Xs).q[0:50], _lpca_model._Data(X0).q[0:50])
 
 
 @pytest.mark.parametrize("fit_bias", [True, "global"])
@@ -635,10 +672,10 @@ def test_sparse_add_column_matches_dense(sparse_planted):
     import scipy.sparse as sp
 
     X = sparse_planted
-    dense, sparse = _lpca._Data(X), _lpca._Data(sp.csr_matrix(X))
-    U, V, mu = _lpca._svd_init(dense, 2, "column", np.random.RandomState(0))
-    Ud, Vd, _ = _lpca._add_column(dense, U, V, mu)
-    Us, Vs, _ = _lpca._add_column(sparse, U, V, mu)
+    dense, sparse = _lpca_model._Data(X), _lpca_model._Data(sp.csr_matrix(X))
+    U, V, mu = _lpca_init._svd_init(dense, 2, "column", np.random.RandomState(0))
+    Ud, Vd, _ = _lpca_init._add_column(dense, U, V, mu)
+    Us, Vs, _ = _lpca_init._add_column(sparse, U, V, mu)
     # nearly the same rank-one direction (fewer power iterations on sparse data)
     for a, b in ((Ud[:, -1], Us[:, -1]), (Vd[:, -1], Vs[:, -1])):
         cosine = abs(a @ b) / (np.linalg.norm(a) * np.linalg.norm(b))

@@ -3,8 +3,10 @@
 import time
 
 import numpy as np
+from _family import run_family
 
-from sklearn_rrank._lpca_search import _lpca_search, lpca_rank_upper_bound
+from sklearn_rrank import rounding_rank_bounds
+from sklearn_rrank._lpca_search import _lpca_search
 from sklearn_rrank._ranksearch import run_rank_search
 from sklearn_rrank._rounding import certify_rounding
 
@@ -57,8 +59,9 @@ def test_deadline_returns_promptly_and_says_so():
     )
     assert time.monotonic() - t0 < 0.5 + 2.5  # generous: a loaded CI runner
     assert res.stopped_early
-    public = lpca_rank_upper_bound(X, time_limit=0.5, random_state=0)
-    assert public.stopped_early
+    public = rounding_rank_bounds(X, methods=("lpca",), time_limit=0.5, random_state=0)
+    row = next(r for r in public.report if r["method"] == "lpca")
+    assert row["stopped_early"] and row["status"] == "stopped"
 
 
 def test_progress_events_inside_long_fits(monkeypatch):
@@ -100,7 +103,7 @@ def test_next_rank_jumps_only_while_far_and_never_past_the_bound():
 
 def test_ascent_jumps_while_far_and_the_polish_bisects_the_skipped_ranks():
     X = _planted(0, 200, 150, 8)
-    res = lpca_rank_upper_bound(X, random_state=0)
+    res = run_family("lpca", X, random_state=0)
     assert res.certified and certify_rounding(X, res.L, res.R)
     info, ones = res.info, int(X.sum())
     ascent = sorted(info["failed_by_k"])
@@ -141,7 +144,7 @@ def test_solver_budget_newton_for_few_factors_lbfgs_with_more_sweeps_beyond():
 
 
 def test_stalled_far_rule_stops_a_steady_fit_still_far_after_its_window():
-    from sklearn_rrank._lpca import _stalled
+    from sklearn_rrank._lpca_newton import _stalled
 
     steady = [1000 - 40 * i for i in range(12)]  # drops 4% of 1000 per sweep
     assert not _stalled(steady, (10, 0.02), 10**6)
@@ -155,7 +158,7 @@ def test_search_runs_lbfgs_beyond_the_newton_limit_and_certifies(monkeypatch):
 
     monkeypatch.setattr(_lpca, "_AUTO_NEWTON_MAX_P", 2)
     X = _planted(0, 120, 90, 6)
-    res = lpca_rank_upper_bound(X, random_state=0, polish=False)
+    res = run_family("lpca", X, random_state=0, polish=False)
     assert res.certified and certify_rounding(X, res.L, res.R)
     solvers = res.info["solver_by_k"]
     assert set(solvers) == set(res.info["failed_by_k"])
@@ -167,7 +170,9 @@ def test_a_later_run_continues_the_model_a_deadline_cut_short(monkeypatch):
     # the portfolio's second pass hands L-PCA's search the memo of its first run:
     # the fit at k continues that model instead of a fresh SVD start
     from sklearn_rrank import _lpca_search as search_module
-    from sklearn_rrank._lpca import _Data, _model_kind, _svd_init
+    from sklearn_rrank._lpca import _model_kind
+    from sklearn_rrank._lpca_init import _svd_init
+    from sklearn_rrank._lpca_model import _Data
 
     X = _planted(4, 80, 60, 3)
     kind = _model_kind("global", 0.5)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from numpy.testing import assert_array_equal
 
-from sklearn_rrank import _lpca
+from sklearn_rrank import _lpca, _lpca_model
 from sklearn_rrank._lpca import lpca_fit
 from sklearn_rrank._rounding import certify_rounding
 
@@ -48,7 +48,7 @@ def test_auto_solver_picks_by_size(monkeypatch):
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 def test_chunked_buffers_do_not_depend_on_n_jobs(monkeypatch, dtype):
-    monkeypatch.setattr(_lpca, "_CHUNK_ENTRIES", 256)
+    monkeypatch.setattr(_lpca_model, "_CHUNK_ENTRIES", 256)
     X = _planted(3, 60, 40)
     X[np.random.default_rng(0).random(X.shape) < 0.1] = np.nan
     kw = dict(max_iter=10, random_state=0, dtype=dtype, solver="newton")

@@ -1,0 +1,281 @@
+"""Starting points of L-PCA fits.
+
+* :func:`_svd_init`: the truncated SVD of ``c (2X - 1)`` (centred for the column
+  bias, shifted for the global offset), by a randomized SVD of an operator on
+  sparse data (:func:`_svd_init_sparse`);
+* :func:`_add_column`: one more latent column along the steepest rank-one descent
+  direction (the warm starts of the rank search);
+* :func:`_init_from_factors`: user factors in the returned format.
+"""
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils import check_random_state
+from sklearn.utils.extmath import randomized_svd
+
+from sklearn_rrank._lpca_model import (
+    _B_MIN,
+    _chunks,
+    _grad_hess_terms,
+    _offset_sign,
+    _project_offset,
+)
+
+# ---------------------------------------------------------------------------------
+# initialisation
+# ---------------------------------------------------------------------------------
+
+# scale of the saturated logits 2X - 1 used by the SVD warm start
+_INIT_SCALE = 2.0
+# starting magnitude of the global offset: larger than _INIT_SCALE, so that the
+# shifted matrix c (2X - 1) - b is positive and its SVD carries the offset along
+_GLOBAL_INIT = 4.0
+
+
+def _svd_init(data, p, kind, random_state, tau=0.5):
+    """Warm start from the truncated SVD of ``c (2X - 1)`` (missing entries 0).
+
+    With the column bias (``kind="column"``), ``mu`` starts at the column means of
+    ``c (2X - 1)`` over the observed entries, with the global offset
+    (``kind="global"``) ``b`` starts at the overall mean (projected to the side
+    ``tau`` needs); the SVD is taken of the centred matrix. The factors are balanced
+    (``U = A sqrt(S)``, ``V = B sqrt(S)``). Directions beyond the rank of the
+    matrix get small random values (zero columns would stay zero).
+    """
+    m, n = data.shape
+    rng = check_random_state(random_state)
+    if data.sparse:
+        return _svd_init_sparse(data, p, kind, rng, tau)
+    # one m x n float64 work array, updated in place
+    Z = np.multiply(data.q, _INIT_SCALE, dtype=np.float64)
+    if data.w is not None:
+        Z *= data.w
+    mu = None
+    if kind != "none":
+        counts = data.w.sum(axis=0) if data.w is not None else np.full(n, m)
+        if kind == "column":
+            mu = Z.sum(axis=0) / np.maximum(counts, 1)
+        else:
+            mu = _project_offset(_GLOBAL_INIT * _offset_sign(tau), tau)
+        Z -= mu
+        if data.w is not None:
+            Z *= data.w
+    if p == 0:
+        return np.zeros((m, 0)), np.zeros((n, 0)), mu
+    if 2 * p >= min(m, n):
+        A, s, Bt = np.linalg.svd(Z, full_matrices=False)
+        A, s, Bt = A[:, :p], s[:p], Bt[:p].T
+    else:
+        A, s, Bt = randomized_svd(Z, p, n_iter=7, random_state=rng)
+        Bt = Bt.T
+    root = np.sqrt(s)
+    U, V = A * root, Bt * root
+    small = s <= 1e-8 * max(s[0], 1.0)
+    n_extra = p - s.size + int(small.sum())
+    if n_extra:
+        scale = 1e-2
+        U = np.hstack([U[:, ~small], scale * rng.standard_normal((m, n_extra))])
+        V = np.hstack([V[:, ~small], scale * rng.standard_normal((n, n_extra))])
+    return U, V, mu
+
+
+# power iterations of the randomized SVD of the sparse warm start (as randomized_svd)
+_INIT_POWER_ITER = 7
+_INIT_OVERSAMPLES = 10
+
+
+def _svd_init_sparse(data, p, kind, rng, tau):
+    """:func:`_svd_init` for sparse signs: ``c (2X - 1) - mu`` as an operator.
+
+    Complete data only, so ``Z = 2c X - 1 s^T`` with ``s = c + mu`` (``mu`` the column
+    means of ``c (2X - 1)``, the global offset, or 0): a sparse matrix plus a rank-one
+    term. Its top ``p`` singular triplets come from a randomized SVD (Halko et al.,
+    ``p + 10`` samples, 7 QR-normalised power iterations) whose products use the CSR
+    pattern of the ones, so memory grows with the ones and ``(m + n) p``. The result
+    equals the dense warm start up to floating-point rounding (another order of
+    summation), not bit for bit.
+    """
+    m, n = data.shape
+    c = _INIT_SCALE
+    q, qt = data.q, data.qt
+    ones = np.ones(q.nnz)
+    X = sp.csr_matrix((ones, q.indices, q.indptr), shape=(m, n))
+    XT = sp.csr_matrix((ones, qt.indices, qt.indptr), shape=(n, m))
+    col_ones = np.diff(qt.indptr).astype(np.float64)
+    mu = None
+    if kind == "column":
+        mu = c * (2.0 * col_ones - m) / max(m, 1)
+    elif kind == "global":
+        mu = _project_offset(_GLOBAL_INIT * _offset_sign(tau), tau)
+    s = np.broadcast_to(c + (0.0 if mu is None else mu), (n,)).astype(np.float64)
+    if p == 0:
+        return np.zeros((m, 0)), np.zeros((n, 0)), mu
+
+    def matmat(G):  # Z @ G
+        out = 2.0 * c * (X @ G)
+        out -= s @ G
+        return out
+
+    def rmatmat(Q):  # Z.T @ Q
+        out = 2.0 * c * (XT @ Q)
+        out -= np.outer(s, Q.sum(axis=0))
+        return out
+
+    size = min(p + _INIT_OVERSAMPLES, m, n)
+    Q = matmat(rng.standard_normal((n, size)))
+    for _ in range(_INIT_POWER_ITER):
+        Q, _ = np.linalg.qr(Q)
+        Q, _ = np.linalg.qr(rmatmat(Q))
+        Q = matmat(Q)
+    Q, _ = np.linalg.qr(Q)
+    Ab, sv, Bt = np.linalg.svd(rmatmat(Q).T, full_matrices=False)
+    A, sv, B = (Q @ Ab)[:, :p], sv[:p], Bt[:p].T
+    root = np.sqrt(sv)
+    U, V = A * root, B * root
+    small = sv <= 1e-8 * max(sv[0], 1.0)
+    n_extra = p - sv.size + int(small.sum())
+    if n_extra:
+        scale = 1e-2
+        U = np.hstack([U[:, ~small], scale * rng.standard_normal((m, n_extra))])
+        V = np.hstack([V[:, ~small], scale * rng.standard_normal((n, n_extra))])
+    return U, V, mu
+
+
+def _add_column(data, U, V, mu, deadline=None):
+    """Add one latent column along the steepest rank-one descent direction.
+
+    The new column is the top singular pair ``(a, b)`` of the negative gradient of
+    the data loss with respect to the logits, scaled by one Newton step on the
+    objective along ``t a b^T`` (at least a small positive step). On sparse data
+    the pair is found by chunks of rows (:func:`_top_gradient_pair`, which cuts its
+    power iterations short once ``deadline`` has expired).
+    """
+    m, n = data.shape
+    if data.sparse:
+        a, b, s0, curvature = _top_gradient_pair(data, U, V, mu, deadline)
+        t = min(max(s0 / max(curvature, 1e-12), 1e-2), 1e2)
+        root = np.sqrt(t)
+        return np.hstack([U, root * a[:, None]]), np.hstack([V, root * b[:, None]]), mu
+    theta = U @ V.T
+    if mu is not None:
+        theta += mu
+    g, h = _grad_hess_terms(theta, data.q)
+    if data.w is not None:
+        g *= data.w
+        h *= data.w
+    A, s, Bt = (
+        np.linalg.svd(-g, full_matrices=False)
+        if min(m, n) <= 64
+        else (randomized_svd(-g, 1, n_iter=7, random_state=0))
+    )
+    a, b, s0 = A[:, 0], Bt[0], s[0]
+    curvature = float((a * a) @ h @ (b * b))
+    t = s0 / max(curvature, 1e-12)
+    t = min(max(t, 1e-2), 1e2)
+    root = np.sqrt(t)
+    return (
+        np.hstack([U, root * a[:, None]]),
+        np.hstack([V, root * b[:, None]]),
+        mu,
+    )
+
+
+def _gradient_blocks(data, U, V, mu, curvature=False):
+    """``(rows, g)`` (``(rows, g, h)`` with ``curvature``) by the chunks of the data.
+
+    ``g`` and ``h`` are the first and second derivatives of the entry losses at the
+    logits ``U V^T + mu`` (:func:`_grad_hess_terms`), one chunk of rows at a time.
+    """
+    for rows in _chunks(*data.shape):
+        theta = U[rows] @ V.T
+        if mu is not None:
+            theta += mu
+        if curvature:
+            g, h = _grad_hess_terms(theta, data.q[rows])
+            yield rows, g, h
+        else:  # g = (tanh(theta / 2) - q) / 2 only
+            np.multiply(theta, 0.5, out=theta)
+            np.tanh(theta, out=theta)
+            theta -= data.q[rows]
+            theta *= 0.5
+            yield rows, theta
+
+
+# power iterations for the top singular pair of the gradient of sparse data: every
+# product recomputes the gradient chunk by chunk (a pass of tanh over all entries),
+# so fewer than the dense SVD's 7; the pair is a heuristic direction for a new column
+_ADD_COLUMN_POWER_ITER = 2
+
+
+def _top_gradient_pair(data, U, V, mu, deadline=None):
+    """Top singular pair of ``-g`` and the curvature along it, by chunks of rows.
+
+    The sparse-data counterpart of the dense SVD in :func:`_add_column`: ``g`` is
+    recomputed chunk by chunk in every product of a randomized power iteration
+    (one vector plus 10 samples, ``_ADD_COLUMN_POWER_ITER`` iterations, fewer once
+    ``deadline`` has expired), so no m x n array is held. Returns ``(a, b, sigma,
+    (a * a) @ h @ (b * b))``.
+    """
+    m, n = data.shape
+    rng = np.random.RandomState(0)
+    size = min(1 + _INIT_OVERSAMPLES, m, n)
+
+    def matmat(G):  # -g @ G
+        out = np.empty((m, G.shape[1]))
+        for rows, g in _gradient_blocks(data, U, V, mu):
+            np.matmul(g, -G, out=out[rows])
+        return out
+
+    def rmatmat(Q):  # -g.T @ Q
+        out = np.zeros((n, Q.shape[1]))
+        for rows, g in _gradient_blocks(data, U, V, mu):
+            out -= g.T @ Q[rows]
+        return out
+
+    Q = matmat(rng.standard_normal((n, size)))
+    for _ in range(_ADD_COLUMN_POWER_ITER):
+        if deadline is not None and deadline.expired():
+            break  # the sampled range is a (rougher) direction too
+        Q, _ = np.linalg.qr(Q)
+        Q, _ = np.linalg.qr(rmatmat(Q))
+        Q = matmat(Q)
+    Q, _ = np.linalg.qr(Q)
+    Ab, sv, Bt = np.linalg.svd(rmatmat(Q).T, full_matrices=False)
+    a, b = Q @ Ab[:, 0], Bt[0]
+    b2 = b * b
+    curvature = 0.0
+    for rows, _, h in _gradient_blocks(data, U, V, mu, curvature=True):
+        curvature += float((a[rows] * a[rows]) @ (h @ b2))
+    return a, b, float(sv[0]), curvature
+
+
+def _init_from_factors(L, R, kind, tau, m, n, k):
+    """Turn user factors ``(L, R)`` in the returned format into ``U, V, mu``.
+
+    For the global model ``theta = L R^T - tau`` has exactly the sign pattern of
+    the rounding of ``(L, R)``.
+    """
+    L = np.asarray(L, dtype=np.float64)
+    R = np.asarray(R, dtype=np.float64)
+    if L.shape != (m, k) or R.shape != (n, k):
+        raise ValueError(
+            f"init must be a pair (L, R) of shapes ({m}, {k}) and ({n}, {k}); got "
+            f"{L.shape} and {R.shape}."
+        )
+    if not (np.isfinite(L).all() and np.isfinite(R).all()):
+        raise ValueError("init factors must hold finite numbers.")
+    if kind == "none":
+        return L.copy(), R.copy(), None
+    if kind == "global":
+        # theta = c (L R^T - tau) with c >= 1 chosen so that |b| = c |tau| >= _B_MIN
+        c = max(1.0, _B_MIN / abs(tau))
+        root = np.sqrt(c)
+        return L * root, R * root, np.asarray(-c * tau)
+    c = L[:, -1]
+    if not np.all(c == c[0]) or c[0] == 0:
+        raise ValueError(
+            "With fit_bias=True the last column of the initial L must be a nonzero "
+            "constant (the bias column, as returned by lpca_fit)."
+        )
+    mu = c[0] * R[:, -1] - tau
+    return L[:, :-1].copy(), R[:, :-1].copy(), mu
