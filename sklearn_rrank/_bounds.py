@@ -53,9 +53,11 @@ class RoundingRankBounds:
         Best lower bound; ``lower_method`` names its method.
     upper : int
         Best certified upper bound; ``upper_method`` names its method.
-    L : ndarray of shape (n_samples, upper)
-    R : ndarray of shape (n_features, upper)
+    L : ndarray or CSR matrix of shape (n_samples, upper)
+    R : ndarray or CSR matrix of shape (n_features, upper)
         The certificate of ``upper``: ``certify_rounding(X, L, R, tau=tau)`` holds.
+        The trivial certificate of sparse ``X`` (``upper_method == "trivial"``) is
+        sparse: the scaled ones of ``X`` and a sparse identity (no m x n array).
     exact : bool
         True iff ``lower == upper``.
     proven_upper : int
@@ -106,8 +108,8 @@ class RoundingRankBounds:
         return (
             f"RoundingRankBounds(lower={self.lower}, upper={self.upper}, "
             f"lower_method={self.lower_method!r}, upper_method={self.upper_method!r}, "
-            f"exact={self.exact}, tau={self.tau}, L=<array {self.L.shape}>, "
-            f"R=<array {self.R.shape}>, seconds={self.seconds:.3g}, "
+            f"exact={self.exact}, tau={self.tau}, L=<{_kind(self.L)} {self.L.shape}>, "
+            f"R=<{_kind(self.R)} {self.R.shape}>, seconds={self.seconds:.3g}, "
             f"report=<{len(self.report)} rows>)"
         )
 
@@ -127,6 +129,10 @@ class RoundingRankBounds:
             "interrupted": self.interrupted,
             "report": self.report,
         }
+
+
+def _kind(A):
+    return "sparse" if sp.issparse(A) else "array"
 
 
 def _check_methods(methods, allowed):

@@ -427,6 +427,8 @@ METHODS = MappingProxyType(
                 missing=False,
                 cost=0,
                 weight=0,
+                sparse=True,  # sparse data gives CSR factors: no m x n array
+                sparse_from_dense=False,
             ),
             MethodSpec(
                 "rank_one",

@@ -38,6 +38,7 @@ from sklearn_rrank._projlp_copied import (
 )
 from sklearn_rrank._rounding import (
     _count_errors_factors,
+    _factor_rows,
 )
 
 __all__ = []
@@ -328,11 +329,8 @@ def _projlp_search(
 
     def best_reduced():
         """The best known certificate on the merged rows and columns."""
-        L, R = incumbent.best_factors()
-        return (
-            np.asarray(L, dtype=np.float64)[row_rep],
-            np.asarray(R, dtype=np.float64)[col_rep],
-        )
+        L, R = incumbent.best_factors()  # sparse for the trivial one of sparse X
+        return _factor_rows(L, row_rep), _factor_rows(R, col_rep)
 
     with Parallel(n_jobs=n_jobs, prefer="threads") as parallel:
         if not nonnegative and m_u * n_u >= _projlp._SEPARATION_ENTRIES:

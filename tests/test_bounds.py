@@ -1,5 +1,6 @@
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
@@ -45,6 +46,30 @@ def test_trivial_upper_bound_certified(rng, tau):
         L, R = trivial_upper_bound(Y, tau=tau)
         assert certify_rounding(Y, L, R, tau=tau)
         assert L.shape[1] == min(Y.shape) + (tau <= 0)
+
+
+@pytest.mark.parametrize("tau", [0.5, 2.0, 0.0, -1.0])
+def test_trivial_certificate_of_sparse_data_is_sparse(rng, tau):
+    X = (rng.random((9, 5)) < 0.3).astype(float)
+    for Y in (X, X.T):
+        L, R = trivial_upper_bound(sp.csr_matrix(Y), tau=tau)
+        assert sp.issparse(L) and sp.issparse(R)
+        Ld, Rd = trivial_upper_bound(Y, tau=tau)  # the same values as dense factors
+        np.testing.assert_array_equal(L.toarray(), Ld)
+        np.testing.assert_array_equal(R.toarray(), Rd)
+        assert certify_rounding(sp.csr_matrix(Y), L, R, tau=tau)
+        assert certify_rounding(Y, L, R, tau=tau)
+        # the sparse check is a real check: one flipped entry of Y is caught
+        Z = Y.copy()
+        Z[0, 0] = 1 - Z[0, 0]
+        assert certify_rounding(sp.csr_matrix(Z), L, R, tau=tau, return_count=True) == (
+            False,
+            1,
+        )
+    with pytest.raises(ValueError, match="finite"):
+        bad = L.copy()
+        bad.data[0] = np.nan
+        certify_rounding(Y, bad, R, tau=tau)
 
 
 def test_identity_bounds():
@@ -207,6 +232,22 @@ def test_dense_only_method_is_skipped_when_it_would_not_fit(sparse_small, monkey
     assert row["status"] == "skipped"
     assert "needs the dense matrix" in row["message"]
     assert certify_rounding(Xs, res.L, res.R)  # the trivial fallback, from sparse
+    assert res.upper_method == "trivial"
+    assert sp.issparse(res.L) and sp.issparse(res.R)  # no m x n array
+    assert "sparse" in repr(res)
+
+
+def test_trivial_method_on_sparse_data_hands_projlp_a_sparse_certificate(sparse_small):
+    X, Xs = sparse_small
+    methods = ("trivial", "projlp")
+    sparse = rounding_rank_bounds(Xs, methods=methods, random_state=0)
+    dense = rounding_rank_bounds(X, methods=methods, random_state=0)
+    rows = {r["method"]: r for r in sparse.report}
+    assert rows["trivial"]["bound"] == min(X.shape) and rows["trivial"]["certified"]
+    # ProjLP descends from the trivial certificate, sparse or dense alike
+    assert sparse.upper == dense.upper < min(X.shape)
+    assert not sp.issparse(sparse.L)
+    assert certify_rounding(Xs, sparse.L, sparse.R)
 
 
 def test_binary_data_merges_sparse_rows_like_dense(sparse_small):
