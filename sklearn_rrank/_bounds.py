@@ -9,7 +9,7 @@ algorithms (R-SVD, ProjLP, L-PCA, Permutation, Nuclear) and are always certified
 
 import numbers
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import scipy.sparse as sp
@@ -41,6 +41,8 @@ _SECOND_PASS_MIN = 2.0
 
 # data with fewer ones than this fraction goes to R-SVD and the spectral bound sparse
 _SPARSE_FRACTION = 0.1
+# the largest dense copy of sparse data the portfolio makes for dense-only methods
+_DENSE_COPY_BYTES = 1 << 31
 
 
 @dataclass
@@ -153,9 +155,11 @@ class _DenseCopy:
     """The dense float64 copy of validated (possibly sparse) ``X``, made once on demand.
 
     :meth:`get` returns ``X`` itself when it is dense, else densifies it the first
-    time, if ``8 m n`` bytes fit in memory (:func:`~sklearn_rrank._memory.
-    fits_in_memory`); otherwise it returns None and :attr:`message` says why, so
-    that the portfolio skips the method that needs it.
+    time, if ``8 m n`` bytes are at most ``_DENSE_COPY_BYTES`` (2 GiB, 2.7e8
+    entries: sparse data past that stays sparse whatever the machine) and fit in
+    memory (:func:`~sklearn_rrank._memory.fits_in_memory`); otherwise it returns
+    None and :attr:`message` says why, so that the portfolio skips the method that
+    needs it.
     """
 
     def __init__(self, X):
@@ -166,7 +170,12 @@ class _DenseCopy:
             return self.X
         if self.dense is None and not self.message:
             m, n = self.X.shape
-            if fits_in_memory(8 * m * n):
+            if 8 * m * n > _DENSE_COPY_BYTES:
+                self.message = (
+                    f"needs the dense matrix ({gib(8 * m * n)}), more than a dense "
+                    f"copy of sparse data may take ({gib(_DENSE_COPY_BYTES)})"
+                )
+            elif fits_in_memory(8 * m * n):
                 self.dense = self.X.toarray()
             else:
                 self.message = (
@@ -306,7 +315,7 @@ class _Portfolio:
         else:
             self.lower = max(lower, 1)
         self.report = []
-        self.results = {}  # method -> its last RankSearchResult
+        self.results = {}  # method -> its last RankSearchResult (best: with factors)
         self.memos = {}  # method -> its state across runs (Incumbent.memo)
 
     def outcome(self):
@@ -489,6 +498,10 @@ class _Portfolio:
         if res.rank is not None:
             row.update(bound=int(res.rank), certified=True)
             self.best = (int(res.rank), spec.name, res.L, res.R)
+            # one certificate is held: the dominated ones' factors go at once
+            for name, other in self.results.items():
+                if name != spec.name and other.L is not None:
+                    self.results[name] = replace(other, L=None, R=None)
         if info.get("lower") is not None and info["lower"] > self.lower:
             self.lower, self.lower_method = int(info["lower"]), spec.name
             if res.rank is None:  # a search that proved a lower bound

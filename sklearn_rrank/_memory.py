@@ -7,7 +7,13 @@ seconds, before any large allocation.
 
 import os
 
-__all__ = ["available_memory", "check_sparse_memory", "fits_in_memory", "gib"]
+__all__ = [
+    "available_memory",
+    "check_sparse_memory",
+    "fits_in_memory",
+    "gib",
+    "svd_components_that_fit",
+]
 
 # float64 vectors of length m + n that the methods hold at least (factors of one
 # column, gradients, row and column scores): a matrix whose rows and columns do not
@@ -75,6 +81,32 @@ def fits_in_memory(n_bytes):
     """
     avail = available_memory()
     return avail is None or n_bytes <= _DENSE_SHARE * avail
+
+
+# bytes that the singular triplets of one SVD (with the Gram matrix it is computed
+# from) may take: R-SVD asks for fewer components when all of them would need more
+_SVD_BYTES = 1 << 30
+# share of the available memory those arrays may take when it is less
+_SVD_SHARE = 0.25
+
+
+def svd_components_that_fit(m, n, K):
+    """The most singular triplets, at most ``K``, whose float64 arrays fit.
+
+    The Gram route of an SVD of an ``m x n`` matrix holds the ``min(m, n)``-square
+    Gram matrix and ``K`` singular vectors on both sides, ``8 (min(m, n)^2 + K
+    (m + n))`` bytes; these may take at most ``_SVD_BYTES`` (1 GiB), and at most a
+    quarter of :func:`available_memory`. A 12841 x 4894 matrix keeps all its 4894
+    components; a 200,000 x 5,000 one (whose left singular vectors alone would be
+    8 GB) keeps 532.
+    """
+    limit = _SVD_BYTES
+    avail = available_memory()
+    if avail is not None:
+        limit = min(limit, int(_SVD_SHARE * avail))
+    small = min(m, n)
+    room = limit - 8 * small * small
+    return int(max(0, min(K, room // (8 * (m + n)))))
 
 
 def gib(n_bytes):

@@ -275,3 +275,51 @@ def test_spectral_all_values_skipped_when_dense_would_not_fit(monkeypatch):
     bound, info = spectral._spectral_bound(X, 0.5)
     assert (bound, info["stopped_early"]) == (128, True)
     assert info["message"].startswith("memory")
+
+
+def test_rsvd_keeps_the_components_that_fit_in_memory(sparse_small, monkeypatch):
+    import sklearn_rrank._memory as memory
+
+    X, Xs = sparse_small
+    m, n = X.shape
+    full = rounding_rank_bounds(Xs, methods=("rsvd",), random_state=0)
+    keep = full.upper + 2
+    assert full.upper_method == "rsvd" and keep < n
+    # room for the Gram matrix and `keep` components on both sides
+    monkeypatch.setattr(memory, "_SVD_BYTES", 8 * (n * n + keep * (m + n)))
+    part = rounding_rank_bounds(Xs, methods=("rsvd",), random_state=0)
+    row = part.report[0]
+    assert f"the SVD keeps {keep}" in row["message"], row["message"]
+    assert part.upper_method == "rsvd" and part.upper == full.upper
+    assert certify_rounding(Xs, part.L, part.R)
+    monkeypatch.setattr(memory, "_SVD_BYTES", 8 * n * n)  # no component fits
+    none = rounding_rank_bounds(Xs, methods=("rsvd",), random_state=0)
+    assert none.report[0]["message"].startswith("skipped: ")
+    assert none.upper_method == "trivial" and sp.issparse(none.L)
+
+
+def test_large_sparse_data_gets_no_dense_copy(sparse_small, monkeypatch):
+    import sklearn_rrank._bounds as bounds
+
+    X, Xs = sparse_small
+    monkeypatch.setattr(bounds, "_DENSE_COPY_BYTES", 8 * X.size - 1)
+    res = rounding_rank_bounds(Xs, methods=("rank_one", "projlp"), random_state=0)
+    row = next(r for r in res.report if r["method"] == "projlp")
+    assert row["status"] == "skipped" and "dense copy of sparse data" in row["message"]
+    # dense input is the dense matrix already: ProjLP runs
+    dense = rounding_rank_bounds(X, methods=("rank_one", "projlp"), random_state=0)
+    assert dense.upper_method == "projlp"
+
+
+def test_portfolio_holds_the_best_certificate_only(sparse_small):
+    from sklearn_rrank._bounds import _run_portfolio
+    from sklearn_rrank._ranksearch import Deadline
+
+    X, _ = sparse_small
+    run = _run_portfolio(
+        X, ("trivial", "rsvd", "projlp"), tau=0.5, deadline=Deadline(), random_state=0
+    )
+    rank, method = run.best[:2]
+    assert rank < min(X.shape) and method in ("rsvd", "projlp")
+    held = {name: res.L is not None for name, res in run.results.items()}
+    assert held == {"trivial": False, "rsvd": method == "rsvd", "projlp": True}
