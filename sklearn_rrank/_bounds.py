@@ -15,7 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, validate_params
 
-from sklearn_rrank._memory import fits_in_memory, gib
+from sklearn_rrank._memory import dense_copy_refused
 from sklearn_rrank._progress import event
 from sklearn_rrank._ranksearch import (
     BinaryData,
@@ -41,8 +41,6 @@ _SECOND_PASS_MIN = 2.0
 
 # data with fewer ones than this fraction goes to R-SVD and the spectral bound sparse
 _SPARSE_FRACTION = 0.1
-# the largest dense copy of sparse data the portfolio makes for dense-only methods
-_DENSE_COPY_BYTES = 1 << 31
 
 
 @dataclass
@@ -155,11 +153,9 @@ class _DenseCopy:
     """The dense float64 copy of validated (possibly sparse) ``X``, made once on demand.
 
     :meth:`get` returns ``X`` itself when it is dense, else densifies it the first
-    time, if ``8 m n`` bytes are at most ``_DENSE_COPY_BYTES`` (2 GiB, 2.7e8
-    entries: sparse data past that stays sparse whatever the machine) and fit in
-    memory (:func:`~sklearn_rrank._memory.fits_in_memory`); otherwise it returns
-    None and :attr:`message` says why, so that the portfolio skips the method that
-    needs it.
+    time, unless :func:`~sklearn_rrank._memory.dense_copy_refused` says why not
+    (more than 2 GiB, or more than fits in memory): then it returns None and
+    :attr:`message` says why, so that the portfolio skips the method that needs it.
     """
 
     def __init__(self, X):
@@ -169,19 +165,9 @@ class _DenseCopy:
         if not sp.issparse(self.X):
             return self.X
         if self.dense is None and not self.message:
-            m, n = self.X.shape
-            if 8 * m * n > _DENSE_COPY_BYTES:
-                self.message = (
-                    f"needs the dense matrix ({gib(8 * m * n)}), more than a dense "
-                    f"copy of sparse data may take ({gib(_DENSE_COPY_BYTES)})"
-                )
-            elif fits_in_memory(8 * m * n):
+            self.message = dense_copy_refused(*self.X.shape) or ""
+            if not self.message:
                 self.dense = self.X.toarray()
-            else:
-                self.message = (
-                    f"needs the dense matrix ({gib(8 * m * n)}), which does not fit "
-                    "in the memory available"
-                )
         return self.dense
 
 

@@ -11,6 +11,7 @@ __all__ = [
     "available_memory",
     "check_sparse_memory",
     "fits_in_memory",
+    "dense_copy_refused",
     "gib",
     "svd_components_that_fit",
 ]
@@ -107,6 +108,32 @@ def svd_components_that_fit(m, n, K):
     small = min(m, n)
     room = limit - 8 * small * small
     return int(max(0, min(K, room // (8 * (m + n)))))
+
+
+# the largest dense float64 copy made of sparse data (2 GiB, 2.7e8 entries): sparse
+# data past that stays sparse whatever the machine, and dense-only steps are skipped
+_DENSE_COPY_BYTES = 1 << 31
+
+
+def dense_copy_refused(m, n):
+    """Why an ``m x n`` float64 copy of sparse data is not made, or None if it is.
+
+    The copy is refused when it exceeds ``_DENSE_COPY_BYTES`` (2 GiB) or does not
+    fit in memory (:func:`fits_in_memory`); the text starts with "needs the dense
+    matrix" and names the bytes.
+    """
+    need = 8 * int(m) * int(n)
+    if need > _DENSE_COPY_BYTES:
+        return (
+            f"needs the dense matrix ({gib(need)}), more than a dense copy of sparse "
+            f"data may take ({gib(_DENSE_COPY_BYTES)})"
+        )
+    if not fits_in_memory(need):
+        return (
+            f"needs the dense matrix ({gib(need)}), which does not fit in the memory "
+            "available"
+        )
+    return None
 
 
 def gib(n_bytes):

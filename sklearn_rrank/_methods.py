@@ -508,6 +508,8 @@ METHODS = MappingProxyType(
                 cost=5,
                 weight=3,
                 default=True,
+                sparse=True,  # densifies only the merged rows of sparse data
+                sparse_from_dense=False,
             ),
             MethodSpec(
                 "nuclear",

@@ -12,6 +12,7 @@ transform and the projection kernels are in :mod:`sklearn_rrank._projlp`.
 from collections import Counter
 
 import numpy as np
+import scipy.sparse as sp
 from joblib import effective_n_jobs
 from sklearn.utils import check_random_state
 from sklearn.utils.parallel import Parallel, delayed
@@ -23,6 +24,7 @@ from sklearn_rrank._lp import (
     STATUS_NAMES,
     _solve,
 )
+from sklearn_rrank._memory import dense_copy_refused
 from sklearn_rrank._projlp import (
     _alternate,
     _Projection,
@@ -47,6 +49,17 @@ __all__ = []
 _REFINE_TOL = 1e-2
 # projections tested concurrently in phase 3 of the rank search
 _PHASE3_BATCH = 4
+
+
+def _column_counts(X, value):
+    """Observed entries per column of ``X`` that differ from ``value`` (0 or 1).
+
+    ``X`` dense (NaN = missing) or CSR (complete: the stored ones).
+    """
+    if sp.issparse(X):
+        ones = np.asarray((X == 1).sum(axis=0)).ravel()
+        return X.shape[0] - ones if value else ones
+    return (~np.isnan(X) & (X != float(value))).sum(axis=0)
 
 
 def _projlp_search(
@@ -264,7 +277,12 @@ def _projlp_search(
     col_rep, col_owner = incumbent.data.unique_columns
     row_rep, weights, row_owner = incumbent.data.unique_rows
     # X itself where no row (column) is merged: copies only of what merging shrinks
+    if sp.issparse(X):  # sparse data: only the merged rows are made dense
+        refused = dense_copy_refused(row_rep.size, X.shape[1])
+        if refused:
+            return {"message": f"skipped: {refused}"}
     Xr = X if row_rep.size == X.shape[0] else X[row_rep]
+    Xr = Xr.toarray() if sp.issparse(Xr) else Xr
     Xu = Xr if col_rep.size == X.shape[1] else Xr[:, col_rep]  # read only
     X0u = _projection_input(Xr, nonnegative, tau)
     del Xr
@@ -276,7 +294,7 @@ def _projlp_search(
     zero_is_one = 0.0 >= tau
     wrong_if_zero = np.bincount(
         col_owner,
-        weights=(~np.isnan(X) & (X != float(zero_is_one))).sum(axis=0),
+        weights=_column_counts(X, zero_is_one),
         minlength=n_u,
     ).astype(np.int64)
 

@@ -223,12 +223,12 @@ def test_sparse_input_gives_the_dense_bounds(sparse_small):
 
 
 def test_dense_only_method_is_skipped_when_it_would_not_fit(sparse_small, monkeypatch):
-    import sklearn_rrank._bounds as bounds
+    import sklearn_rrank._memory as memory
 
     _, Xs = sparse_small
-    monkeypatch.setattr(bounds, "fits_in_memory", lambda n_bytes: False)
-    res = rounding_rank_bounds(Xs, methods=("rank_one", "projlp"), random_state=0)
-    row = next(r for r in res.report if r["method"] == "projlp")
+    monkeypatch.setattr(memory, "fits_in_memory", lambda n_bytes: False)
+    res = rounding_rank_bounds(Xs, methods=("rank_one", "nuclear"), random_state=0)
+    row = next(r for r in res.report if r["method"] == "nuclear")
     assert row["status"] == "skipped"
     assert "needs the dense matrix" in row["message"]
     assert certify_rounding(Xs, res.L, res.R)  # the trivial fallback, from sparse
@@ -299,16 +299,29 @@ def test_rsvd_keeps_the_components_that_fit_in_memory(sparse_small, monkeypatch)
 
 
 def test_large_sparse_data_gets_no_dense_copy(sparse_small, monkeypatch):
-    import sklearn_rrank._bounds as bounds
+    import sklearn_rrank._memory as memory
 
     X, Xs = sparse_small
-    monkeypatch.setattr(bounds, "_DENSE_COPY_BYTES", 8 * X.size - 1)
-    res = rounding_rank_bounds(Xs, methods=("rank_one", "projlp"), random_state=0)
-    row = next(r for r in res.report if r["method"] == "projlp")
-    assert row["status"] == "skipped" and "dense copy of sparse data" in row["message"]
+    monkeypatch.setattr(memory, "_DENSE_COPY_BYTES", 4 * X.size)  # half of X
+    for method in ("nuclear", "projlp"):  # the portfolio's copy; ProjLP's own
+        res = rounding_rank_bounds(Xs, methods=("rank_one", method), random_state=0)
+        row = next(r for r in res.report if r["method"] == method)
+        assert "dense copy of sparse data" in row["message"], row
+        assert res.upper_method == "trivial"
     # dense input is the dense matrix already: ProjLP runs
     dense = rounding_rank_bounds(X, methods=("rank_one", "projlp"), random_state=0)
     assert dense.upper_method == "projlp"
+
+
+def test_projlp_on_sparse_data_densifies_only_the_merged_rows(sparse_small):
+    # ProjLP takes the CSR matrix from the portfolio (no dense copy of X) and
+    # gives the bound and certificate of the dense input
+    X, Xs = sparse_small
+    dense = rounding_rank_bounds(X, methods=("projlp",), random_state=0)
+    sparse = rounding_rank_bounds(Xs, methods=("projlp",), random_state=0)
+    assert sparse.upper == dense.upper < min(X.shape)
+    np.testing.assert_array_equal(sparse.L, dense.L)
+    np.testing.assert_array_equal(sparse.R, dense.R)
 
 
 def test_portfolio_holds_the_best_certificate_only(sparse_small):
