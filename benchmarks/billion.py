@@ -16,6 +16,9 @@ Usage::
     python benchmarks/billion.py bounds --data /work/bigdata/planted_200k_5k.npz
     python benchmarks/billion.py lpca --data /work/bigdata/planted_200k_5k.npz
 
+``bounds`` runs on any data file (``--n-jobs None`` leaves rrank's default), e.g. the
+Abstracts target ``--data /work/shared/data/abstracts_nsf.npz --time-limit 600``.
+
 Each run appends a record to ``benchmarks/results/billion.json``: the commit, the
 1-minute load average at the start and at the end, the wall-clock seconds, the peak
 resident memory (``Maximum resident set size``) and the result.
@@ -84,6 +87,7 @@ def main(argv=None):
     parser.add_argument("case", choices=("bounds", "lpca", "_lpca_child"))
     parser.add_argument("--data", required=True)
     parser.add_argument("--time-limit", type=float, default=1800.0)
+    parser.add_argument("--n-jobs", default="2", help="bounds: rrank's --n-jobs")
     args = parser.parse_args(argv)
     if args.case == "_lpca_child":
         _lpca(args.data, args.time_limit)
@@ -92,11 +96,13 @@ def main(argv=None):
         _make(args.data)
     if args.case == "bounds":
         cmd = [sys.executable, "-m", "sklearn_rrank", "bounds", args.data]
-        cmd += ["--time-limit", str(args.time_limit), "--n-jobs", "2", "--json", "-q"]
+        cmd += ["--time-limit", str(args.time_limit), "--json", "-q"]
+        cmd += ["--n-jobs", args.n_jobs] if args.n_jobs != "None" else []
     else:
         cmd = [sys.executable, __file__, "_lpca_child", "--data", args.data]
         cmd += ["--time-limit", str(args.time_limit)]
     record = {"case": args.case, "commit": _commit(), "data": args.data}
+    record["command"] = " ".join(cmd[1:])
     record["load_start"] = os.getloadavg()[0]
     t0 = time.perf_counter()
     proc = subprocess.run(["/usr/bin/time", "-v", *cmd], capture_output=True, text=True)
