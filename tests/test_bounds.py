@@ -303,11 +303,11 @@ def test_large_sparse_data_gets_no_dense_copy(sparse_small, monkeypatch):
 
     X, Xs = sparse_small
     monkeypatch.setattr(memory, "_DENSE_COPY_BYTES", 4 * X.size)  # half of X
-    for method in ("nuclear", "projlp"):  # the portfolio's copy; ProjLP's own
+    for method in ("nuclear", "projlp", "vc"):  # the portfolio's copy; their own
         res = rounding_rank_bounds(Xs, methods=("rank_one", method), random_state=0)
         row = next(r for r in res.report if r["method"] == method)
         assert "dense copy of sparse data" in row["message"], row
-        assert res.upper_method == "trivial"
+        assert res.upper_method == "trivial" and res.lower_method != "vc"
     # dense input is the dense matrix already: ProjLP runs
     dense = rounding_rank_bounds(X, methods=("rank_one", "projlp"), random_state=0)
     assert dense.upper_method == "projlp"
