@@ -9,13 +9,13 @@ algorithms (R-SVD, ProjLP, L-PCA, Permutation, Nuclear) and are always certified
 
 import numbers
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, validate_params
 
-from sklearn_rrank._memory import fits_in_memory, gib
+from sklearn_rrank._memory import dense_copy_refused
 from sklearn_rrank._progress import event
 from sklearn_rrank._ranksearch import (
     BinaryData,
@@ -53,9 +53,11 @@ class RoundingRankBounds:
         Best lower bound; ``lower_method`` names its method.
     upper : int
         Best certified upper bound; ``upper_method`` names its method.
-    L : ndarray of shape (n_samples, upper)
-    R : ndarray of shape (n_features, upper)
+    L : ndarray or CSR matrix of shape (n_samples, upper)
+    R : ndarray or CSR matrix of shape (n_features, upper)
         The certificate of ``upper``: ``certify_rounding(X, L, R, tau=tau)`` holds.
+        The trivial certificate of sparse ``X`` (``upper_method == "trivial"``) is
+        sparse: the scaled ones of ``X`` and a sparse identity (no m x n array).
     exact : bool
         True iff ``lower == upper``.
     proven_upper : int
@@ -106,8 +108,8 @@ class RoundingRankBounds:
         return (
             f"RoundingRankBounds(lower={self.lower}, upper={self.upper}, "
             f"lower_method={self.lower_method!r}, upper_method={self.upper_method!r}, "
-            f"exact={self.exact}, tau={self.tau}, L=<array {self.L.shape}>, "
-            f"R=<array {self.R.shape}>, seconds={self.seconds:.3g}, "
+            f"exact={self.exact}, tau={self.tau}, L=<{_kind(self.L)} {self.L.shape}>, "
+            f"R=<{_kind(self.R)} {self.R.shape}>, seconds={self.seconds:.3g}, "
             f"report=<{len(self.report)} rows>)"
         )
 
@@ -129,6 +131,10 @@ class RoundingRankBounds:
         }
 
 
+def _kind(A):
+    return "sparse" if sp.issparse(A) else "array"
+
+
 def _check_methods(methods, allowed):
     if methods is None:
         raise ValueError(f"methods must name at least one of {allowed}; got None.")
@@ -147,9 +153,9 @@ class _DenseCopy:
     """The dense float64 copy of validated (possibly sparse) ``X``, made once on demand.
 
     :meth:`get` returns ``X`` itself when it is dense, else densifies it the first
-    time, if ``8 m n`` bytes fit in memory (:func:`~sklearn_rrank._memory.
-    fits_in_memory`); otherwise it returns None and :attr:`message` says why, so
-    that the portfolio skips the method that needs it.
+    time, unless :func:`~sklearn_rrank._memory.dense_copy_refused` says why not
+    (more than 2 GiB, or more than fits in memory): then it returns None and
+    :attr:`message` says why, so that the portfolio skips the method that needs it.
     """
 
     def __init__(self, X):
@@ -159,14 +165,9 @@ class _DenseCopy:
         if not sp.issparse(self.X):
             return self.X
         if self.dense is None and not self.message:
-            m, n = self.X.shape
-            if fits_in_memory(8 * m * n):
+            self.message = dense_copy_refused(*self.X.shape) or ""
+            if not self.message:
                 self.dense = self.X.toarray()
-            else:
-                self.message = (
-                    f"needs the dense matrix ({gib(8 * m * n)}), which does not fit "
-                    "in the memory available"
-                )
         return self.dense
 
 
@@ -300,7 +301,7 @@ class _Portfolio:
         else:
             self.lower = max(lower, 1)
         self.report = []
-        self.results = {}  # method -> its last RankSearchResult
+        self.results = {}  # method -> its last RankSearchResult (best: with factors)
         self.memos = {}  # method -> its state across runs (Incumbent.memo)
 
     def outcome(self):
@@ -483,6 +484,10 @@ class _Portfolio:
         if res.rank is not None:
             row.update(bound=int(res.rank), certified=True)
             self.best = (int(res.rank), spec.name, res.L, res.R)
+            # one certificate is held: the dominated ones' factors go at once
+            for name, other in self.results.items():
+                if name != spec.name and other.L is not None:
+                    self.results[name] = replace(other, L=None, R=None)
         if info.get("lower") is not None and info["lower"] > self.lower:
             self.lower, self.lower_method = int(info["lower"]), spec.name
             if res.rank is None:  # a search that proved a lower bound

@@ -180,6 +180,25 @@ def _npz_path(path):
     return path if str(path).endswith(".npz") else f"{path}.npz"
 
 
+def _factor_arrays(name, A):
+    """The ``.npz`` arrays of a factor: ``name`` itself, or its CSR arrays.
+
+    A sparse factor (the trivial certificate of sparse data) is written as
+    ``name_data``, ``name_indices``, ``name_indptr`` and ``name_shape``, the arrays
+    of ``scipy.sparse.csr_matrix((data, indices, indptr), shape=shape)``, so that
+    no dense m x n array is formed (see ``docs/cli.rst``).
+    """
+    if not sp.issparse(A):
+        return {name: A}
+    A = sp.csr_matrix(A)
+    return {
+        f"{name}_data": A.data,
+        f"{name}_indices": A.indices,
+        f"{name}_indptr": A.indptr,
+        f"{name}_shape": np.asarray(A.shape, dtype=np.int64),
+    }
+
+
 def _describe(X):
     m, n = X.shape
     ones = X.count_nonzero() if sp.issparse(X) else np.count_nonzero(X)
@@ -309,7 +328,12 @@ def _report_bounds(args, res, X, name, t0, real_rank):
     )
     if args.output:
         path = _npz_path(args.output)
-        np.savez_compressed(path, L=res.L, R=res.R, tau=np.float64(res.tau))
+        np.savez_compressed(
+            path,
+            **_factor_arrays("L", res.L),
+            **_factor_arrays("R", res.R),
+            tau=np.float64(res.tau),
+        )
         out["output"] = path
     if args.plot:
         from sklearn_rrank.plotting import RankSearchDisplay

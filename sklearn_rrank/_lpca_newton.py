@@ -36,6 +36,9 @@ _ARMIJO = 1e-4
 _MAX_HALVINGS = 30
 # ridge added to the Newton systems when alpha = 0
 _MIN_RIDGE = 1e-10
+# chunks of a Newton block whose parts are held at once (each part a vector over
+# the other side of the matrix)
+_REDUCE_GROUP = 64
 
 
 def _newton_chunk(rows, P, F, offset, q, w, n_missing, alpha, pairs, delta, row_loss):
@@ -140,27 +143,22 @@ def _newton_block(parallel, P, F, offset, data, transpose, alpha, delta, row_los
     chunks = _chunks(P.shape[0], F.shape[0])
     a, b = _pair_index(P.shape[1])
     pairs = (a, b, F[:, a] * F[:, b])
-    parts = _run_chunks(
-        parallel,
-        _newton_chunk,
-        chunks,
-        P,
-        F,
-        offset,
-        q,
-        w,
-        n_missing,
-        alpha,
-        pairs,
-        delta,
-        row_loss,
-    )
-    newP = np.concatenate([r[0] for r in parts], axis=0)
-    new_loss = np.concatenate([r[1] for r in parts])
-    other_loss = parts[0][2].copy()
-    for r in parts[1:]:
-        other_loss += r[2]
-    return newP, new_loss, other_loss, sum(r[3] for r in parts)
+    args = (P, F, offset, q, w, n_missing, alpha, pairs, delta, row_loss)
+    newP, new_loss, other_loss, n_unsafe = [], [], None, 0
+    # each part holds a vector over the other side: the chunks run in groups whose
+    # parts are summed (in chunk order) before the next group (a 200000 x 5000
+    # matrix has 5000 one-column chunks, whose 200000-vectors took 8 GB at once)
+    for g in range(0, len(chunks), _REDUCE_GROUP):
+        group = chunks[g : g + _REDUCE_GROUP]
+        for r in _run_chunks(parallel, _newton_chunk, group, *args):
+            newP.append(r[0])
+            new_loss.append(r[1])
+            n_unsafe += r[3]
+            if other_loss is None:
+                other_loss = r[2].copy()
+            else:
+                other_loss += r[2]
+    return np.concatenate(newP, axis=0), np.concatenate(new_loss), other_loss, n_unsafe
 
 
 def _mm_chunk(rows, P, F, offset, q, w, alpha):

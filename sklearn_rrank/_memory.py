@@ -7,7 +7,14 @@ seconds, before any large allocation.
 
 import os
 
-__all__ = ["available_memory", "check_sparse_memory", "fits_in_memory", "gib"]
+__all__ = [
+    "available_memory",
+    "check_sparse_memory",
+    "fits_in_memory",
+    "dense_copy_refused",
+    "gib",
+    "svd_components_that_fit",
+]
 
 # float64 vectors of length m + n that the methods hold at least (factors of one
 # column, gradients, row and column scores): a matrix whose rows and columns do not
@@ -75,6 +82,58 @@ def fits_in_memory(n_bytes):
     """
     avail = available_memory()
     return avail is None or n_bytes <= _DENSE_SHARE * avail
+
+
+# bytes that the singular triplets of one SVD (with the Gram matrix it is computed
+# from) may take: R-SVD asks for fewer components when all of them would need more
+_SVD_BYTES = 1 << 30
+# share of the available memory those arrays may take when it is less
+_SVD_SHARE = 0.25
+
+
+def svd_components_that_fit(m, n, K):
+    """The most singular triplets, at most ``K``, whose float64 arrays fit.
+
+    The Gram route of an SVD of an ``m x n`` matrix holds the ``min(m, n)``-square
+    Gram matrix and ``K`` singular vectors on both sides, ``8 (min(m, n)^2 + K
+    (m + n))`` bytes; these may take at most ``_SVD_BYTES`` (1 GiB), and at most a
+    quarter of :func:`available_memory`. A 12841 x 4894 matrix keeps all its 4894
+    components; a 200,000 x 5,000 one (whose left singular vectors alone would be
+    8 GB) keeps 532.
+    """
+    limit = _SVD_BYTES
+    avail = available_memory()
+    if avail is not None:
+        limit = min(limit, int(_SVD_SHARE * avail))
+    small = min(m, n)
+    room = limit - 8 * small * small
+    return int(max(0, min(K, room // (8 * (m + n)))))
+
+
+# the largest dense float64 copy made of sparse data (2 GiB, 2.7e8 entries): sparse
+# data past that stays sparse whatever the machine, and dense-only steps are skipped
+_DENSE_COPY_BYTES = 1 << 31
+
+
+def dense_copy_refused(m, n):
+    """Why an ``m x n`` float64 copy of sparse data is not made, or None if it is.
+
+    The copy is refused when it exceeds ``_DENSE_COPY_BYTES`` (2 GiB) or does not
+    fit in memory (:func:`fits_in_memory`); the text starts with "needs the dense
+    matrix" and names the bytes.
+    """
+    need = 8 * int(m) * int(n)
+    if need > _DENSE_COPY_BYTES:
+        return (
+            f"needs the dense matrix ({gib(need)}), more than a dense copy of sparse "
+            f"data may take ({gib(_DENSE_COPY_BYTES)})"
+        )
+    if not fits_in_memory(need):
+        return (
+            f"needs the dense matrix ({gib(need)}), which does not fit in the memory "
+            "available"
+        )
+    return None
 
 
 def gib(n_bytes):

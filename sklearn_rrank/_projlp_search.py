@@ -13,6 +13,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 import numpy as np
+import scipy.sparse as sp
 from joblib import effective_n_jobs
 from sklearn.utils import check_random_state
 from sklearn.utils.parallel import Parallel, delayed
@@ -24,6 +25,7 @@ from sklearn_rrank._lp_engine import (
     STATUS_NAMES,
     _solve,
 )
+from sklearn_rrank._memory import dense_copy_refused
 from sklearn_rrank._projlp import (
     _alternate,
     _Projection,
@@ -39,6 +41,7 @@ from sklearn_rrank._projlp_copied import (
 )
 from sklearn_rrank._rounding import (
     _count_errors_factors,
+    _factor_rows,
 )
 
 __all__ = []
@@ -47,6 +50,17 @@ __all__ = []
 _REFINE_TOL = 1e-2
 # projections tested concurrently in phase 3 of the rank search
 _PHASE3_BATCH = 4
+
+
+def _column_counts(X, value):
+    """Observed entries per column of ``X`` that differ from ``value`` (0 or 1).
+
+    ``X`` dense (NaN = missing) or CSR (complete: the stored ones).
+    """
+    if sp.issparse(X):
+        ones = np.asarray((X == 1).sum(axis=0)).ravel()
+        return X.shape[0] - ones if value else ones
+    return (~np.isnan(X) & (X != float(value))).sum(axis=0)
 
 
 def _projlp_search(
@@ -211,6 +225,10 @@ def _projlp_search(
     """
     if max_rank is None:
         max_rank = min(X.shape) + 1
+    if sp.issparse(X):  # sparse data: only the merged rows are made dense
+        refused = dense_copy_refused(incumbent.data.unique_rows[0].size, X.shape[1])
+        if refused:
+            return {"message": f"skipped: {refused}"}
     search = _ProjLPSearch.merged(
         X,
         incumbent,
@@ -289,6 +307,7 @@ class _ProjLPSearch:
         row_rep, weights, row_owner = incumbent.data.unique_rows
         # X itself where no row (column) is merged: copies only of what merging shrinks
         Xr = X if row_rep.size == X.shape[0] else X[row_rep]
+        Xr = Xr.toarray() if sp.issparse(Xr) else Xr  # sparse: the merged rows only
         Xu = Xr if col_rep.size == X.shape[1] else Xr[:, col_rep]  # read only
         X0u = _projection_input(Xr, nonnegative, tau)
         del Xr
@@ -296,7 +315,7 @@ class _ProjLPSearch:
         zero_is_one = 0.0 >= tau
         wrong_if_zero = np.bincount(
             col_owner,
-            weights=(~np.isnan(X) & (X != float(zero_is_one))).sum(axis=0),
+            weights=_column_counts(X, zero_is_one),
             minlength=n_u,
         ).astype(np.int64)
         info = {
@@ -413,11 +432,8 @@ class _ProjLPSearch:
 
     def best_reduced(self):
         """The best known certificate on the merged rows and columns."""
-        L, R = self.incumbent.best_factors()
-        return (
-            np.asarray(L, dtype=np.float64)[self.row_rep],
-            np.asarray(R, dtype=np.float64)[self.col_rep],
-        )
+        L, R = self.incumbent.best_factors()  # sparse for the trivial one of sparse X
+        return _factor_rows(L, self.row_rep), _factor_rows(R, self.col_rep)
 
     def phase0(self):
         """Phase 0 (large input): separation with copied columns."""

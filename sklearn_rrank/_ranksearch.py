@@ -40,7 +40,12 @@ import numpy as np
 import scipy.sparse as sp
 
 from sklearn_rrank._base import RankSearchResult
-from sklearn_rrank._rounding import DEFAULT_MARGIN, _count_uncertified
+from sklearn_rrank._rounding import (
+    DEFAULT_MARGIN,
+    _all_finite,
+    _as_factor,
+    _count_uncertified,
+)
 
 __all__ = [
     "BinaryData",
@@ -334,8 +339,7 @@ class Incumbent:
     # -- what a search reports ---------------------------------------------------------
     def count_uncertified(self, L, R, *, stop_early=False):
         """Entries that ``(L, R)`` does not certify (the certificate kernel)."""
-        L = np.asarray(L, dtype=np.float64)
-        R = np.asarray(R, dtype=np.float64)
+        L, R = _as_factor(L), _as_factor(R)
         return _count_uncertified(
             self.X, L, R, self.tau, DEFAULT_MARGIN, stop_early=stop_early
         )
@@ -348,8 +352,7 @@ class Incumbent:
         accepted : bool
             True iff ``(L, R)`` is certified and of smaller rank than the bound.
         """
-        L = np.asarray(L, dtype=np.float64)
-        R = np.asarray(R, dtype=np.float64)
+        L, R = _as_factor(L), _as_factor(R)  # arrays, or CSR (a sparse certificate)
         k = int(L.shape[1])
         self.n_offers += 1
         if not self.worth_trying(k):
@@ -359,7 +362,7 @@ class Incumbent:
                 f"{self.method}: factors of shapes {L.shape} and {R.shape} do not "
                 f"match X of shape {self.X.shape}."
             )
-        if not (np.isfinite(L).all() and np.isfinite(R).all()):
+        if not (_all_finite(L) and _all_finite(R)):
             return False
         if self.count_uncertified(L, R, stop_early=True):
             return False

@@ -177,10 +177,36 @@ def _certified_entries(gap, scale, ones, tau, k, margin=DEFAULT_MARGIN, factor=1
     return np.where(ones, ok_one, ok_zero)
 
 
+def _as_factor(A):
+    """A factor in float64: a CSR matrix if it is sparse, else an ndarray."""
+    if sp.issparse(A):
+        return sp.csr_matrix(A, dtype=np.float64)
+    return np.asarray(A, dtype=np.float64)
+
+
+def _all_finite(A):
+    """True iff a factor (array or sparse) holds no NaN or infinity."""
+    return bool(np.isfinite(A.data if sp.issparse(A) else A).all())
+
+
+def _factor_rows(A, rows):
+    """Rows ``rows`` of a factor (array or sparse) as a dense float64 array."""
+    A = A[rows]
+    return A.toarray() if sp.issparse(A) else np.asarray(A, dtype=np.float64)
+
+
+def _dense_block(P):
+    return P.toarray() if sp.issparse(P) else P
+
+
 def _certified_block(Xb, Lb, R, tau, margin):
-    """Boolean mask of the entries of a row block that are certified (or missing)."""
-    gap = Lb @ R.T - tau
-    scale = np.abs(Lb) @ np.abs(R).T
+    """Boolean mask of the entries of a row block that are certified (or missing).
+
+    ``Lb`` and ``R`` may be sparse (the trivial certificate of sparse data): their
+    products are formed sparse and densified for this block only.
+    """
+    gap = _dense_block(Lb @ R.T) - tau
+    scale = _dense_block(abs(Lb) @ abs(R).T)
     ok = _certified_entries(gap, scale, Xb == 1, tau, Lb.shape[1], margin)
     return ok | np.isnan(Xb)
 
@@ -208,8 +234,9 @@ def _count_uncertified(X, L, R, tau, margin=DEFAULT_MARGIN, *, stop_early=False)
     """Number of observed entries of validated ``X`` that the factors do not certify.
 
     The trusted kernel behind :func:`certify_rounding`: ``X`` is a validated float64
-    array or CSR matrix (NaN = missing), ``L`` and ``R`` finite float64 arrays of
-    matching shapes. With ``stop_early`` it returns as soon as one entry fails.
+    array or CSR matrix (NaN = missing), ``L`` and ``R`` finite float64 arrays (or
+    CSR matrices) of matching shapes. With ``stop_early`` it returns as soon as one
+    entry fails.
     """
     m, n = X.shape
     n_failed = 0
@@ -225,8 +252,8 @@ def _count_uncertified(X, L, R, tau, margin=DEFAULT_MARGIN, *, stop_early=False)
 @validate_params(
     {
         "X": ["array-like", "sparse matrix"],
-        "L": ["array-like"],
-        "R": ["array-like"],
+        "L": ["array-like", "sparse matrix"],
+        "R": ["array-like", "sparse matrix"],
         "tau": [Real],
         "margin": [Interval(Real, 0, 1, closed="left")],
         "return_count": ["boolean"],
@@ -247,10 +274,11 @@ def certify_rounding(X, L, R, *, tau=0.5, margin=DEFAULT_MARGIN, return_count=Fa
     ----------
     X : array-like or sparse matrix of shape (n_samples, n_features)
         Binary data (``NaN`` = missing).
-    L : array-like of shape (n_samples, k)
+    L : array-like or sparse matrix of shape (n_samples, k)
         Left factor.
-    R : array-like of shape (n_features, k)
-        Right factor.
+    R : array-like or sparse matrix of shape (n_features, k)
+        Right factor. Sparse factors (such as the trivial certificate of sparse
+        data) are checked by blocks of rows without densifying them whole.
     tau : float, default=0.5
         Rounding threshold.
     margin : float, default=1e-9
@@ -284,8 +312,8 @@ def certify_rounding(X, L, R, *, tau=0.5, margin=DEFAULT_MARGIN, return_count=Fa
     """
     tau = check_tau(tau)
     X = check_binary_matrix(X, allow_missing=True, accept_sparse=True)
-    L = np.asarray(L, dtype=np.float64)
-    R = np.asarray(R, dtype=np.float64)
+    L = _as_factor(L)
+    R = _as_factor(R)
     m, n = X.shape
     if L.ndim != 2 or R.ndim != 2:
         raise ValueError(f"L and R must be 2-D, got shapes {L.shape} and {R.shape}.")
@@ -294,7 +322,7 @@ def certify_rounding(X, L, R, *, tau=0.5, margin=DEFAULT_MARGIN, return_count=Fa
             f"Factor shapes do not match X of shape {X.shape}: L has shape {L.shape} "
             f"and R has shape {R.shape}; expected (m, k) and (n, k)."
         )
-    if not (np.isfinite(L).all() and np.isfinite(R).all()):
+    if not (_all_finite(L) and _all_finite(R)):
         raise ValueError("L and R must hold finite numbers (no NaN or infinity).")
     if not 0 <= margin < 1:
         raise ValueError(f"margin must be in [0, 1), got {margin}.")

@@ -21,6 +21,7 @@ from sklearn.utils import check_random_state
 from threadpoolctl import threadpool_limits
 
 from sklearn_rrank._base import FactorizationResult
+from sklearn_rrank._memory import gib, svd_components_that_fit
 from sklearn_rrank._rounding import _csr_ones, _row_batches
 
 __all__ = ["rsvd_error_curve", "rsvd_fit", "truncated_svd"]
@@ -502,6 +503,15 @@ def _rsvd_search(
     if K < max(incumbent.lower, 1):
         return {"message": f"no rank below {incumbent.limit_text()} to try"}
     info = {}
+    fit = svd_components_that_fit(m, n, K)
+    if fit < K:  # the singular vectors of all K components would not fit
+        info["memory"] = (
+            f"{K} components need {gib(8 * (min(m, n) ** 2 + K * (m + n)))}"
+        )
+        if fit < max(incumbent.lower, 1):
+            return info | {"message": f"skipped: {info['memory']}"}
+        K = fit
+        info["memory"] += f"; the SVD keeps {K}"
     if deadline.limited:
         estimate = _svd_seconds(m, n, K, X.nnz if sp.issparse(X) else None)
         info["svd_seconds_estimate"] = estimate
@@ -534,4 +544,7 @@ def _rsvd_search(
         # max_rank (not the known bound) cut the scan short
         limited = max_rank is not None and int(max_rank) < full
         info["stopped_early"] = info.get("stopped_early", False) or limited
+    if "memory" in info:
+        done = info.get("message", f"certified rank {incumbent.rank}")
+        info["message"] = f"{done} ({info['memory']})"
     return info

@@ -1,5 +1,6 @@
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
@@ -45,6 +46,30 @@ def test_trivial_upper_bound_certified(rng, tau):
         L, R = trivial_upper_bound(Y, tau=tau)
         assert certify_rounding(Y, L, R, tau=tau)
         assert L.shape[1] == min(Y.shape) + (tau <= 0)
+
+
+@pytest.mark.parametrize("tau", [0.5, 2.0, 0.0, -1.0])
+def test_trivial_certificate_of_sparse_data_is_sparse(rng, tau):
+    X = (rng.random((9, 5)) < 0.3).astype(float)
+    for Y in (X, X.T):
+        L, R = trivial_upper_bound(sp.csr_matrix(Y), tau=tau)
+        assert sp.issparse(L) and sp.issparse(R)
+        Ld, Rd = trivial_upper_bound(Y, tau=tau)  # the same values as dense factors
+        np.testing.assert_array_equal(L.toarray(), Ld)
+        np.testing.assert_array_equal(R.toarray(), Rd)
+        assert certify_rounding(sp.csr_matrix(Y), L, R, tau=tau)
+        assert certify_rounding(Y, L, R, tau=tau)
+        # the sparse check is a real check: one flipped entry of Y is caught
+        Z = Y.copy()
+        Z[0, 0] = 1 - Z[0, 0]
+        assert certify_rounding(sp.csr_matrix(Z), L, R, tau=tau, return_count=True) == (
+            False,
+            1,
+        )
+    with pytest.raises(ValueError, match="finite"):
+        bad = L.copy()
+        bad.data[0] = np.nan
+        certify_rounding(Y, bad, R, tau=tau)
 
 
 def test_identity_bounds():
@@ -198,15 +223,31 @@ def test_sparse_input_gives_the_dense_bounds(sparse_small):
 
 
 def test_dense_only_method_is_skipped_when_it_would_not_fit(sparse_small, monkeypatch):
-    import sklearn_rrank._bounds as bounds
+    import sklearn_rrank._memory as memory
 
     _, Xs = sparse_small
-    monkeypatch.setattr(bounds, "fits_in_memory", lambda n_bytes: False)
-    res = rounding_rank_bounds(Xs, methods=("rank_one", "projlp"), random_state=0)
-    row = next(r for r in res.report if r["method"] == "projlp")
+    monkeypatch.setattr(memory, "fits_in_memory", lambda n_bytes: False)
+    res = rounding_rank_bounds(Xs, methods=("rank_one", "nuclear"), random_state=0)
+    row = next(r for r in res.report if r["method"] == "nuclear")
     assert row["status"] == "skipped"
     assert "needs the dense matrix" in row["message"]
     assert certify_rounding(Xs, res.L, res.R)  # the trivial fallback, from sparse
+    assert res.upper_method == "trivial"
+    assert sp.issparse(res.L) and sp.issparse(res.R)  # no m x n array
+    assert "sparse" in repr(res)
+
+
+def test_trivial_method_on_sparse_data_hands_projlp_a_sparse_certificate(sparse_small):
+    X, Xs = sparse_small
+    methods = ("trivial", "projlp")
+    sparse = rounding_rank_bounds(Xs, methods=methods, random_state=0)
+    dense = rounding_rank_bounds(X, methods=methods, random_state=0)
+    rows = {r["method"]: r for r in sparse.report}
+    assert rows["trivial"]["bound"] == min(X.shape) and rows["trivial"]["certified"]
+    # ProjLP descends from the trivial certificate, sparse or dense alike
+    assert sparse.upper == dense.upper < min(X.shape)
+    assert not sp.issparse(sparse.L)
+    assert certify_rounding(Xs, sparse.L, sparse.R)
 
 
 def test_binary_data_merges_sparse_rows_like_dense(sparse_small):
@@ -234,3 +275,64 @@ def test_spectral_all_values_skipped_when_dense_would_not_fit(monkeypatch):
     bound, info = spectral._spectral_bound(X, 0.5)
     assert (bound, info["stopped_early"]) == (128, True)
     assert info["message"].startswith("memory")
+
+
+def test_rsvd_keeps_the_components_that_fit_in_memory(sparse_small, monkeypatch):
+    import sklearn_rrank._memory as memory
+
+    X, Xs = sparse_small
+    m, n = X.shape
+    full = rounding_rank_bounds(Xs, methods=("rsvd",), random_state=0)
+    keep = full.upper + 2
+    assert full.upper_method == "rsvd" and keep < n
+    # room for the Gram matrix and `keep` components on both sides
+    monkeypatch.setattr(memory, "_SVD_BYTES", 8 * (n * n + keep * (m + n)))
+    part = rounding_rank_bounds(Xs, methods=("rsvd",), random_state=0)
+    row = part.report[0]
+    assert f"the SVD keeps {keep}" in row["message"], row["message"]
+    assert part.upper_method == "rsvd" and part.upper == full.upper
+    assert certify_rounding(Xs, part.L, part.R)
+    monkeypatch.setattr(memory, "_SVD_BYTES", 8 * n * n)  # no component fits
+    none = rounding_rank_bounds(Xs, methods=("rsvd",), random_state=0)
+    assert none.report[0]["message"].startswith("skipped: ")
+    assert none.upper_method == "trivial" and sp.issparse(none.L)
+
+
+def test_large_sparse_data_gets_no_dense_copy(sparse_small, monkeypatch):
+    import sklearn_rrank._memory as memory
+
+    X, Xs = sparse_small
+    monkeypatch.setattr(memory, "_DENSE_COPY_BYTES", 4 * X.size)  # half of X
+    for method in ("nuclear", "projlp", "vc"):  # the portfolio's copy; their own
+        res = rounding_rank_bounds(Xs, methods=("rank_one", method), random_state=0)
+        row = next(r for r in res.report if r["method"] == method)
+        assert "dense copy of sparse data" in row["message"], row
+        assert res.upper_method == "trivial" and res.lower_method != "vc"
+    # dense input is the dense matrix already: ProjLP runs
+    dense = rounding_rank_bounds(X, methods=("rank_one", "projlp"), random_state=0)
+    assert dense.upper_method == "projlp"
+
+
+def test_projlp_on_sparse_data_densifies_only_the_merged_rows(sparse_small):
+    # ProjLP takes the CSR matrix from the portfolio (no dense copy of X) and
+    # gives the bound and certificate of the dense input
+    X, Xs = sparse_small
+    dense = rounding_rank_bounds(X, methods=("projlp",), random_state=0)
+    sparse = rounding_rank_bounds(Xs, methods=("projlp",), random_state=0)
+    assert sparse.upper == dense.upper < min(X.shape)
+    np.testing.assert_array_equal(sparse.L, dense.L)
+    np.testing.assert_array_equal(sparse.R, dense.R)
+
+
+def test_portfolio_holds_the_best_certificate_only(sparse_small):
+    from sklearn_rrank._bounds import _run_portfolio
+    from sklearn_rrank._ranksearch import Deadline
+
+    X, _ = sparse_small
+    run = _run_portfolio(
+        X, ("trivial", "rsvd", "projlp"), tau=0.5, deadline=Deadline(), random_state=0
+    )
+    rank, method = run.best[:2]
+    assert rank < min(X.shape) and method in ("rsvd", "projlp")
+    held = {name: res.L is not None for name, res in run.results.items()}
+    assert held == {"trivial": False, "rsvd": method == "rsvd", "projlp": True}

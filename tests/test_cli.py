@@ -143,6 +143,34 @@ def test_output_without_npz_prints_the_file_written(capsys, tmp_path, monkeypatc
     assert sorted(np.load(tmp_path / "cert.npz").files) == ["L", "R", "tau"]
 
 
+def test_sparse_trivial_certificate_is_written_as_csr_arrays(capsys, tmp_path):
+    # sparse data whose best certificate is the trivial one: the .npz holds the CSR
+    # arrays of L and R (docs/cli.rst), never a dense m x n factor
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(3)
+    X = (rng.random((300, 40)) < 0.03).astype(np.uint8)
+    sp.save_npz(tmp_path / "x.npz", sp.csr_matrix(X))
+    out_file = tmp_path / "cert.npz"
+    argv = ["bounds", str(tmp_path / "x.npz"), "--methods", "spectral", "-q"]
+    assert main([*argv, "--json", "--output", str(out_file)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["upper_method"] == "trivial" and out["upper"] == 40
+    with np.load(out_file) as f:
+        assert "L" not in f.files and "R" not in f.files
+        L, R = (
+            sp.csr_matrix(
+                (f[f"{F}_data"], f[f"{F}_indices"], f[f"{F}_indptr"]),
+                shape=tuple(f[f"{F}_shape"]),
+            )
+            for F in ("L", "R")
+        )
+        tau = float(f["tau"])
+    assert L.shape == (300, 40) and R.shape == (40, 40) and L.nnz == X.sum()
+    assert certify_rounding(X, L, R, tau=tau)
+    np.testing.assert_array_equal(((L @ R.T).toarray() >= tau).astype(np.uint8), X)
+
+
 def test_output_into_a_missing_directory_is_a_usage_error(capsys, tmp_path):
     # refused before any computation, not after it
     with pytest.raises(SystemExit) as exc:

@@ -1,0 +1,144 @@
+"""The 1e9-entry targets of issue 28, each run under ``/usr/bin/time -v``.
+
+The matrix: planted 200,000 x 5,000 at 0.5% ones, rank 20 (the generator
+``_make_sparse`` of ``benchmarks/scaling.py``: uniform factors on [-1/2, 1/2], the
+threshold the 99.5% quantile of a 2000 x 1000 sample), written once as a
+``scipy.sparse`` ``.npz`` outside the repository (``--data``; made if missing).
+
+* ``bounds``: ``rrank bounds DATA --time-limit T --n-jobs 2 --json`` (target: a
+  certified upper bound <= 40 within 30 minutes, under 4 GB);
+* ``lpca``: ``RoundingRankFactorization(20, method="lpca", time_limit=T,
+  n_jobs=2)`` fitted on the CSR matrix (target: relative error <= 0.05 within 30
+  minutes, under 4 GB).
+
+Usage::
+
+    python benchmarks/billion.py bounds --data /work/bigdata/planted_200k_5k.npz
+    python benchmarks/billion.py lpca --data /work/bigdata/planted_200k_5k.npz
+
+``bounds`` runs on any data file (``--n-jobs None`` leaves rrank's default), e.g. the
+Abstracts target ``--data /work/shared/data/abstracts_nsf.npz --time-limit 600``.
+
+Each run appends a record to ``benchmarks/results/billion.json``: the commit, the
+1-minute load average at the start and at the end, the wall-clock seconds, the peak
+resident memory (``Maximum resident set size``) and the result.
+"""
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results" / "billion.json"
+M, N, DENSITY = 200_000, 5_000, 0.005
+
+
+def _make(path):
+    sys.path.insert(0, str(HERE))
+    import scaling
+
+    tau = scaling._calibrate_sparse_tau(DENSITY)
+    scaling._make_sparse(M, N, tau, path)
+
+
+def _lpca(data, time_limit):
+    """Child: fit L-PCA on the CSR matrix, print one JSON line."""
+    import warnings
+
+    import scipy.sparse as sp
+
+    from sklearn_rrank import RoundingRankFactorization
+
+    warnings.simplefilter("ignore")
+    X = sp.load_npz(data).tocsr()
+    t0 = time.perf_counter()
+    est = RoundingRankFactorization(
+        20, method="lpca", time_limit=time_limit, n_jobs=2, random_state=0
+    ).fit(X)
+    print(
+        json.dumps(
+            {
+                "errors": int(est.reconstruction_err_),
+                "relative_error": float(est.relative_error_),
+                "n_iter": int(est.n_iter_),
+                "fit_seconds": time.perf_counter() - t0,
+            }
+        )
+    )
+
+
+def _commit():
+    out = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"],
+        cwd=HERE,
+        capture_output=True,
+        text=True,
+    )
+    return out.stdout.strip() or None
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("case", choices=("bounds", "lpca", "_lpca_child"))
+    parser.add_argument("--data", required=True)
+    parser.add_argument("--time-limit", type=float, default=1800.0)
+    parser.add_argument("--n-jobs", default="2", help="bounds: rrank's --n-jobs")
+    args = parser.parse_args(argv)
+    if args.case == "_lpca_child":
+        _lpca(args.data, args.time_limit)
+        return 0
+    if not os.path.exists(args.data):
+        _make(args.data)
+    if args.case == "bounds":
+        cmd = [sys.executable, "-m", "sklearn_rrank", "bounds", args.data]
+        cmd += ["--time-limit", str(args.time_limit), "--json", "-q"]
+        cmd += ["--n-jobs", args.n_jobs] if args.n_jobs != "None" else []
+    else:
+        cmd = [sys.executable, __file__, "_lpca_child", "--data", args.data]
+        cmd += ["--time-limit", str(args.time_limit)]
+    record = {"case": args.case, "commit": _commit(), "data": args.data}
+    record["command"] = " ".join(cmd[1:])
+    record["load_start"] = os.getloadavg()[0]
+    t0 = time.perf_counter()
+    proc = subprocess.run(["/usr/bin/time", "-v", *cmd], capture_output=True, text=True)
+    record["seconds"] = time.perf_counter() - t0
+    record["load_end"] = os.getloadavg()[0]
+    peak = re.search(r"Maximum resident set size \(kbytes\): (\d+)", proc.stderr)
+    record["peak_rss_mb"] = int(peak.group(1)) / 1024 if peak else None
+    record["exit_code"] = proc.returncode
+    record["time_limit"] = args.time_limit
+    try:
+        out = json.loads(proc.stdout)
+    except json.JSONDecodeError:
+        out = {"stdout": proc.stdout[-2000:], "stderr": proc.stderr[-2000:]}
+    if args.case == "bounds" and "report" in out:
+        out = {
+            key: out[key]
+            for key in ("lower", "upper", "lower_method", "upper_method", "seconds")
+        } | {
+            "report": [
+                [
+                    r["method"],
+                    r["status"],
+                    r["bound"],
+                    round(r["seconds"], 1),
+                    r["message"][:200],
+                ]
+                for r in out["report"]
+            ]
+        }
+    record["result"] = out
+    runs = json.loads(RESULTS.read_text())["runs"] if RESULTS.exists() else []
+    runs.append(record)
+    RESULTS.write_text(json.dumps({"runs": runs}, indent=1) + "\n")
+    print(json.dumps(record, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
