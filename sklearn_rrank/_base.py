@@ -9,7 +9,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["FactorizationResult", "RankSearchResult"]
+__all__ = [
+    "FactorizationResult",
+    "LowerBoundResult",
+    "RankSearchResult",
+    "SearchReport",
+]
 
 
 @dataclass
@@ -39,6 +44,85 @@ class FactorizationResult:
 
 
 @dataclass
+class SearchReport:
+    """What a rank search tells the layers above the skeleton (typed).
+
+    :func:`~sklearn_rrank._ranksearch.run_rank_search` builds it once from the
+    family's ``info`` dict (the keys in :attr:`FAMILY_KEYS` are the whole contract
+    between a family and the skeleton) and from the incumbent; the portfolio of
+    :func:`~sklearn_rrank.rounding_rank_bounds` and ``RoundingRankCV`` read these
+    fields, never the family's keys.
+
+    Attributes
+    ----------
+    message : str
+        One line on the outcome (e.g. ``"certified rank 5 (time limit reached)"``).
+    curve : list of [float, int]
+        ``[seconds, bound]`` at every improvement, seconds from the call's origin.
+    errors_by_k : dict of int to int
+        Wrong entries of the best fit tried at each ``k``.
+    seconds : float
+        Wall-clock seconds of the search.
+    lower : int or None
+        A lower bound on the rounding rank the search proved on the way (the
+        rank-one test: 1 or 2), else None.
+    proven_rank : int or None
+        An upper bound proven without certified float factors (Permutation's
+        sign-change lemma), else None.
+    proof : str or None
+        The argument behind ``proven_rank``.
+    fit_params : dict
+        Fit parameters that reproduce the certificate's model (L-PCA: its bias), for
+        an estimator refitted at the certified rank.
+    interrupted : bool
+        True if a KeyboardInterrupt stopped the search.
+    """
+
+    #: keys of a family's ``info`` dict that the skeleton reads
+    FAMILY_KEYS = (
+        "message",
+        "stopped_early",
+        "lower",
+        "proven_rank",
+        "proof",
+        "fit_params",
+    )
+
+    message: str = ""
+    curve: list = field(default_factory=list)
+    errors_by_k: dict = field(default_factory=dict)
+    seconds: float = 0.0
+    lower: int | None = None
+    proven_rank: int | None = None
+    proof: str | None = None
+    fit_params: dict = field(default_factory=dict)
+    interrupted: bool = False
+
+
+@dataclass
+class LowerBoundResult:
+    """A lower bound on the rounding rank and how its computation ended.
+
+    Attributes
+    ----------
+    bound : int
+        The lower bound.
+    message : str
+        One line on how it was found (e.g. ``"6 columns shattered"``).
+    stopped_early : bool
+        True when the deadline stopped the computation (the bound holds; a longer
+        run may find a larger one).
+    info : dict
+        Method-specific diagnostics.
+    """
+
+    bound: int
+    message: str = ""
+    stopped_early: bool = False
+    info: dict = field(default_factory=dict)
+
+
+@dataclass
 class RankSearchResult:
     """Outcome of a rounding-rank upper-bound search by one method.
 
@@ -59,6 +143,8 @@ class RankSearchResult:
         True when a time limit or ``max_rank`` ended the search before success.
     info : dict
         Method-specific diagnostics (e.g. ``"errors_by_k"``, ``"n_lps"``, a message).
+    report : SearchReport
+        The typed outcome that the layers above the skeleton read.
     """
 
     rank: int | None
@@ -67,3 +153,4 @@ class RankSearchResult:
     certified: bool = False
     stopped_early: bool = False
     info: dict = field(default_factory=dict)
+    report: SearchReport = field(default_factory=SearchReport)

@@ -402,8 +402,13 @@ class _Portfolio:
         try:
             if spec.lower is not None:
                 self._event(spec.name, "start", None, "")
-                bound, info = spec.lower(X, tau=self.tau, deadline=sub)
-                row.update(bound=int(bound), **_row_info(info))
+                found = spec.lower(X, tau=self.tau, deadline=sub)
+                bound = int(found.bound)
+                row.update(
+                    bound=bound,
+                    stopped_early=bool(found.stopped_early),
+                    message=found.message,
+                )
                 row["curve"] = [[round(time.monotonic() - self.origin, 4), int(bound)]]
                 if bound > self.lower:
                     self.lower, self.lower_method = int(bound), spec.name
@@ -421,10 +426,7 @@ class _Portfolio:
             # the signal came just after it returned)
             part = getattr(exc, "rank_search_result", None) or res
             if part is not None:
-                row.update(
-                    curve=part.info.get("curve", []),
-                    message=part.info.get("message", ""),
-                )
+                row.update(curve=list(part.report.curve), message=part.report.message)
                 if part.rank is not None:
                     row.update(bound=int(part.rank), certified=True)
                     if self.best is None or part.rank < self.best[0]:
@@ -473,14 +475,10 @@ class _Portfolio:
     def _take(self, spec, row, res):
         """Record a rank search's result in ``row`` and in the bounds."""
         self.results[spec.name] = res
-        info = res.info
-        row["curve"] = info.get("curve", [])
-        row["errors_by_k"] = {
-            int(k): int(v) for k, v in info.get("errors_by_k", {}).items()
-        }
-        row.update(
-            stopped_early=bool(res.stopped_early), message=str(info.get("message", ""))
-        )
+        report = res.report
+        row["curve"] = list(report.curve)
+        row["errors_by_k"] = dict(report.errors_by_k)
+        row.update(stopped_early=bool(res.stopped_early), message=report.message)
         if res.rank is not None:
             row.update(bound=int(res.rank), certified=True)
             self.best = (int(res.rank), spec.name, res.L, res.R)
@@ -488,18 +486,14 @@ class _Portfolio:
             for name, other in self.results.items():
                 if name != spec.name and other.L is not None:
                     self.results[name] = replace(other, L=None, R=None)
-        if info.get("lower") is not None and info["lower"] > self.lower:
-            self.lower, self.lower_method = int(info["lower"]), spec.name
+        if report.lower is not None and report.lower > self.lower:
+            self.lower, self.lower_method = report.lower, spec.name
             if res.rank is None:  # a search that proved a lower bound
-                row.update(kind="lower", bound=int(info["lower"]))
-        if info.get("proven_rank") is not None and res.rank is None:
-            row.update(
-                bound=int(info["proven_rank"]),
-                certified=False,
-                proof=info.get("proof"),
-            )
-            if self.proven is None or info["proven_rank"] < self.proven[0]:
-                self.proven = (int(info["proven_rank"]), spec.name)
+                row.update(kind="lower", bound=report.lower)
+        if report.proven_rank is not None and res.rank is None:
+            row.update(bound=report.proven_rank, certified=False, proof=report.proof)
+            if self.proven is None or report.proven_rank < self.proven[0]:
+                self.proven = (report.proven_rank, spec.name)
 
 
 def _merge_rows(row, first, first_curve, first_errors, bound, spec):
@@ -533,13 +527,6 @@ def _new_row(method, lower):
         "status": "ok",
         "budget": None,
         "curve": [],
-    }
-
-
-def _row_info(info):
-    return {
-        "stopped_early": bool(info.get("stopped_early", False)),
-        "message": str(info.get("message", "")),
     }
 
 

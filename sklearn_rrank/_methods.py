@@ -43,6 +43,7 @@ from sklearn_rrank import (
     _projlp_search,
     _rsvd,
 )
+from sklearn_rrank._base import LowerBoundResult
 from sklearn_rrank._ranksearch import ascend
 from sklearn_rrank._rounding import _count_errors_factors
 
@@ -66,7 +67,8 @@ class MethodSpec:
     summary : str
         One line for ``--help`` and error messages.
     lower : callable or None
-        Lower bound on the rounding rank.
+        Lower bound on the rounding rank: ``lower(X, *, tau, deadline) ->
+        LowerBoundResult``.
     search : callable or None
         Family part of the rank search (certified upper bounds).
     fit, transform : callable or None
@@ -235,7 +237,7 @@ def _vc_lower(X, *, tau, deadline):
     # entry, so sparse data gets it only where a dense copy would be made
     refused = dense_copy_refused(*X.shape) if sp.issparse(X) else None
     if refused:
-        return 0, {"message": f"skipped: {refused}"}
+        return LowerBoundResult(0, message=f"skipped: {refused}")
     bound, info = _vc_bound(X, deadline=deadline, return_shattered=True)
     complete = bool(info.get("complete", True))
     # which of the four bounds won: plain VC, or VC with complements less one
@@ -245,12 +247,12 @@ def _vc_lower(X, *, tau, deadline):
     else:
         source = f"{len(info['shattered'])} {lines} shattered"
     message = source if complete else f"time limit: {source} so far"
-    return int(bound), {
-        "stopped_early": not complete,
-        "message": message,
-        "orientation": lines,
-        "complemented": bool(info["complemented"]),
-    }
+    return LowerBoundResult(
+        int(bound),
+        message=message,
+        stopped_early=not complete,
+        info={"orientation": lines, "complemented": bool(info["complemented"])},
+    )
 
 
 def _rank_one_search(X, incumbent, deadline, *, tau, **_):

@@ -39,7 +39,7 @@ from functools import cached_property
 import numpy as np
 import scipy.sparse as sp
 
-from sklearn_rrank._base import RankSearchResult
+from sklearn_rrank._base import RankSearchResult, SearchReport
 from sklearn_rrank._rounding import (
     DEFAULT_MARGIN,
     _all_finite,
@@ -488,6 +488,27 @@ def search_candidates(candidates, try_k, deadline, *, order="linear"):
     return (None if best is None else candidates[best]), stopped
 
 
+def _report(info):
+    """The typed :class:`SearchReport` of a search's completed ``info`` dict.
+
+    The one place where the skeleton reads the family's keys
+    (``SearchReport.FAMILY_KEYS``) and its own (``curve``, ``errors_by_k``,
+    ``seconds``, ``interrupted``).
+    """
+    get = info.get
+    return SearchReport(
+        message=str(get("message", "")),
+        curve=list(get("curve", [])),
+        errors_by_k={int(k): int(v) for k, v in get("errors_by_k", {}).items()},
+        seconds=float(get("seconds", 0.0)),
+        lower=None if get("lower") is None else int(info["lower"]),
+        proven_rank=None if get("proven_rank") is None else int(info["proven_rank"]),
+        proof=get("proof"),
+        fit_params=dict(get("fit_params") or {}),
+        interrupted=bool(get("interrupted", False)),
+    )
+
+
 def run_rank_search(
     search,
     X,
@@ -609,26 +630,29 @@ def run_rank_search(
             certified=inc.rank is not None,
             stopped_early=stopped,
             info=info,
+            report=_report(info),
         )
     except KeyboardInterrupt as exc:
         # keep what the search certified so far for the caller
         # (rounding_rank_bounds reports it), then stop as asked
+        info = {
+            "message": (
+                "nothing certified yet"
+                if inc.rank is None
+                else f"certified rank {inc.rank} so far"
+            ),
+            "interrupted": True,
+            "curve": inc.curve,
+            "errors_by_k": inc.errors_by_k,
+            "seconds": time.monotonic() - t0,
+        }
         exc.rank_search_result = RankSearchResult(
             rank=inc.rank,
             L=inc.L,
             R=inc.R,
             certified=inc.rank is not None,
             stopped_early=True,
-            info={
-                "message": (
-                    "nothing certified yet"
-                    if inc.rank is None
-                    else f"certified rank {inc.rank} so far"
-                ),
-                "interrupted": True,
-                "curve": inc.curve,
-                "errors_by_k": inc.errors_by_k,
-                "seconds": time.monotonic() - t0,
-            },
+            info=info,
+            report=_report(info),
         )
         raise

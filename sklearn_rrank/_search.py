@@ -207,7 +207,7 @@ class RoundingRankCV(MetaEstimatorMixin, TransformerMixin, BaseEstimator):
                 return list(range(1, min(m, n, 20) + 1))
             start = 1
             if not np.isnan(X).any():
-                start = max(1, _spectral_bound(X, tau)[0])
+                start = max(1, _spectral_bound(X, tau).bound)
             return list(range(start, min(m, n) + 1))
         if isinstance(self.n_components, numbers.Integral):
             return list(range(1, min(int(self.n_components), m, n) + 1))
@@ -312,25 +312,27 @@ class RoundingRankCV(MetaEstimatorMixin, TransformerMixin, BaseEstimator):
         res = run.results.get(spec.name)
         row = next(r for r in run.report if r["method"] == spec.name)
         if res is None:  # the lower bounds met a cheap certificate: no search ran
-            info = {"errors_by_k": {}, "message": row["message"]}
-            res = RankSearchResult(None, info=info)
+            res = RankSearchResult(None, info={"message": row["message"]})
         best = run.best
+        fit_params = res.report.fit_params
+        info = dict(res.info)
         if best is not None and (best[1] == spec.name or best[0] <= 1):
             res = dataclasses.replace(
                 res, rank=best[0], L=best[2], R=best[3], certified=True
             )
             if best[1] != spec.name:  # a cheap certificate, not the method's model
-                res.info.pop("fit_params", None)
-        res.info["errors_by_k"] = row.get("errors_by_k", {})
-        res.info["lower"] = run.lower
-        res = dataclasses.replace(
-            res, stopped_early=row["stopped_early"] or deadline.expired()
-        )
+                fit_params = {}
+                info.pop("fit_params", None)
         seconds = time.perf_counter() - t0
-        self.stopped_early_ = bool(res.stopped_early)
-        self.errors_ = {int(k): int(v) for k, v in res.info["errors_by_k"].items()}
+        # the report row holds both passes of the portfolio
+        self.stopped_early_ = bool(row["stopped_early"] or deadline.expired())
+        self.errors_ = {int(k): int(v) for k, v in row.get("errors_by_k", {}).items()}
         self.certified_ = res.rank is not None
-        self.search_info_ = res.info
+        self.search_info_ = {
+            **info,
+            "errors_by_k": dict(self.errors_),
+            "lower": run.lower,
+        }
         if not self.certified_:
             # no certificate: report the k with the fewest errors seen (the
             # estimator's default k when the search tried none), fitted, and say so
@@ -347,16 +349,16 @@ class RoundingRankCV(MetaEstimatorMixin, TransformerMixin, BaseEstimator):
         self.n_components_ = k
         self.errors_[k] = 0
         best = clone(estimator).set_params(n_components=max(k, 1))
-        if res.info.get("fit_params"):
+        if fit_params:
             # the certificate's model (L-PCA: its bias), so that transform matches it
-            mp = dict(best.method_params or {}, **res.info["fit_params"])
+            mp = dict(best.method_params or {}, **fit_params)
             best.set_params(method_params=mp)
         validate_data(best, X, ensure_all_finite=False)  # records n_features_in_
         L = _pad_columns(np.asarray(res.L, dtype=np.float64), max(k, 1))
         R = _pad_columns(np.asarray(res.R, dtype=np.float64), max(k, 1))
         Xd = X.toarray() if sp.issparse(X) else X
         L = best._remember_training_rows(Xd, L, np.ascontiguousarray(R.T))
-        best._set_factors(X, L, R, n_iter=1, info=res.info, seconds=seconds)
+        best._set_factors(X, L, R, n_iter=1, info=self.search_info_, seconds=seconds)
         self.best_estimator_ = best
         self._set_cv_results()
 

@@ -16,6 +16,7 @@ import scipy.sparse as sp
 from scipy.sparse.linalg import LinearOperator, svds
 from sklearn.utils._param_validation import validate_params
 
+from sklearn_rrank._base import LowerBoundResult
 from sklearn_rrank._memory import fits_in_memory
 from sklearn_rrank._ranksearch import Deadline, rank_zero_possible
 from sklearn_rrank._validation import check_binary_matrix, check_tau
@@ -107,13 +108,15 @@ def _sign_rank_lower_bound(X, deadline=None):
 def _spectral_bound(X, tau, deadline=None):
     """The spectral lower bound on validated complete ``X`` (see below)."""
     if rank_zero_possible(X, tau):
-        return 0, {"message": "rounding rank 0"}
+        return LowerBoundResult(0, message="rounding rank 0")
     d_star, exact = _sign_rank_lower_bound(X, deadline)
-    info = {"stopped_early": not exact}
+    message = ""
     if not exact:
         why = "time limit" if Deadline.coerce(deadline).limited else "memory"
-        info["message"] = f"{why}: d* > {d_star - 1} shown with leading values"
-    return max(d_star - 1, 1), info
+        message = f"{why}: d* > {d_star - 1} shown with leading values"
+    return LowerBoundResult(
+        max(d_star - 1, 1), message=message, stopped_early=not exact
+    )
 
 
 @validate_params(
@@ -186,4 +189,4 @@ def spectral_lower_bound(X, *, tau=0.5):
     """
     tau = check_tau(tau)
     X = check_binary_matrix(X, accept_sparse=True, method="spectral")
-    return _spectral_bound(X, tau)[0]
+    return _spectral_bound(X, tau).bound

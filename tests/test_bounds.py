@@ -272,9 +272,9 @@ def test_spectral_all_values_skipped_when_dense_would_not_fit(monkeypatch):
     X.data[:] = 1.0
     monkeypatch.setattr(spectral, "_forster_d_star", lambda sq, size: None)
     monkeypatch.setattr(spectral, "fits_in_memory", lambda n_bytes: False)
-    bound, info = spectral._spectral_bound(X, 0.5)
-    assert (bound, info["stopped_early"]) == (128, True)
-    assert info["message"].startswith("memory")
+    found = spectral._spectral_bound(X, 0.5)
+    assert (found.bound, found.stopped_early) == (128, True)
+    assert found.message.startswith("memory")
 
 
 def test_rsvd_keeps_the_components_that_fit_in_memory(sparse_small, monkeypatch):
