@@ -29,8 +29,13 @@ from sklearn_rrank._validation import check_binary_matrix, check_n_jobs, check_t
 
 __all__ = ["RoundingRankBounds", "rounding_rank_bounds", "spectral_lower_bound"]
 
-# fraction of a budget (at most 30 s) kept back for steps that overrun their shares
+# time kept back from a budget for steps that overrun their shares: 2% of the budget
+# plus 1 s plus _RESERVE_PER_ENTRY s per matrix entry (the steps that cannot stop
+# mid-way, a sweep or an SVD start, grow with the data: a first L-PCA sweep with its
+# SVD start took 12 s on Abstracts' 6.3e7 entries at load 7), at most 10% of the
+# budget and 30 s
 _RESERVE = 0.1
+_RESERVE_PER_ENTRY = 2e-7
 # on matrices of more than this many entries, a method whose share is below
 # _MIN_SHARE seconds is skipped: its setup alone would overrun the budget
 _LARGE_ENTRIES = 1_000_000
@@ -281,9 +286,8 @@ class _Portfolio:
         if deadline.limited:
             # shares are cut from a slightly earlier end: setup steps that no method
             # can interrupt (an SVD, a model build, preprocessing) overrun their shares
-            total = deadline.end - deadline.start
             deadline = Deadline(
-                _start=deadline.start, _end=deadline.end - min(_RESERVE * total, 30.0)
+                _start=deadline.start, _end=deadline.end - _reserve(deadline, X.shape)
             )
         self.deadline = deadline
         self.large = X.shape[0] * X.shape[1] > _LARGE_ENTRIES
@@ -494,6 +498,13 @@ class _Portfolio:
             row.update(bound=report.proven_rank, certified=False, proof=report.proof)
             if self.proven is None or report.proven_rank < self.proven[0]:
                 self.proven = (report.proven_rank, spec.name)
+
+
+def _reserve(deadline, shape):
+    """Seconds of a limited ``deadline`` kept back for steps that overrun."""
+    total = deadline.end - deadline.start
+    grows = 1.0 + 0.02 * total + _RESERVE_PER_ENTRY * shape[0] * shape[1]
+    return min(_RESERVE * total, 30.0, grows)
 
 
 def _merge_rows(row, first, first_curve, first_errors, bound, spec):
