@@ -6,7 +6,6 @@ reached so far are printed (and ``--output`` written) and the exit code is 130. 
 command line calls only the public API.
 """
 
-import argparse
 import contextlib
 import json
 import os
@@ -621,166 +620,18 @@ def _cmd_datasets(args):
     return 0
 
 
-def _positive_int(text):
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
-    return value
-
-
 def _build_parser():
-    from sklearn_rrank._methods import DEFAULT_METHODS, FIT_METHODS, METHODS
-    from sklearn_rrank._version import __version__
+    """The ``rrank`` parser (:func:`sklearn_rrank._cli_parser.build_parser`)."""
+    from sklearn_rrank._cli_parser import build_parser
 
-    class fmt(argparse.ArgumentDefaultsHelpFormatter):
-        """Defaults after each option's help; the epilog keeps its line breaks."""
-
-        def _fill_text(self, text, width, indent):
-            return "".join(indent + line for line in text.splitlines(keepends=True))
-
-    tau, seed = 0.5, 0
-    factorize_method = "lpca"
-    nested_methods = ["mt+nnrr1", "mt", "nnrr1", "rsvd"]
-    epilog = (
-        "defaults (every option and its default: rrank COMMAND --help):\n"
-        f"  bounds, factorize, nested: --tau {tau}; --random-state {seed}; "
-        "--n-jobs None (one job)\n"
-        f"  bounds:    --methods {','.join(DEFAULT_METHODS)}; --time-limit None "
-        "(no limit)\n"
-        f"  factorize: --method {factorize_method}; --max-iter None (the method's "
-        "default); --time-limit None (no limit)\n"
-        f"  nested:    --method {nested_methods[0]}"
+    return build_parser(
+        {
+            "bounds": _cmd_bounds,
+            "factorize": _cmd_factorize,
+            "nested": _cmd_nested,
+            "datasets": _cmd_datasets,
+        }
     )
-    parser = argparse.ArgumentParser(
-        prog="rrank",
-        description="Rounding rank of binary matrices (Neumann, Gemulla, Miettinen, "
-        "ICDM 2016).",
-        epilog=epilog,
-        formatter_class=fmt,
-    )
-    parser.add_argument("--version", action="version", version=__version__)
-    sub = parser.add_subparsers(dest="command", required=True)
-
-    def output_file(text):
-        # checked before any computation; numpy's savez appends .npz when missing
-        parent = os.path.dirname(os.path.abspath(text))
-        if not os.path.isdir(parent):
-            raise argparse.ArgumentTypeError(f"directory {parent} does not exist")
-        if os.path.isdir(text):
-            raise argparse.ArgumentTypeError(f"{text} is a directory; give a file name")
-        return text
-
-    def common(p):
-        p.add_argument(
-            "data", help="bundled data set name (see 'rrank datasets') or file"
-        )
-        p.add_argument("--tau", type=float, default=tau, help="rounding threshold")
-        p.add_argument(
-            "--n-jobs", type=int, default=None, help="parallel jobs (None: one)"
-        )
-        p.add_argument("--random-state", type=int, default=seed, help="seed")
-        p.add_argument("--json", action="store_true", help="print JSON on stdout")
-        p.add_argument(
-            "--output",
-            type=output_file,
-            default=None,
-            metavar="FILE.npz",
-            help="save results to this .npz file (.npz is appended when missing; the "
-            "path written is printed)",
-        )
-        p.add_argument(
-            "-q", "--quiet", action="store_true", help="no progress on stderr"
-        )
-        p.add_argument(
-            "--plot",
-            default=None,
-            metavar="FILE.png",
-            help="save a picture of the result (needs the plot extra)",
-        )
-        p.add_argument("-v", "--verbose", action="count", default=0, help="more output")
-
-    bound_methods = [n for n, s in METHODS.items() if s.lower or s.search]
-    p = sub.add_parser(
-        "bounds", help="lower and certified upper bounds", formatter_class=fmt
-    )
-    common(p)
-    p.add_argument(
-        "--methods",
-        default=",".join(DEFAULT_METHODS),
-        help="comma-separated methods, run cheap first: "
-        + "; ".join(f"{n}: {METHODS[n].summary}" for n in bound_methods),
-    )
-    p.add_argument(
-        "--time-limit",
-        type=float,
-        default=None,
-        help="wall-clock budget in seconds of the whole command; the real rank is "
-        "computed within it when its SVD is estimated to take at most a tenth of it "
-        "(None: no limit)",
-    )
-    p.set_defaults(func=_cmd_bounds)
-
-    p = sub.add_parser(
-        "factorize",
-        help="minimum-error rounding rank-k factorization",
-        formatter_class=fmt,
-    )
-    common(p)
-    p.add_argument(
-        "-k",
-        "--n-components",
-        type=_positive_int,
-        required=True,
-        default=argparse.SUPPRESS,  # required: no default to show
-        help="the rank k (required)",
-    )
-    p.add_argument(
-        "--method",
-        default=factorize_method,
-        choices=list(FIT_METHODS),
-        help="; ".join(f"{n}: {METHODS[n].summary}" for n in FIT_METHODS),
-    )
-    p.add_argument(
-        "--max-iter",
-        type=_positive_int,
-        default=None,
-        help="iterations of lpca/projlp (None: the method's default)",
-    )
-    p.add_argument(
-        "--time-limit",
-        type=float,
-        default=None,
-        help="wall-clock budget in seconds of the lpca/projlp fit; at the limit the "
-        "best factors so far are reported with a warning (None: no limit)",
-    )
-    p.add_argument(
-        "--nonnegative", action="store_true", help="non-negative factors (projlp)"
-    )
-    p.set_defaults(func=_cmd_factorize)
-
-    p = sub.add_parser(
-        "nested", help="nearest nested matrix (BMNA)", formatter_class=fmt
-    )
-    common(p)
-    p.add_argument(
-        "--method",
-        default=nested_methods[0],
-        choices=nested_methods,
-        help="BMNA heuristic: mt (Mannila-Terzi-style reorderings), nnrr1 "
-        "(alternating non-negative rounding rank one), mt+nnrr1 (mt, then nnrr1 "
-        "from it), rsvd (rounded rank-one SVD)",
-    )
-    p.set_defaults(func=_cmd_nested)
-
-    p = sub.add_parser(
-        "datasets", help="list the bundled data sets", formatter_class=fmt
-    )
-    p.add_argument("--json", action="store_true", help="print JSON on stdout")
-    p.set_defaults(func=_cmd_datasets)
-    return parser
 
 
 def main(argv=None):
