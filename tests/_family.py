@@ -1,20 +1,236 @@
-"""The family test surface: one method's rank search through the skeleton.
+"""The family test surface: the one place where tests reach the package's internals.
 
-Tests of a family's internals (its ``info`` diagnostics, phases, seeds) run its
-registry search the way :func:`~sklearn_rrank.rounding_rank_bounds` does for one
-method, with the data validated at this door, and get the family's
-:class:`~sklearn_rrank._base.RankSearchResult` (``rank``, ``L``, ``R``,
-``certified``, ``stopped_early``, ``info``). Users call
-``rounding_rank_bounds(X, methods=(method,), method_params={method: {...}})``.
+Tests import public names from their public place (``sklearn_rrank``,
+``sklearn_rrank.datasets``, ``sklearn_rrank.plotting``) and run the command line
+through :func:`rrank`. What they need of the internals — the skeleton's objects, a
+family's kernels, phases and private helpers, and the private modules whose
+attributes they monkeypatch — they import from this file, so that when internals
+move only this file changes. ``tests/test_import_graph.py`` fails if another test
+file imports ``sklearn_rrank._...``.
+
+Sections:
+
+* :func:`run_family`: one method's rank search through the skeleton;
+* :func:`rrank`: the ``rrank`` command line, as its console script runs it;
+* private names, grouped by family, one line each saying what it is (the name
+  is the one it has in the package);
+* :data:`modules`: the private modules whose attributes tests monkeypatch
+  (``monkeypatch.setattr(modules.rsvd, "_SCAN_BLOCK", 7)``).
 """
+
+import functools
+from importlib.metadata import entry_points
+from types import SimpleNamespace
 
 import scipy.sparse as sp
 
-from sklearn_rrank._methods import METHODS, check_method_params
-from sklearn_rrank._ranksearch import run_rank_search
-from sklearn_rrank._validation import check_binary_matrix, check_tau
+from sklearn_rrank import (
+    _asso,
+    _classification,
+    _factorization,
+    _lp,
+    _lpca_lbfgs,
+    _memory,
+    _methods,
+    _nested_bmna,
+    _nestedness,
+    _nuclear,
+    _permutation_order,
+    _progress,
+    _projlp,
+    _projlp_copied,
+    _ranksearch,
+    _rounding,
+    _rsvd,
+    _separation,
+    _trivial,
+    _validation,
+    _vc,
+)
+from sklearn_rrank import _projlp_search as _projlp_search_module
+from sklearn_rrank.datasets import _base as _datasets_base
+
+__all__ = [
+    "BOUND_METHODS",
+    "DEFAULT_EPS",
+    "FIT_METHODS",
+    "METHODS",
+    "STATUS_NAMES",
+    "THRESHOLD_GRID",
+    "BinaryData",
+    "Deadline",
+    "Incumbent",
+    "ProgressPrinter",
+    "_MANIFEST",
+    "_PAPER",
+    "_STRATEGIES",
+    "_SVDStart",
+    "_Shattering",
+    "_best_upper_sets",
+    "_bmna",
+    "_bmna_brute_force",
+    "_bmna_ilp",
+    "_check_dense_size",
+    "_column_counts",
+    "_copied_columns_factors",
+    "_count_errors_factors",
+    "_count_violations",
+    "_curveball_trades",
+    "_fill_exponent",
+    "_fill_line_crossing",
+    "_insertion_sweep",
+    "_largest_shattered",
+    "_mt_greedy",
+    "_nested_from_order",
+    "_nnrr1",
+    "_one_feature_suffices",
+    "_pair_graph",
+    "_projection_matrix",
+    "_projlp_search",
+    "alternate_separation",
+    "asso_fit",
+    "asso_transform",
+    "available_memory",
+    "check_binary_matrix",
+    "check_method_params",
+    "check_tau",
+    "modules",
+    "nuclear_norm_minimization",
+    "projlp_fit",
+    "projlp_transform",
+    "rank_zero_possible",
+    "rrank",
+    "rsvd_error_curve",
+    "run_family",
+    "run_rank_search",
+    "search_candidates",
+    "separate_columns",
+    "separation_basis",
+    "solve_columns_feasibility",
+    "solve_columns_l1",
+    "solve_rows_l1",
+    "trivial_upper_bound",
+    "truncate_rounding",
+    "truncated_svd",
+]
 
 
+# -- private names, by family ----------------------------------------------------
+# the skeleton: validation at the door, the registry, the rank search (_validation,
+# _methods, _ranksearch, _rounding, _trivial)
+check_binary_matrix = _validation.check_binary_matrix  # the door's binary check
+check_tau = _validation.check_tau  # the door's check of the rounding threshold
+METHODS = _methods.METHODS  # the registry: method name -> MethodSpec
+BOUND_METHODS = _methods.BOUND_METHODS  # registry methods with a bound or search
+FIT_METHODS = _methods.FIT_METHODS  # registry methods with a rank-k fit
+check_method_params = _methods.check_method_params  # method_params check of a spec
+BinaryData = _ranksearch.BinaryData  # validated data and what methods ask of it
+Deadline = _ranksearch.Deadline  # the one wall-clock budget of a public call
+Incumbent = _ranksearch.Incumbent  # a search's best certified factorization
+run_rank_search = _ranksearch.run_rank_search  # one family's search in the skeleton
+search_candidates = _ranksearch.search_candidates  # linear/galloping rank order
+rank_zero_possible = _ranksearch.rank_zero_possible  # is X round_tau(0)?
+_count_errors_factors = _rounding._count_errors_factors  # errors of L R^T, blocked
+trivial_upper_bound = _trivial.trivial_upper_bound  # certified rank-min(m, n) factors
+
+# LP engine and batched separation (_lp, _separation)
+DEFAULT_EPS = _lp.DEFAULT_EPS  # the LP engine's default tolerance
+STATUS_NAMES = _lp.STATUS_NAMES  # the LP engine's status codes, by name
+solve_columns_feasibility = _lp.solve_columns_feasibility  # separable columns?
+solve_columns_l1 = _lp.solve_columns_l1  # L1-slack LP per column, L fixed
+solve_rows_l1 = _lp.solve_rows_l1  # L1-slack LP per row, R fixed
+separate_columns = _separation.separate_columns  # R for fixed L, squared hinge
+separation_basis = _separation.separation_basis  # the basis separate_columns uses
+alternate_separation = _separation.alternate_separation  # alternating separation
+_column_counts = _separation._column_counts  # rounding errors per column
+
+# RSVD (_rsvd)
+truncated_svd = _rsvd.truncated_svd  # first singular triplets (LAPACK/Gram/ARPACK)
+rsvd_error_curve = _rsvd.rsvd_error_curve  # rounding errors of every truncation
+
+# Asso (_asso)
+asso_fit = _asso.asso_fit  # rank-k Boolean factorization by Asso
+asso_transform = _asso.asso_transform  # Boolean usage of new rows, basis fixed
+THRESHOLD_GRID = _asso.THRESHOLD_GRID  # Asso's association thresholds tried
+
+# Nuclear (_nuclear)
+nuclear_norm_minimization = _nuclear.nuclear_norm_minimization  # ADMM + SVT
+truncate_rounding = _nuclear.truncate_rounding  # least SVD rank still rounding to X
+
+# ProjLP (_projlp, _projlp_search, _projlp_copied)
+projlp_fit = _projlp.projlp_fit  # minimum-error rank-k fit by ProjLP
+projlp_transform = _projlp.projlp_transform  # left factor of new rows, R fixed
+_projection_matrix = _projlp._projection_matrix  # Achlioptas random projection
+_projlp_search = _projlp_search_module._projlp_search  # ProjLP's rank search
+_copied_columns_factors = _projlp_copied._copied_columns_factors  # width d + |F|
+_SVDStart = _projlp_copied._SVDStart  # phase 0's start factors (truncated SVD)
+
+# permutation (_permutation_order)
+_STRATEGIES = _permutation_order._STRATEGIES  # names of the ordering strategies
+
+# classification (_classification)
+_one_feature_suffices = _classification._one_feature_suffices  # exact fd(Y) <= 1
+
+# nested matrices (_nested_bmna, _nestedness)
+_bmna = _nested_bmna._bmna  # nearest nested matrix by one of the four methods
+_bmna_brute_force = _nested_bmna._bmna_brute_force  # exact, by column orders
+_bmna_ilp = _nested_bmna._bmna_ilp  # exact, by an integer program
+_mt_greedy = _nested_bmna._mt_greedy  # violation-elimination greedy (MT)
+_nnrr1 = _nested_bmna._nnrr1  # NNRR1 alternating exhaustive updates
+_best_upper_sets = _nested_bmna._best_upper_sets  # NNRR1's exhaustive update
+_insertion_sweep = _nested_bmna._insertion_sweep  # one pass of column re-insertions
+_nested_from_order = _nested_bmna._nested_from_order  # best nested, given an order
+_count_violations = _nested_bmna._count_violations  # number of checkerboards
+_curveball_trades = _nestedness._curveball_trades  # null model's curveball trades
+_fill_exponent = _nestedness._fill_exponent  # temperature's fill-line exponent
+_fill_line_crossing = _nestedness._fill_line_crossing  # fill line meets a diagonal
+
+# VC lower bound (_vc)
+_largest_shattered = _vc._largest_shattered  # largest shattered set of rows
+_pair_graph = _vc._pair_graph  # pairs of points shattered together
+_Shattering = _vc._Shattering  # resumable search for a shattered set
+
+# progress output and data sets (_progress, _memory, datasets._base)
+ProgressPrinter = _progress.ProgressPrinter  # the live progress line of verbose=1
+available_memory = _memory.available_memory  # bytes of memory available, or None
+_check_dense_size = _datasets_base._check_dense_size  # refuse too-large dense loads
+_MANIFEST = _datasets_base._MANIFEST  # bundled data sets: SHA-256, shape, ones
+_PAPER = _datasets_base._PAPER  # the paper's table for the bundled data sets
+
+#: the private modules whose attributes tests monkeypatch
+modules = SimpleNamespace(
+    factorization=_factorization,  # the estimator (its METHODS)
+    lpca_lbfgs=_lpca_lbfgs,  # L-PCA's L-BFGS solver (its task chunks)
+    memory=_memory,  # memory probe of the loaders and the command line
+    methods=_methods,  # the registry (its METHODS)
+    permutation_order=_permutation_order,  # the ordering strategies (their limits)
+    progress=_progress,  # the progress printer (its clock, its shutil)
+    projlp=_projlp,  # ProjLP's fit (separation limits, transform)
+    projlp_copied=_projlp_copied,  # ProjLP's copied-columns phase (Newton steps)
+    projlp_search=_projlp_search_module,  # ProjLP's rank search (truncated products)
+    rsvd=_rsvd,  # RSVD (scan blocks, SVD time estimates)
+    separation=_separation,  # batched separation (block sizes)
+    validation=_validation,  # the door's checks (wrapped to count calls)
+)
+
+
+# -- the command line --------------------------------------------------------------
+@functools.cache
+def _console_script(name):
+    (entry,) = entry_points(group="console_scripts", name=name)
+    return entry.load()
+
+
+def rrank(argv=None):
+    """Run the ``rrank`` command line on ``argv`` and return its exit code.
+
+    The function run is the one the installed ``rrank`` console script runs (its
+    entry point, ``[project.scripts]`` in ``pyproject.toml``).
+    """
+    return _console_script("rrank")(argv)
+
+
+# -- one family's rank search -------------------------------------------------------
 def run_family(
     method,
     X,
@@ -26,7 +242,14 @@ def run_family(
     verbose=0,
     **params,
 ):
-    """Run ``method``'s rank search on ``X``; ``params`` are its method_params."""
+    """Run ``method``'s rank search on ``X``; ``params`` are its method_params.
+
+    The search runs the way :func:`~sklearn_rrank.rounding_rank_bounds` runs it
+    for one method, with the data validated at this door, and returns the
+    family's ``RankSearchResult`` (``rank``, ``L``, ``R``, ``certified``,
+    ``stopped_early``, ``info``). Users call
+    ``rounding_rank_bounds(X, methods=(method,), method_params={method: {...}})``.
+    """
     spec = METHODS[method]
     X = check_binary_matrix(
         X, allow_missing=spec.missing, accept_sparse=True, method=method

@@ -3,13 +3,16 @@
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from _family import THRESHOLD_GRID, _count_errors_factors, asso_fit, asso_transform
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from sklearn_rrank import RoundingRankFactorization, rounding_rank_bounds
-from sklearn_rrank._asso import THRESHOLD_GRID, asso_fit, asso_transform
-from sklearn_rrank._rounding import _count_errors_factors, certify_rounding
+from sklearn_rrank import (
+    RoundingRankFactorization,
+    certify_rounding,
+    rounding_rank_bounds,
+)
 
 HAND = np.array([[1, 1, 0, 0], [1, 1, 1, 1], [0, 0, 1, 1]])
 

@@ -4,16 +4,16 @@ import itertools
 
 import numpy as np
 import pytest
+from _family import _one_feature_suffices
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linprog
 
-from sklearn_rrank._classification import (
-    _one_feature_suffices,
+from sklearn_rrank import (
     feature_dimension_bounds,
+    is_rounding_rank_one,
     linear_separability,
 )
-from sklearn_rrank._nested import is_rounding_rank_one
 
 # the labels of the points -0.5, 0.5, ..., 3.5 under x >= 0, x <= 1, x >= 2, x <= 3
 POINTS_1D = np.array([[-0.5], [0.5], [1.5], [2.5], [3.5]])

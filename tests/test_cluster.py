@@ -4,6 +4,7 @@ import warnings
 
 import numpy as np
 import pytest
+from _family import modules
 from joblib import parallel_config
 
 from sklearn_rrank import RoundingRankFactorization
@@ -33,9 +34,7 @@ def client():
     ],
 )
 def test_dask_backend_gives_the_serial_factors(client, method, params, monkeypatch):
-    from sklearn_rrank import _lpca_lbfgs
-
-    monkeypatch.setattr(_lpca_lbfgs, "_TASK_CHUNKS", 1)
+    monkeypatch.setattr(modules.lpca_lbfgs, "_TASK_CHUNKS", 1)
     X = make_rounding_rank_matrix(300, 200, 4, noise=0.02, random_state=0)
     # L-PCA splits its work in chunks of 2**18 entries: force several chunks
     X = np.vstack([X] * 5)

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 import scipy.io
 import scipy.sparse as sp
+from _family import _MANIFEST, _PAPER, _check_dense_size, available_memory, modules
 
 from sklearn_rrank import certify_rounding
 from sklearn_rrank.datasets import (
@@ -25,8 +26,6 @@ def test_bundled_data_sets(loader, name):
     # shape, number of ones, dtype and 0/1 values against the manifest, and the
     # manifest against the paper's table
     from importlib import resources
-
-    from sklearn_rrank.datasets._base import _MANIFEST, _PAPER
 
     entry = _MANIFEST[name]
     raw = resources.files("sklearn_rrank.datasets").joinpath(f"data/{name}.npz")
@@ -77,9 +76,7 @@ def test_fimi_trailing_blank_lines_and_directories(tmp_path):
 @pytest.fixture
 def one_gib(monkeypatch):
     """Pretend that 1 GiB of memory is available (the check is machine-independent)."""
-    from sklearn_rrank import _memory
-
-    monkeypatch.setattr(_memory, "available_memory", lambda: 2**30)
+    monkeypatch.setattr(modules.memory, "available_memory", lambda: 2**30)
 
 
 def test_huge_implied_size_is_refused_before_densifying(tmp_path, one_gib):
@@ -133,14 +130,11 @@ def test_every_densifying_format_is_checked(tmp_path, one_gib):
 
 
 def test_available_memory_is_a_positive_number_or_unknown(monkeypatch):
-    from sklearn_rrank import _memory
-    from sklearn_rrank.datasets import _base
-
-    avail = _memory.available_memory()
+    avail = available_memory()
     assert avail is None or (isinstance(avail, int) and avail > 0)
     # unknown memory: nothing is refused
-    monkeypatch.setattr(_memory, "available_memory", lambda: None)
-    _base._check_dense_size((10**6, 10**6), "x.fimi")
+    monkeypatch.setattr(modules.memory, "available_memory", lambda: None)
+    _check_dense_size((10**6, 10**6), "x.fimi")
 
 
 def test_dense_load_and_paper_values():

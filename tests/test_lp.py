@@ -2,19 +2,19 @@
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-from joblib import parallel_config
-from scipy.optimize import linprog
-
-from sklearn_rrank import certify_rounding
-from sklearn_rrank._lp import (
+from _family import (
     DEFAULT_EPS,
     STATUS_NAMES,
     solve_columns_feasibility,
     solve_columns_l1,
     solve_rows_l1,
 )
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from joblib import parallel_config
+from scipy.optimize import linprog
+
+from sklearn_rrank import certify_rounding
 
 
 def _linprog_l1(L, x, tau, eps, nonnegative=False):

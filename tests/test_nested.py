@@ -11,13 +11,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose, assert_array_equal
 
-from sklearn_rrank import certify_rounding
-from sklearn_rrank._nested import (
+from sklearn_rrank import (
+    certify_rounding,
     is_nested,
     is_rounding_rank_one,
     nested_decomposition,
 )
-from sklearn_rrank.datasets._nested_generator import make_nested_matrix
+from sklearn_rrank.datasets import make_nested_matrix
 
 # ---------------------------------------------------------------------------------
 # helpers and oracles

@@ -6,16 +6,7 @@ import itertools
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from _nested_strategies import binary_matrices
-from hypothesis import given, settings
-from hypothesis import strategies as st
-from numpy.testing import assert_allclose, assert_array_equal
-from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils.estimator_checks import parametrize_with_checks
-
-from sklearn_rrank import NestedApprox, certify_rounding
-from sklearn_rrank._nested import is_nested
-from sklearn_rrank._nested_bmna import (
+from _family import (
     _best_upper_sets,
     _bmna,
     _bmna_brute_force,
@@ -26,7 +17,15 @@ from sklearn_rrank._nested_bmna import (
     _nested_from_order,
     _nnrr1,
 )
-from sklearn_rrank.datasets._nested_generator import make_nested_matrix
+from _nested_strategies import binary_matrices
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from numpy.testing import assert_allclose, assert_array_equal
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from sklearn_rrank import NestedApprox, certify_rounding, is_nested
+from sklearn_rrank.datasets import make_nested_matrix
 
 METHODS = ["mt", "nnrr1", "mt+nnrr1", "rsvd"]
 

@@ -6,18 +6,12 @@ import itertools
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from _family import _curveball_trades, _fill_exponent, _fill_line_crossing
 from _nested_strategies import binary_matrices
 from hypothesis import given, settings
 from numpy.testing import assert_allclose, assert_array_equal
 
-from sklearn_rrank._nestedness import (
-    _curveball_trades,
-    _fill_exponent,
-    _fill_line_crossing,
-    nestedness_temperature,
-    nodf,
-    nodf_null_model,
-)
+from sklearn_rrank import nestedness_temperature, nodf, nodf_null_model
 
 # ---------------------------------------------------------------------------------
 # NODF, nestedness temperature and the curveball null model

@@ -4,15 +4,13 @@ import cvxpy as cp  # test-only dependency (the "test" extra), never skipped
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from _family import run_family
+from _family import nuclear_norm_minimization, run_family, truncate_rounding
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from sklearn.exceptions import ConvergenceWarning
 
-from sklearn_rrank import rounding_rank_bounds
-from sklearn_rrank._nuclear import nuclear_norm_minimization, truncate_rounding
-from sklearn_rrank._rounding import certify_rounding
+from sklearn_rrank import certify_rounding, rounding_rank_bounds
 
 
 def cvxpy_optimum(X, tau, delta):

@@ -4,15 +4,18 @@ from itertools import combinations
 
 import numpy as np
 import pytest
-from _family import run_family
+from _family import _STRATEGIES, modules, rank_zero_possible, run_family
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from sklearn_rrank import certify_rounding, round_matrix, rounding_rank_bounds
-from sklearn_rrank._permutation import permutation_factors
-from sklearn_rrank._permutation_order import _STRATEGIES, sign_change_ordering
-from sklearn_rrank._ranksearch import rank_zero_possible
+from sklearn_rrank import (
+    certify_rounding,
+    permutation_factors,
+    round_matrix,
+    rounding_rank_bounds,
+    sign_change_ordering,
+)
 
 
 def permutation_rank_upper_bound(X, **kwargs):
@@ -208,10 +211,8 @@ def test_ordering_of_a_large_matrix_with_many_pairs():
 @pytest.mark.parametrize("strategy", ["nearest_neighbor", "kruskal_mw"])
 def test_ordering_without_the_dense_distance_matrix(monkeypatch, strategy):
     # the paths for many distinct rows: distances computed row block by row block
-    import sklearn_rrank._permutation_order as perm
-
-    monkeypatch.setattr(perm, "_MAX_DENSE_DISTANCES", 10)
-    monkeypatch.setattr(perm, "_MAX_ALL_PAIRS", 10)
+    monkeypatch.setattr(modules.permutation_order, "_MAX_DENSE_DISTANCES", 10)
+    monkeypatch.setattr(modules.permutation_order, "_MAX_ALL_PAIRS", 10)
     X = _halfspace(80, 30, 1, 6)
     order, c = sign_change_ordering(X, strategy=strategy, n_2opt=0)
     assert np.array_equal(np.sort(order), np.arange(80))

@@ -6,9 +6,9 @@ import time
 
 import numpy as np
 import pytest
+from _family import ProgressPrinter, modules
 
-from sklearn_rrank import _progress, rounding_rank_bounds
-from sklearn_rrank._progress import ProgressPrinter
+from sklearn_rrank import rounding_rank_bounds
 
 
 class FakeTTY(io.StringIO):
@@ -29,7 +29,7 @@ class Clock:
 @pytest.fixture
 def clock(monkeypatch):
     c = Clock()
-    monkeypatch.setattr(_progress, "_monotonic", c)
+    monkeypatch.setattr(modules.progress, "_monotonic", c)
     return c
 
 
@@ -98,7 +98,7 @@ def test_tty_redraws_in_place_at_most_ten_times_a_second(clock):
 
 def test_tty_line_cut_to_terminal_width(clock, monkeypatch):
     monkeypatch.setattr(
-        _progress.shutil,
+        modules.progress.shutil,
         "get_terminal_size",
         lambda fallback: os.terminal_size((30, 24)),
     )

@@ -2,16 +2,24 @@
 
 import numpy as np
 import pytest
-from _family import run_family
+from _family import (
+    Deadline,
+    _copied_columns_factors,
+    _projection_matrix,
+    _projlp_search,
+    _SVDStart,
+    modules,
+    projlp_fit,
+    projlp_transform,
+    run_family,
+    run_rank_search,
+    solve_columns_l1,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from sklearn_rrank import certify_rounding, rounding_error, rounding_rank_bounds
-from sklearn_rrank._lp import solve_columns_l1
-from sklearn_rrank._projlp import _projection_matrix, projlp_fit, projlp_transform
-from sklearn_rrank._projlp_search import _projlp_search
-from sklearn_rrank._ranksearch import run_rank_search
 from sklearn_rrank.datasets import make_rounding_rank_matrix
 
 
@@ -268,21 +276,19 @@ def test_max_iter_hit_while_improving_still_warns(paleo):
 
 
 def test_search_stays_below_the_cap_and_descends_from_its_factors(monkeypatch):
-    from sklearn_rrank import _projlp_search as search_module
-
     X, L, R, X0 = make_rounding_rank_matrix(
         40, 30, 4, random_state=0, return_factors=True
     )
     X0 = X0.astype(float)
     assert certify_rounding(X0, L, R)
     starts = []
-    original = search_module._truncated_product
+    original = modules.projlp_search._truncated_product
 
     def spy(Lb, Rb, width):
         starts.append((Lb, Rb))
         return original(Lb, Rb, width)
 
-    monkeypatch.setattr(search_module, "_truncated_product", spy)
+    monkeypatch.setattr(modules.projlp_search, "_truncated_product", spy)
     res = run_rank_search(
         _projlp_search,
         X0,
@@ -391,8 +397,6 @@ def test_projlp_fit_time_limit_validation(planted):
 # -- phase 0 (large input): batched separation with copied columns -----------------
 @pytest.mark.parametrize("tau", [0.5, 2.0, 0.0, -0.3])
 def test_copied_columns_factors_are_exact(tau):
-    from sklearn_rrank._projlp_copied import _copied_columns_factors
-
     rng = np.random.default_rng(0)
     X = (rng.random((30, 12)) < 0.3).astype(float)
     X[0] = 1.0  # a row of ones and one of zeros
@@ -405,9 +409,7 @@ def test_copied_columns_factors_are_exact(tau):
 
 @pytest.mark.parametrize("tau", [0.5, 0.0, -0.3])
 def test_phase0_certifies_and_is_reproducible(monkeypatch, planted, tau):
-    from sklearn_rrank import _projlp
-
-    monkeypatch.setattr(_projlp, "_SEPARATION_ENTRIES", 0)  # as on large input
+    monkeypatch.setattr(modules.projlp, "_SEPARATION_ENTRIES", 0)  # as on large input
     res = run_family("projlp", planted, tau=tau, random_state=0, n_jobs=1)
     info = res.info
     assert info["phase0_tried"] and res.certified
@@ -424,19 +426,15 @@ def test_phase0_certifies_and_is_reproducible(monkeypatch, planted, tau):
 
 
 def test_phase0_respects_the_deadline(monkeypatch, planted):
-    from sklearn_rrank import _projlp
-
-    monkeypatch.setattr(_projlp, "_SEPARATION_ENTRIES", 0)
+    monkeypatch.setattr(modules.projlp, "_SEPARATION_ENTRIES", 0)
     res = run_family("projlp", planted, random_state=0, time_limit=0.0)
     assert res.stopped_early
 
 
 def test_phase0_skips_an_svd_start_that_does_not_fit_the_deadline(monkeypatch, planted):
     # on a 32000 x 16000 matrix the Gram SVD of the start took minutes of a 32 s share
-    from sklearn_rrank import _projlp, _rsvd
-
-    monkeypatch.setattr(_projlp, "_SEPARATION_ENTRIES", 0)
-    monkeypatch.setattr(_rsvd, "_gram_svd_seconds", lambda *args: 1e9)
+    monkeypatch.setattr(modules.projlp, "_SEPARATION_ENTRIES", 0)
+    monkeypatch.setattr(modules.rsvd, "_gram_svd_seconds", lambda *args: 1e9)
     res = run_family("projlp", planted, random_state=0, time_limit=30.0)
     info = res.info
     assert info["phase0_tried"] == [] and "SVD start" in info["phase0_skipped"]
@@ -447,9 +445,6 @@ def test_phase0_skips_an_svd_start_that_does_not_fit_the_deadline(monkeypatch, p
 
 
 def test_svd_start_sparse_gram_equals_the_dense_one():
-    from sklearn_rrank._projlp_copied import _SVDStart
-    from sklearn_rrank._ranksearch import Deadline
-
     rng = np.random.default_rng(0)
     sparse = (rng.random((200, 120)) < 0.05).astype(float)  # 5% ones
     dense = sparse.copy()
@@ -463,11 +458,9 @@ def test_svd_start_sparse_gram_equals_the_dense_one():
 
 
 def test_phase0_lps_finish_what_the_descent_and_newton_leave(monkeypatch, planted):
-    from sklearn_rrank import _projlp, _projlp_copied
-
-    monkeypatch.setattr(_projlp, "_SEPARATION_ENTRIES", 0)
-    monkeypatch.setattr(_projlp, "_SEPARATION_ITER", 1)
-    monkeypatch.setattr(_projlp_copied, "_NEWTON_ITER", 0)  # Newton returns its start
+    monkeypatch.setattr(modules.projlp, "_SEPARATION_ENTRIES", 0)
+    monkeypatch.setattr(modules.projlp, "_SEPARATION_ITER", 1)
+    monkeypatch.setattr(modules.projlp_copied, "_NEWTON_ITER", 0)  # returns its start
     res = run_family("projlp", planted, random_state=0, n_jobs=2)
     assert res.info["n_lps"] > 0 and res.certified
     assert certify_rounding(planted, res.L, res.R)
@@ -503,10 +496,8 @@ def test_hinge_solver_recovers_a_planted_matrix():
 
 
 def test_hinge_solver_choice_and_validation(monkeypatch, planted):
-    from sklearn_rrank import _projlp
-
     assert projlp_fit(planted, 2, max_iter=1).info["solver"] == "lp"  # small input
-    monkeypatch.setattr(_projlp, "_SEPARATION_ENTRIES", 0)  # as on large input
+    monkeypatch.setattr(modules.projlp, "_SEPARATION_ENTRIES", 0)  # as on large input
     assert projlp_fit(planted, 2, max_iter=1).info["solver"] == "hinge"
     assert projlp_fit(planted, 2, max_iter=1, nonnegative=True).info["solver"] == "lp"
     with pytest.raises(ValueError, match="non-negative"):
@@ -519,7 +510,7 @@ def test_hinge_solver_choice_and_validation(monkeypatch, planted):
 
 
 def test_hinge_transform_rows_and_choice(monkeypatch):
-    from sklearn_rrank import RoundingRankFactorization, _projlp
+    from sklearn_rrank import RoundingRankFactorization
 
     X, L, R, _ = make_rounding_rank_matrix(
         150, 60, 3, random_state=2, return_factors=True
@@ -536,13 +527,13 @@ def test_hinge_transform_rows_and_choice(monkeypatch):
         projlp_transform(X, R[:5], solver="hinge")
     # the estimator hands the solver to transform, so fit_transform stays cheap
     calls = []
-    original = _projlp._projlp_transform
+    original = modules.projlp._projlp_transform
 
     def spy(*args, **kwargs):
         calls.append(kwargs.get("solver"))
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(_projlp, "_projlp_transform", spy)
+    monkeypatch.setattr(modules.projlp, "_projlp_transform", spy)
     est = RoundingRankFactorization(
         3, method="projlp", random_state=0, method_params={"solver": "hinge"}
     ).fit(X)
@@ -556,16 +547,16 @@ def test_time_limit_keeps_the_fitted_rows(paleo, monkeypatch, method):
     deadline): on Abstracts k=100 that re-solve ran minutes past the limit."""
     import dataclasses
 
-    from sklearn_rrank import RoundingRankFactorization, _factorization
+    from sklearn_rrank import RoundingRankFactorization
 
-    methods = dict(_factorization.METHODS)
+    methods = dict(modules.factorization.METHODS)
     spec = methods[method]
 
     def no_transform(*args, **kwargs):
         raise AssertionError("transform called inside a budgeted fit")
 
     methods[method] = dataclasses.replace(spec, transform=no_transform)
-    monkeypatch.setattr(_factorization, "METHODS", methods)
+    monkeypatch.setattr(modules.factorization, "METHODS", methods)
     est = RoundingRankFactorization(5, method=method, random_state=0, time_limit=60)
     L = est.fit_transform(paleo)
     assert L.shape == (paleo.shape[0], 5)

@@ -6,6 +6,17 @@ import warnings
 
 import numpy as np
 import pytest
+from _family import (
+    BOUND_METHODS,
+    FIT_METHODS,
+    METHODS,
+    BinaryData,
+    Deadline,
+    Incumbent,
+    modules,
+    rrank,
+    trivial_upper_bound,
+)
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
@@ -17,8 +28,6 @@ from sklearn_rrank import (
     feature_dimension_bounds,
     rounding_rank_bounds,
 )
-from sklearn_rrank._methods import BOUND_METHODS, FIT_METHODS, METHODS
-from sklearn_rrank._ranksearch import Deadline, Incumbent
 from sklearn_rrank.datasets import make_rounding_rank_matrix
 
 PLANTED = make_rounding_rank_matrix(24, 18, 3, random_state=0)
@@ -187,14 +196,12 @@ def test_budget_is_kept_and_certificates_stand():
 
 
 def test_failing_method_does_not_take_the_call_down(monkeypatch):
-    from sklearn_rrank import _methods
-
     def boom(*args, **kwargs):
         raise RuntimeError("solver exploded")
 
-    table = dict(_methods.METHODS)
+    table = dict(modules.methods.METHODS)
     table["nuclear"] = dataclasses.replace(table["nuclear"], search=boom)
-    monkeypatch.setattr(_methods, "METHODS", table)
+    monkeypatch.setattr(modules.methods, "METHODS", table)
     b = rounding_rank_bounds(PLANTED, methods=("rsvd", "nuclear"))
     row = next(r for r in b.report if r["method"] == "nuclear")
     assert row["status"] == "failed" and "solver exploded" in row["message"]
@@ -227,8 +234,6 @@ def test_incumbent_certifies_and_keeps_only_improvements():
 
 @pytest.mark.parametrize("tau", [0.5, 0.0, -0.3])
 def test_incumbent_refuses_certificates_wider_than_the_trivial_rank(tau):
-    from sklearn_rrank._bounds import trivial_upper_bound
-
     X = PLANTED.astype(float)
     inc = Incumbent(X, tau, "test")
     assert inc.ceiling == min(X.shape) + (tau <= 0)
@@ -244,18 +249,15 @@ def test_incumbent_refuses_certificates_wider_than_the_trivial_rank(tau):
 
 def test_portfolio_never_reports_more_than_the_trivial_rank(monkeypatch):
     # ProjLP's copied columns gave 8663 on a 16000 x 8000 matrix (trivial: 8000)
-    from sklearn_rrank import _methods
-    from sklearn_rrank._bounds import trivial_upper_bound
-
     def too_wide(X, incumbent, deadline, *, tau, **kwargs):
         L, R = trivial_upper_bound(X, tau=tau)
         extra = np.zeros((X.shape[0], 5)), np.zeros((X.shape[1], 5))
         incumbent.offer(np.hstack([L, extra[0]]), np.hstack([R, extra[1]]))
         return {}
 
-    table = dict(_methods.METHODS)
+    table = dict(modules.methods.METHODS)
     table["nuclear"] = dataclasses.replace(table["nuclear"], search=too_wide)
-    monkeypatch.setattr(_methods, "METHODS", table)
+    monkeypatch.setattr(modules.methods, "METHODS", table)
     b = rounding_rank_bounds(PLANTED, methods=("nuclear",))
     assert b.upper == min(PLANTED.shape) and b.upper_method == "trivial"
     assert certify_rounding(PLANTED, b.L, b.R)
@@ -283,11 +285,9 @@ def test_fuzz_every_method_small_matrices(X, tau):
 def test_every_bound_method_reachable_from_the_cli(method, tmp_path, capsys):
     import json
 
-    from sklearn_rrank._cli import main
-
     path = tmp_path / "x.npy"
     np.save(path, BOOLEAN)
-    assert main(["bounds", str(path), "--methods", method, "--json", "-q"]) == 0
+    assert rrank(["bounds", str(path), "--methods", method, "--json", "-q"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert method in [r["method"] for r in out["report"]]
 
@@ -296,12 +296,10 @@ def test_every_bound_method_reachable_from_the_cli(method, tmp_path, capsys):
 def test_every_fit_method_reachable_from_the_cli(method, tmp_path, capsys):
     import json
 
-    from sklearn_rrank._cli import main
-
     path = tmp_path / "x.npy"
     np.save(path, BOOLEAN)
     argv = ["factorize", str(path), "-k", "3", "--method", method, "--json", "-q"]
-    assert main(argv) == 0
+    assert rrank(argv) == 0
     assert json.loads(capsys.readouterr().out)["method"] == method
 
 
@@ -313,8 +311,6 @@ def test_cv_exact_finds_rank_zero_like_rounding_rank_bounds(X, tau):
 
 
 def test_binary_data_merges_rows_and_columns_once():
-    from sklearn_rrank._ranksearch import BinaryData
-
     rng = np.random.default_rng(0)
     X = (rng.random((30, 12)) < 0.3).astype(float)
     X[7] = X[2]
@@ -336,8 +332,6 @@ def test_binary_data_merges_rows_and_columns_once():
 def test_second_pass_gives_the_time_left_to_stopped_searches(monkeypatch):
     # L-PCA is stopped by its share, ProjLP finishes at once: the time ProjLP did
     # not use goes back to L-PCA, which resumes just below the best certificate
-    from sklearn_rrank import _methods
-
     calls = []
 
     def stopped_then_quick(X, incumbent, deadline, *, tau, **kwargs):
@@ -350,10 +344,10 @@ def test_second_pass_gives_the_time_left_to_stopped_searches(monkeypatch):
     def quick(X, incumbent, deadline, *, tau, **kwargs):
         return {"message": "nothing to do"}
 
-    table = dict(_methods.METHODS)
+    table = dict(modules.methods.METHODS)
     table["lpca"] = dataclasses.replace(table["lpca"], search=stopped_then_quick)
     table["projlp"] = dataclasses.replace(table["projlp"], search=quick)
-    monkeypatch.setattr(_methods, "METHODS", table)
+    monkeypatch.setattr(modules.methods, "METHODS", table)
     b = rounding_rank_bounds(
         PLANTED, methods=("rsvd", "lpca", "projlp"), time_limit=8.0, random_state=0
     )
@@ -366,16 +360,14 @@ def test_second_pass_gives_the_time_left_to_stopped_searches(monkeypatch):
 
 
 def test_no_second_pass_without_a_budget_or_when_the_bounds_meet(monkeypatch):
-    from sklearn_rrank import _methods
-
     calls = []
 
     def search(X, incumbent, deadline, *, tau, **kwargs):
         calls.append(kwargs.get("start"))
         return {}
 
-    table = dict(_methods.METHODS)
+    table = dict(modules.methods.METHODS)
     table["lpca"] = dataclasses.replace(table["lpca"], search=search)
-    monkeypatch.setattr(_methods, "METHODS", table)
+    monkeypatch.setattr(modules.methods, "METHODS", table)
     rounding_rank_bounds(PLANTED, methods=("rsvd", "lpca"), random_state=0)
     assert calls == [None]

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from _family import run_family
+from _family import modules, rsvd_error_curve, run_family, truncated_svd
 
 from sklearn_rrank import (
     RoundingRankFactorization,
@@ -9,7 +9,6 @@ from sklearn_rrank import (
     round_matrix,
     rounding_rank_bounds,
 )
-from sklearn_rrank._rsvd import rsvd_error_curve, truncated_svd
 
 
 def _brute_force_curve(X, tau):
@@ -77,12 +76,10 @@ def test_estimator_picks_best_truncation_and_pads(rng):
 
 @pytest.mark.parametrize("tau", [0.5, 0.3])
 def test_blocked_scan_finds_the_first_exact_truncation(rng, monkeypatch, tau):
-    import sklearn_rrank._rsvd as rsvd
-
     X = (rng.random((60, 45)) < 0.3).astype(float)
     exhaustive = run_family("rsvd", X, tau=tau)
-    monkeypatch.setattr(rsvd, "_EXHAUSTIVE_WORK", 0)
-    monkeypatch.setattr(rsvd, "_SCAN_BLOCK", 7)
+    monkeypatch.setattr(modules.rsvd, "_EXHAUSTIVE_WORK", 0)
+    monkeypatch.setattr(modules.rsvd, "_SCAN_BLOCK", 7)
     blocked = run_family("rsvd", X, tau=tau)
     assert blocked.info["scan"].startswith("blocked")
     assert blocked.certified and certify_rounding(X, blocked.L, blocked.R, tau=tau)
@@ -111,9 +108,7 @@ def test_all_zero_matrix():
 
 
 def test_time_limit_skips_an_svd_that_cannot_finish(monkeypatch, rng):
-    import sklearn_rrank._rsvd as rsvd
-
-    monkeypatch.setattr(rsvd, "_svd_seconds", lambda *args: 1e6)
+    monkeypatch.setattr(modules.rsvd, "_svd_seconds", lambda *args: 1e6)
     X = (rng.random((30, 20)) < 0.3).astype(float)
     res = run_family("rsvd", X, time_limit=5)
     assert res.rank is None and res.stopped_early
@@ -124,14 +119,12 @@ def test_time_limit_skips_an_svd_that_cannot_finish(monkeypatch, rng):
 def test_blocked_scan_by_blocks_of_rows_equals_one_block(rng, monkeypatch, sparse):
     import scipy.sparse as sp
 
-    import sklearn_rrank._rsvd as rsvd
-
     X = (rng.random((80, 40)) < 0.25).astype(float)
-    monkeypatch.setattr(rsvd, "_EXHAUSTIVE_WORK", 0)
-    monkeypatch.setattr(rsvd, "_SCAN_BLOCK", 5)
+    monkeypatch.setattr(modules.rsvd, "_EXHAUSTIVE_WORK", 0)
+    monkeypatch.setattr(modules.rsvd, "_SCAN_BLOCK", 5)
     one = run_family("rsvd", X)
     # blocks of 3 rows: the failing boundary is found by another block of rows
-    monkeypatch.setattr(rsvd, "_SCAN_ROW_ENTRIES", 3 * 40)
+    monkeypatch.setattr(modules.rsvd, "_SCAN_ROW_ENTRIES", 3 * 40)
     many = run_family("rsvd", sp.csr_matrix(X) if sparse else X)
     assert many.rank == one.rank
     assert certify_rounding(X, many.L, many.R)

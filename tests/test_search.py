@@ -1,5 +1,6 @@
 import numpy as np
 import pytest
+from _family import Deadline, search_candidates
 
 from sklearn_rrank import (
     RoundingRankCV,
@@ -113,8 +114,6 @@ def test_exact_nonnegative_keeps_factors_nonnegative():
     ],
 )
 def test_search_candidates_orders(order, certified, best, tries):
-    from sklearn_rrank._ranksearch import Deadline, search_candidates
-
     seen = []
 
     def try_k(k):
@@ -129,8 +128,6 @@ def test_search_candidates_orders(order, certified, best, tries):
 
 @pytest.mark.parametrize("order", ["linear", "galloping"])
 def test_search_candidates_tries_one_rank_after_the_deadline(order):
-    from sklearn_rrank._ranksearch import Deadline, search_candidates
-
     seen = []
     found, stopped = search_candidates(
         [3, 5, 9], lambda k: seen.append(k) or False, Deadline(0.0), order=order

@@ -2,11 +2,17 @@
 
 import numpy as np
 import pytest
+from _family import (
+    _column_counts,
+    alternate_separation,
+    modules,
+    separate_columns,
+    separation_basis,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sklearn_rrank import _separation, certify_rounding
-from sklearn_rrank._separation import separate_columns
+from sklearn_rrank import certify_rounding
 
 
 def _planted(m, n, d, tau, seed):
@@ -59,7 +65,7 @@ def test_missing_entries_drop_their_constraint():
 
 
 def test_result_does_not_depend_on_n_jobs(monkeypatch):
-    monkeypatch.setattr(_separation, "_BLOCK_ENTRIES", 1000)  # several blocks
+    monkeypatch.setattr(modules.separation, "_BLOCK_ENTRIES", 1000)  # several blocks
     L, X = _planted(100, 50, 4, 0.5, 3)
     R1, s1 = separate_columns(L, X, n_jobs=1)
     R2, s2 = separate_columns(L, X, n_jobs=2)
@@ -98,8 +104,6 @@ def test_never_claims_an_uncertified_column(m, n, d, tau, seed, solver):
 
 
 def test_a_precomputed_basis_gives_the_same_result():
-    from sklearn_rrank._separation import separation_basis
-
     L, X = _planted(120, 30, 4, 0.5, 5)
     for solver in ["descent", "newton"]:
         R1, s1 = separate_columns(L, X, solver=solver, n_iter=30)
@@ -138,7 +142,7 @@ def test_alternation_is_monotone_and_its_counts_are_certified(tau):
     L0, X = _planted(120, 80, 4, tau, 5)
     rng = np.random.default_rng(0)
     start = rng.standard_normal(L0.shape)  # a start unrelated to the planted L
-    L, R, counts, history = _separation.alternate_separation(
+    L, R, counts, history = alternate_separation(
         start, X, tau=tau, n_rounds=6, n_iter=80
     )
     assert all(
@@ -156,16 +160,14 @@ def test_alternation_is_monotone_and_its_counts_are_certified(tau):
 def test_alternation_stops_when_exact_and_never_modifies_its_inputs():
     L0, X = _planted(100, 60, 3, 0.5, 6)
     X_copy, L_copy = X.copy(), L0.copy()
-    L, R, counts, history = _separation.alternate_separation(
-        L0, X, n_rounds=20, n_iter=1000
-    )
+    L, R, counts, history = alternate_separation(L0, X, n_rounds=20, n_iter=1000)
     assert history[-1] == 0 and len(history) < 21  # stopped as soon as exact
     assert not counts.any()
     assert certify_rounding(X, L, R)
     np.testing.assert_array_equal(X, X_copy)
     np.testing.assert_array_equal(L0, L_copy)
     # a warm start that separates everything is kept as it is
-    Lx, Rx, cx, hx = _separation.alternate_separation(L, X, init=R, n_rounds=3)
+    Lx, Rx, cx, hx = alternate_separation(L, X, init=R, n_rounds=3)
     assert hx == [0]
     np.testing.assert_array_equal(Rx, R)
     np.testing.assert_array_equal(Lx, L)
@@ -181,17 +183,17 @@ def test_warm_start_is_never_worse_column_by_column():
 
 
 def test_alternation_does_not_depend_on_n_jobs_and_reads_transposes(monkeypatch):
-    monkeypatch.setattr(_separation, "_BLOCK_ENTRIES", 500)  # several blocks
+    monkeypatch.setattr(modules.separation, "_BLOCK_ENTRIES", 500)  # several blocks
     L0, X = _planted(90, 70, 3, 0.5, 8)
     start = L0 + 0.5 * np.random.default_rng(1).standard_normal(L0.shape)
-    a = _separation.alternate_separation(start, X, n_rounds=3, n_jobs=1)
-    b = _separation.alternate_separation(start, X, n_rounds=3, n_jobs=2)
+    a = alternate_separation(start, X, n_rounds=3, n_jobs=1)
+    b = alternate_separation(start, X, n_rounds=3, n_jobs=2)
     for x, y in zip(a[:3], b[:3], strict=True):
         np.testing.assert_array_equal(x, y)
     assert a[3] == b[3]
     # the row step counts a transposed view by rows: the same as a copy
     L, R = a[0], a[1]
     np.testing.assert_array_equal(
-        _separation._column_counts(X.T, R, L, 0.5),
-        _separation._column_counts(np.ascontiguousarray(X.T), R, L, 0.5),
+        _column_counts(X.T, R, L, 0.5),
+        _column_counts(np.ascontiguousarray(X.T), R, L, 0.5),
     )

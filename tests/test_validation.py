@@ -2,11 +2,10 @@ import numpy as np
 import pandas as pd
 import pytest
 import scipy.sparse as sp
+from _family import check_binary_matrix, check_tau
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
-
-from sklearn_rrank._validation import check_binary_matrix, check_tau
 
 
 @pytest.mark.parametrize(

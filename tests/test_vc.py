@@ -6,18 +6,12 @@ import time
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from _family import Deadline, _largest_shattered, _pair_graph, _Shattering
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from sklearn_rrank._ranksearch import Deadline
-from sklearn_rrank._rounding import certify_rounding
-from sklearn_rrank._vc import (
-    _largest_shattered,
-    _pair_graph,
-    _Shattering,
-    vc_lower_bound,
-)
+from sklearn_rrank import certify_rounding, vc_lower_bound
 from sklearn_rrank.datasets import load_paleo
 
 
