@@ -26,7 +26,9 @@ import scipy.sparse as sp
 
 from sklearn_rrank import (
     _asso,
+    _bounds,
     _classification,
+    _cli,
     _factorization,
     _lp,
     _lpca_lbfgs,
@@ -43,6 +45,7 @@ from sklearn_rrank import (
     _rounding,
     _rsvd,
     _separation,
+    _spectral,
     _trivial,
     _validation,
     _vc,
@@ -132,6 +135,7 @@ search_candidates = _ranksearch.search_candidates  # linear/galloping rank order
 rank_zero_possible = _ranksearch.rank_zero_possible  # is X round_tau(0)?
 _count_errors_factors = _rounding._count_errors_factors  # errors of L R^T, blocked
 trivial_upper_bound = _trivial.trivial_upper_bound  # certified rank-min(m, n) factors
+_run_portfolio = _bounds._run_portfolio  # rounding_rank_bounds' portfolio, trusted
 
 # LP engine and batched separation (_lp, _separation)
 DEFAULT_EPS = _lp.DEFAULT_EPS  # the LP engine's default tolerance
@@ -199,6 +203,7 @@ _PAPER = _datasets_base._PAPER  # the paper's table for the bundled data sets
 
 #: the private modules whose attributes tests monkeypatch
 modules = SimpleNamespace(
+    cli=_cli,  # the command line (its loader, its real-rank plan)
     factorization=_factorization,  # the estimator (its METHODS)
     lpca_lbfgs=_lpca_lbfgs,  # L-PCA's L-BFGS solver (its task chunks)
     memory=_memory,  # memory probe of the loaders and the command line
@@ -210,11 +215,17 @@ modules = SimpleNamespace(
     projlp_search=_projlp_search_module,  # ProjLP's rank search (truncated products)
     rsvd=_rsvd,  # RSVD (scan blocks, SVD time estimates)
     separation=_separation,  # batched separation (block sizes)
+    spectral=_spectral,  # the spectral bound (its d*, its memory check)
     validation=_validation,  # the door's checks (wrapped to count calls)
 )
 
 
 # -- the command line --------------------------------------------------------------
+_build_parser = _cli._build_parser  # the rrank argument parser
+_cli_warning = _cli._cli_warning  # one-line warnings of the command line
+_load_data = _cli._load_data  # the command line's data loader
+
+
 @functools.cache
 def _console_script(name):
     (entry,) = entry_points(group="console_scripts", name=name)

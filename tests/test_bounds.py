@@ -1,12 +1,12 @@
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from _family import BinaryData, Deadline, _run_portfolio, modules, trivial_upper_bound
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from sklearn_rrank import certify_rounding, rounding_rank_bounds, spectral_lower_bound
-from sklearn_rrank._trivial import trivial_upper_bound
 
 
 def test_spectral_edge_cases():
@@ -148,7 +148,7 @@ def test_keyboard_interrupt_keeps_the_bounds(monkeypatch, where):
     # bounds reached so far (with what the interrupted search had certified)
     from dataclasses import replace
 
-    from sklearn_rrank import _methods
+    _methods = modules.methods
 
     X, L, R = _planted_rank_two()
 
@@ -223,7 +223,7 @@ def test_sparse_input_gives_the_dense_bounds(sparse_small):
 
 
 def test_dense_only_method_is_skipped_when_it_would_not_fit(sparse_small, monkeypatch):
-    import sklearn_rrank._memory as memory
+    memory = modules.memory
 
     _, Xs = sparse_small
     monkeypatch.setattr(memory, "fits_in_memory", lambda n_bytes: False)
@@ -251,8 +251,6 @@ def test_trivial_method_on_sparse_data_hands_projlp_a_sparse_certificate(sparse_
 
 
 def test_binary_data_merges_sparse_rows_like_dense(sparse_small):
-    from sklearn_rrank._ranksearch import BinaryData
-
     X, Xs = sparse_small
     dense, sparse = BinaryData(X), BinaryData(Xs)
     for a, b in zip(dense.unique_rows, sparse.unique_rows, strict=True):
@@ -266,7 +264,7 @@ def test_binary_data_merges_sparse_rows_like_dense(sparse_small):
 def test_spectral_all_values_skipped_when_dense_would_not_fit(monkeypatch):
     import scipy.sparse as sp
 
-    import sklearn_rrank._spectral as spectral
+    spectral = modules.spectral
 
     X = sp.random(600, 450, density=0.02, format="csr", random_state=0)
     X.data[:] = 1.0
@@ -278,7 +276,7 @@ def test_spectral_all_values_skipped_when_dense_would_not_fit(monkeypatch):
 
 
 def test_rsvd_keeps_the_components_that_fit_in_memory(sparse_small, monkeypatch):
-    import sklearn_rrank._memory as memory
+    memory = modules.memory
 
     X, Xs = sparse_small
     m, n = X.shape
@@ -299,7 +297,7 @@ def test_rsvd_keeps_the_components_that_fit_in_memory(sparse_small, monkeypatch)
 
 
 def test_large_sparse_data_gets_no_dense_copy(sparse_small, monkeypatch):
-    import sklearn_rrank._memory as memory
+    memory = modules.memory
 
     X, Xs = sparse_small
     monkeypatch.setattr(memory, "_DENSE_COPY_BYTES", 4 * X.size)  # half of X
@@ -325,9 +323,6 @@ def test_projlp_on_sparse_data_densifies_only_the_merged_rows(sparse_small):
 
 
 def test_portfolio_holds_the_best_certificate_only(sparse_small):
-    from sklearn_rrank._bounds import _run_portfolio
-    from sklearn_rrank._ranksearch import Deadline
-
     X, _ = sparse_small
     run = _run_portfolio(
         X, ("trivial", "rsvd", "projlp"), tau=0.5, deadline=Deadline(), random_state=0

@@ -8,9 +8,10 @@ import time
 
 import numpy as np
 import pytest
+from _family import _build_parser, _cli_warning, _load_data, modules
+from _family import rrank as main
 
 from sklearn_rrank import certify_rounding
-from sklearn_rrank._cli import main
 
 
 def test_bounds_json_paleo(capsys, tmp_path):
@@ -183,8 +184,6 @@ def test_output_into_a_missing_directory_is_a_usage_error(capsys, tmp_path):
 def test_help_shows_every_default(command, capsys):
     import argparse
 
-    from sklearn_rrank._cli import _build_parser
-
     with pytest.raises(SystemExit) as exc:
         main(["--help"] if command is None else [command, "--help"])
     assert exc.value.code == 0
@@ -227,8 +226,6 @@ def test_convergence_warning_text_in_cli_terms():
 
     from sklearn.exceptions import ConvergenceWarning
 
-    from sklearn_rrank._cli import _cli_warning
-
     args = argparse.Namespace(method="rsvd", max_iter=None)
     w = ConvergenceWarning(
         "method='rsvd' did not converge (see solver_info_); the factorization may "
@@ -243,7 +240,7 @@ def test_convergence_warning_text_in_cli_terms():
 
 
 def test_data_errors_are_one_line_exit_2(capsys, tmp_path, monkeypatch):
-    from sklearn_rrank import _memory
+    _memory = modules.memory
 
     monkeypatch.chdir(tmp_path)
     for spec in ["no_such_data", "missing.fimi", str(tmp_path)]:
@@ -412,7 +409,7 @@ def test_highs_banner_never_reaches_the_user():
 def test_plot_without_matplotlib_fails_before_any_work(
     command, capsys, tmp_path, monkeypatch
 ):
-    import sklearn_rrank._cli as cli
+    cli = modules.cli
 
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # import fails
 
@@ -428,7 +425,7 @@ def test_plot_without_matplotlib_fails_before_any_work(
 
 
 def test_real_rank_is_computed_within_the_budget(capsys, monkeypatch):
-    import sklearn_rrank._cli as cli
+    cli = modules.cli
 
     # paleo's SVD is small: computed without a measurement
     assert cli._real_rank_plan(124, 139, 1.0) == (True, 0.0, "")
@@ -492,8 +489,6 @@ def test_nested_without_a_nodf_drop_prints_no_note(capsys):
 
 def test_sparse_data_stays_sparse_at_the_door(tmp_path):
     import scipy.sparse as sp
-
-    from sklearn_rrank._cli import _load_data
 
     X, _ = _load_data("apj", keep_sparse=True)  # 0.3% ones
     assert sp.issparse(X)

@@ -1,8 +1,7 @@
 """``rrank ... --plot FILE.png`` saves a picture of each command's result."""
 
 import pytest
-
-from sklearn_rrank._cli import main
+from _family import rrank as main
 
 pytest.importorskip("matplotlib")
 

@@ -7,6 +7,8 @@ import pandas as pd
 import pytest
 import scipy.io
 import scipy.sparse as sp
+from _family import modules
+from _family import rrank as main
 
 from sklearn_rrank import (
     NestedApprox,
@@ -16,7 +18,6 @@ from sklearn_rrank import (
     nestedness_temperature,
     rounding_rank_bounds,
 )
-from sklearn_rrank._cli import main
 from sklearn_rrank.datasets import load_binary_matrix
 
 FIT_METHODS = ("rsvd", "lpca", "projlp", "asso")
@@ -69,7 +70,7 @@ def test_malformed_files_raise_value_error(tmp_path, name, text, match):
 
 
 def test_sparse_loading_is_guarded_by_memory(tmp_path, monkeypatch):
-    from sklearn_rrank import _memory
+    _memory = modules.memory
 
     monkeypatch.setattr(_memory, "available_memory", lambda: 2**30)
     path = _write(
@@ -82,7 +83,7 @@ def test_sparse_loading_is_guarded_by_memory(tmp_path, monkeypatch):
 
 
 def test_huge_sparse_input_is_refused_at_the_door(monkeypatch):
-    from sklearn_rrank import _memory
+    _memory = modules.memory
 
     monkeypatch.setattr(_memory, "available_memory", lambda: 2**30)
     X = sp.csr_matrix((np.ones(1), ([0], [5])), shape=(1, 10**9))
@@ -227,7 +228,7 @@ def test_reported_error_equals_the_recount(method, tau, seed):
 
 # -- 5. RoundingRankCV reports instead of raising ----------------------------------
 def test_cv_without_certificate_reports_best_k(monkeypatch):
-    import sklearn_rrank._rsvd as rsvd
+    rsvd = modules.rsvd
 
     monkeypatch.setattr(rsvd, "_offer_truncation", lambda *args, **kw: False)
     cv = RoundingRankCV(RoundingRankFactorization(method="rsvd")).fit(np.eye(3))

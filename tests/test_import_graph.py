@@ -78,10 +78,6 @@ TEST_SURFACE = "_family.py"
 #: test files that still reach internals directly: they belong to work in progress
 #: elsewhere and move to ``_family`` once it is merged (this list then empties)
 DIRECT_INTERNALS = {
-    "test_bounds.py",
-    "test_cli.py",
-    "test_cli_options.py",
-    "test_edge_cases.py",
     "test_lpca.py",
     "test_lpca_convergence.py",
     "test_lpca_distributed.py",
