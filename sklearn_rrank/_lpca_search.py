@@ -342,6 +342,9 @@ def _lpca_search(
         if ok:
             reason = "certified"
             break
+        if n_failed is None:  # the deadline passed while latent columns were added
+            reason = "time limit"
+            break
         k = _next_rank(
             k, first, n_failed, n_ones, incumbent, max_rank, gallop=deadline.limited
         )
@@ -395,7 +398,9 @@ def _ascent_step(
     model an earlier run left at ``k`` in ``incumbent.memo``, else a fresh SVD
     start from ``seed``); latent columns are added one at a time. The rescue runs
     when at most ``rescue_limit`` entries fail (None: never). Returns the fitted
-    model, whether a certificate was accepted and the uncertified entries.
+    model, whether a certificate was accepted and the uncertified entries (None
+    when the deadline passed before the latent columns of ``k`` were all added:
+    each costs an SVD of the gradient, on Abstracts several seconds).
     """
     tau, n_jobs, verbose = fit["tau"], fit["n_jobs"], fit["verbose"]
     t0 = time.monotonic()
@@ -406,6 +411,8 @@ def _ascent_step(
         state = incumbent.memo.pop(k, None) or _svd_init(data, p, kind, seed, tau)
     U, V, mu = state
     while U.shape[1] < p:  # one column per step of the ascent
+        if deadline.expired():  # each column costs an SVD of the gradient: stop
+            return (U, V, mu), False, None
         U, V, mu = _add_column(data, U, V, mu, deadline)
     tick = _ticker(incumbent, k)
     U, V, mu, n_iter, finfo = _fit_core(

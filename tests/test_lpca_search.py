@@ -199,3 +199,32 @@ def test_only_fits_cut_by_the_deadline_are_kept_for_later():
     memo = {}
     run_rank_search(_lpca_search, X, method="lpca", tau=0.5, random_state=0, memo=memo)
     assert memo == {}  # no deadline: nothing was cut short
+
+
+def test_ascent_stops_adding_columns_once_the_deadline_passes(monkeypatch):
+    # a jump of the ascent adds one latent column per SVD of the gradient (several
+    # seconds each on Abstracts): the deadline is checked before each column
+    import sklearn_rrank._lpca_search as lpca_search
+
+    real, calls = lpca_search._add_column, []
+
+    def add_column(data, U, V, mu, deadline):
+        calls.append(U.shape[1])
+        if len(calls) == 2:  # the first column of the jump 2 -> 4: time is up
+            deadline.end = time.monotonic()
+        return real(data, U, V, mu, deadline)
+
+    monkeypatch.setattr(lpca_search, "_add_column", add_column)
+    X = (np.random.default_rng(0).random((60, 40)) < 0.5).astype(float)
+    res = run_rank_search(
+        _lpca_search,
+        X,
+        method="lpca",
+        tau=0.5,
+        deadline=1000.0,
+        random_state=0,
+        params={"polish": False},
+    )
+    assert calls == [1, 2]  # k = 1 -> 2, then one column of 2 -> 4 only
+    assert res.rank is None and res.stopped_early
+    assert "time limit" in res.report.message
