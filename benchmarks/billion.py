@@ -128,6 +128,7 @@ def main(argv=None):
                     r["bound"],
                     round(r["seconds"], 1),
                     r["message"][:200],
+                    r.get("errors_by_k", {}),
                 ]
                 for r in out["report"]
             ]

@@ -591,6 +591,13 @@ def rounding_rank_bounds(
     The call returns within the budget plus the last uninterruptible step (one
     sweep, one LP, or an SVD that was estimated to fit).
 
+    **Memory on sparse data.** Sparse ``X`` stays sparse: R-SVD, the spectral
+    bound, L-PCA and ProjLP take the CSR matrix (ProjLP densifies only its merged
+    rows); the other methods, and VC, get a dense copy only up to 2 GiB that fits
+    in memory, else they are skipped with a message. R-SVD computes at most the
+    singular triplets that fit in 1 GiB (its message says when it keeps fewer), and
+    the trivial certificate of sparse data is sparse (``L`` and ``R`` CSR).
+
     Parameters
     ----------
     X : array-like or sparse matrix of shape (n_samples, n_features)
