@@ -353,9 +353,8 @@ class _Portfolio:
         the known bound, a lower bound that completed), the first pass ends early.
         What is left goes, by weight, to the rank searches that the deadline
         stopped, again under the best bound; a search that takes ``start`` resumes
-        at the rank just below the best certificate (the only ranks that can still
-        improve it). Lower bounds that the deadline stopped run again only if
-        their new share is larger than their first.
+        where it stopped (:meth:`_resume`). Lower bounds that the deadline stopped
+        run again only if their new share is larger than their first.
         """
         if not self.deadline.limited or self.met() or self.best is None:
             return
@@ -378,7 +377,7 @@ class _Portfolio:
             row = rows[spec.name]
             params = dict(self.params[spec.name])
             if spec.search is not None and "start" in spec.search_params:
-                params["start"] = max(params.get("start", 1), self.best[0] - 1)
+                params["start"] = max(params.get("start", 1), self._resume(spec, row))
             elif sub.remaining() <= (row["budget"] or 0.0):
                 continue  # the same run on less time cannot do better
             first = {key: row[key] for key in ("seconds", "budget", "message")}
@@ -391,6 +390,21 @@ class _Portfolio:
                 self._run(spec, row, sub, params)
             finally:
                 _merge_rows(row, first, first_curve, first_errors, bound, spec)
+
+    def _resume(self, spec, row):
+        """The rank where a search the deadline stopped resumes in the second pass.
+
+        The rank of the fit the deadline cut short (kept in the search's memo), else
+        the rank above the last one it tried; always below the best certificate
+        (only smaller ranks can improve it), and never far above where the search
+        was: on Abstracts R-SVD's certificate is 4421 while L-PCA stopped at k = 13.
+        """
+        top = self.best[0] - 1
+        cut = [k for k in self.memos.get(spec.name, {}) if k <= top]
+        if cut:
+            return max(cut)
+        tried = [k for k in row.get("errors_by_k", {}) if k < top]
+        return min(top, max(tried) + 1) if tried else top
 
     def _run(self, spec, row, sub, params):
         """Run one method on the deadline ``sub``; fill ``row``, update the bounds."""

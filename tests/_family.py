@@ -65,6 +65,7 @@ __all__ = [
     "Incumbent",
     "ProgressPrinter",
     "_MANIFEST",
+    "_Portfolio",
     "_PAPER",
     "_STRATEGIES",
     "_SVDStart",
@@ -136,6 +137,7 @@ rank_zero_possible = _ranksearch.rank_zero_possible  # is X round_tau(0)?
 _count_errors_factors = _rounding._count_errors_factors  # errors of L R^T, blocked
 trivial_upper_bound = _trivial.trivial_upper_bound  # certified rank-min(m, n) factors
 _run_portfolio = _bounds._run_portfolio  # rounding_rank_bounds' portfolio, trusted
+_Portfolio = _bounds._Portfolio  # the state of one portfolio run
 
 # LP engine and batched separation (_lp, _separation)
 DEFAULT_EPS = _lp.DEFAULT_EPS  # the LP engine's default tolerance

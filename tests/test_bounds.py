@@ -1,7 +1,14 @@
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from _family import BinaryData, Deadline, _run_portfolio, modules, trivial_upper_bound
+from _family import (
+    BinaryData,
+    Deadline,
+    _Portfolio,
+    _run_portfolio,
+    modules,
+    trivial_upper_bound,
+)
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
@@ -331,3 +338,21 @@ def test_portfolio_holds_the_best_certificate_only(sparse_small):
     assert rank < min(X.shape) and method in ("rsvd", "projlp")
     held = {name: res.L is not None for name, res in run.results.items()}
     assert held == {"trivial": False, "rsvd": method == "rsvd", "projlp": True}
+
+
+def test_second_pass_resumes_a_search_where_it_stopped():
+    # the rank of the fit the deadline cut short, else above the last rank tried,
+    # always below the best certificate (Abstracts: R-SVD certified 4421 while
+    # L-PCA stopped at k = 13; it resumed at 4420 and spent minutes on an SVD start)
+    run = object.__new__(_Portfolio)
+    spec = modules.methods.METHODS["lpca"]
+    run.best, run.memos = (4421, "rsvd", None, None), {"lpca": {13: "cut"}}
+    assert run._resume(spec, {"errors_by_k": {6: 9, 7: 8, 9: 7, 13: 5}}) == 13
+    run.memos = {}
+    assert run._resume(spec, {"errors_by_k": {6: 9, 7: 8, 9: 7, 13: 5}}) == 14
+    run.best = (5, "lpca", None, None)  # APJ: L-PCA certified 5 itself
+    assert run._resume(spec, {"errors_by_k": {3: 9, 4: 8, 5: 0}}) == 4
+    run.memos = {"lpca": {4: "cut"}}
+    assert run._resume(spec, {"errors_by_k": {3: 9, 4: 8, 5: 0}}) == 4
+    run.memos, run.best = {}, (3, "rsvd", None, None)
+    assert run._resume(spec, {"errors_by_k": {}}) == 2
