@@ -141,7 +141,16 @@ def _fit_core(
             )
         else:
             kind = _NewtonSweep if solver == "newton" else _MMSweep
-            sweep = kind(data, U, V, mu, alpha=alpha, tau=tau, parallel=parallel)
+            sweep = kind(
+                data,
+                U,
+                V,
+                mu,
+                alpha=alpha,
+                tau=tau,
+                parallel=parallel,
+                deadline=deadline,
+            )
             U, V, mu, history, n_iter, status = _sweep_loop(
                 sweep, U, V, mu, n_observed=data.n_observed, **common
             )
@@ -346,7 +355,11 @@ def lpca_fit(
         before every half sweep at no extra cost. The caller certifies the result
         with :func:`~sklearn_rrank.certify_rounding`.
     time_limit : float or None, default=None
-        Stop after this many seconds (checked once per sweep).
+        Stop after this many seconds, counted from the start of the call (the
+        SVD start included). The deadline is checked between the chunks of rows
+        of every pass; a sweep (L-BFGS: iteration) that it interrupts is
+        discarded, so the result is the state after the last complete one and
+        ``info["status"]`` is ``"time_limit"``.
     dtype : {"float64", "float32"}, default="float64"
         Precision of the sweeps' ``m x n`` work (logits, gradients, losses).
         ``"float32"`` halves the memory traffic and makes the element-wise
@@ -452,19 +465,25 @@ def _lpca_fit(
     time_limit=None,
     dtype="float64",
 ):
-    """:func:`lpca_fit` on validated data (float64, NaN = missing); no checks."""
+    """:func:`lpca_fit` on validated data (float64, NaN = missing); no checks.
+
+    ``time_limit`` is a number of seconds, None or a
+    :class:`~sklearn_rrank._ranksearch.Deadline` (which then reaches the leaves).
+    """
     m, n = X.shape
     k = int(n_components)
     kind = _model_kind(fit_bias, tau)
     p = k - 1 if kind == "column" else k
+    # the budget counts from here: the SVD start is part of it
+    deadline = Deadline.coerce(time_limit)
     data = _Data(X, dtype=dtype)
     if init is None:
-        U, V, mu = _svd_init(data, p, kind, check_random_state(random_state), tau)
+        rng = check_random_state(random_state)
+        U, V, mu = _svd_init(data, p, kind, rng, tau, deadline=deadline)
     else:
         if len(init) != 2:
             raise ValueError("init must be a pair (L, R) or None.")
         U, V, mu = _init_from_factors(init[0], init[1], kind, tau, m, n, k)
-    deadline = None if time_limit is None else Deadline(time_limit)
     U, V, mu, n_iter, info = _fit_core(
         data,
         U,

@@ -8,10 +8,13 @@
 * :func:`_init_from_factors`: user factors in the returned format.
 """
 
+import time
+
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import check_random_state
 from sklearn.utils.extmath import randomized_svd
+from threadpoolctl import threadpool_limits
 
 from sklearn_rrank._lpca_model import (
     _B_MIN,
@@ -32,7 +35,7 @@ _INIT_SCALE = 2.0
 _GLOBAL_INIT = 4.0
 
 
-def _svd_init(data, p, kind, random_state, tau=0.5):
+def _svd_init(data, p, kind, random_state, tau=0.5, deadline=None):
     """Warm start from the truncated SVD of ``c (2X - 1)`` (missing entries 0).
 
     With the column bias (``kind="column"``), ``mu`` starts at the column means of
@@ -40,12 +43,15 @@ def _svd_init(data, p, kind, random_state, tau=0.5):
     (``kind="global"``) ``b`` starts at the overall mean (projected to the side
     ``tau`` needs); the SVD is taken of the centred matrix. The factors are balanced
     (``U = A sqrt(S)``, ``V = B sqrt(S)``). Directions beyond the rank of the
-    matrix get small random values (zero columns would stay zero).
+    matrix get small random values (zero columns would stay zero). A limited
+    ``deadline`` shortens the power iterations of the randomized SVD (see
+    :func:`_randomized_svd`, :func:`_svd_init_sparse`); the full SVD taken when
+    ``2 p >= min(m, n)`` is not interrupted.
     """
     m, n = data.shape
     rng = check_random_state(random_state)
     if data.sparse:
-        return _svd_init_sparse(data, p, kind, rng, tau)
+        return _svd_init_sparse(data, p, kind, rng, tau, deadline)
     # one m x n float64 work array, updated in place
     Z = np.multiply(data.q, _INIT_SCALE, dtype=np.float64)
     if data.w is not None:
@@ -66,7 +72,7 @@ def _svd_init(data, p, kind, random_state, tau=0.5):
         A, s, Bt = np.linalg.svd(Z, full_matrices=False)
         A, s, Bt = A[:, :p], s[:p], Bt[:p].T
     else:
-        A, s, Bt = randomized_svd(Z, p, n_iter=7, random_state=rng)
+        A, s, Bt = _randomized_svd(Z, p, rng, deadline)
         Bt = Bt.T
     root = np.sqrt(s)
     U, V = A * root, Bt * root
@@ -79,21 +85,52 @@ def _svd_init(data, p, kind, random_state, tau=0.5):
     return U, V, mu
 
 
-# power iterations of the randomized SVD of the sparse warm start (as randomized_svd)
+# power iterations and oversamples of the randomized SVDs of the warm starts
 _INIT_POWER_ITER = 7
 _INIT_OVERSAMPLES = 10
 
 
-def _svd_init_sparse(data, p, kind, rng, tau):
+def _randomized_svd(Z, p, random_state, deadline=None):
+    """``randomized_svd(Z, p, n_iter=7)`` cut to the time a limited deadline leaves.
+
+    A dense randomized SVD cannot be interrupted: with a limited ``deadline`` one
+    product of ``Z`` with as many columns as its samples is timed, and the power
+    iterations are cut to what fits in the time left at ``2 n_iter + 2`` such
+    products (none if even one would not: a range from one product). Without a
+    limit, or when all fit, the result is ``randomized_svd``'s; the probe costs one
+    product. BLAS runs single-threaded, as in the sweeps: on Abstracts (12841 x
+    4894, p = 1, two cores at load 5.6) the SVD took 3.0 s on one thread (16
+    times the probe, as modelled) and 7.3 s on two (32 times).
+    """
+    n_iter = _INIT_POWER_ITER
+    with threadpool_limits(limits=1, user_api="blas"):
+        if deadline is not None and deadline.limited:
+            size = min(p + _INIT_OVERSAMPLES, *Z.shape)
+            t0 = time.monotonic()
+            Z @ np.ones((Z.shape[1], size), dtype=Z.dtype)
+            per_product = max(time.monotonic() - t0, 1e-9)
+            fits = (deadline.remaining() / per_product - 2.0) // 2.0
+            n_iter = int(min(max(fits, 0), n_iter))
+        return randomized_svd(
+            Z,
+            p,
+            n_oversamples=_INIT_OVERSAMPLES,
+            n_iter=n_iter,
+            random_state=random_state,
+        )
+
+
+def _svd_init_sparse(data, p, kind, rng, tau, deadline=None):
     """:func:`_svd_init` for sparse signs: ``c (2X - 1) - mu`` as an operator.
 
     Complete data only, so ``Z = 2c X - 1 s^T`` with ``s = c + mu`` (``mu`` the column
     means of ``c (2X - 1)``, the global offset, or 0): a sparse matrix plus a rank-one
     term. Its top ``p`` singular triplets come from a randomized SVD (Halko et al.,
-    ``p + 10`` samples, 7 QR-normalised power iterations) whose products use the CSR
-    pattern of the ones, so memory grows with the ones and ``(m + n) p``. The result
-    equals the dense warm start up to floating-point rounding (another order of
-    summation), not bit for bit.
+    ``p + 10`` samples, 7 QR-normalised power iterations, fewer once a limited
+    ``deadline`` has passed) whose products use the CSR pattern of the ones, so
+    memory grows with the ones and ``(m + n) p``. The result equals the dense warm
+    start up to floating-point rounding (another order of summation), not bit for
+    bit.
     """
     m, n = data.shape
     c = _INIT_SCALE
@@ -124,6 +161,8 @@ def _svd_init_sparse(data, p, kind, rng, tau):
     size = min(p + _INIT_OVERSAMPLES, m, n)
     Q = matmat(rng.standard_normal((n, size)))
     for _ in range(_INIT_POWER_ITER):
+        if deadline is not None and deadline.expired():
+            break  # the sampled range is a (rougher) start too
         Q, _ = np.linalg.qr(Q)
         Q, _ = np.linalg.qr(rmatmat(Q))
         Q = matmat(Q)
@@ -148,7 +187,8 @@ def _add_column(data, U, V, mu, deadline=None):
     the data loss with respect to the logits, scaled by one Newton step on the
     objective along ``t a b^T`` (at least a small positive step). On sparse data
     the pair is found by chunks of rows (:func:`_top_gradient_pair`, which cuts its
-    power iterations short once ``deadline`` has expired).
+    power iterations short once ``deadline`` has expired); on dense data by
+    :func:`_randomized_svd` (cut to the time ``deadline`` leaves).
     """
     m, n = data.shape
     if data.sparse:
@@ -166,7 +206,7 @@ def _add_column(data, U, V, mu, deadline=None):
     A, s, Bt = (
         np.linalg.svd(-g, full_matrices=False)
         if min(m, n) <= 64
-        else (randomized_svd(-g, 1, n_iter=7, random_state=0))
+        else _randomized_svd(-g, 1, 0, deadline)
     )
     a, b, s0 = A[:, 0], Bt[0], s[0]
     curvature = float((a * a) @ h @ (b * b))

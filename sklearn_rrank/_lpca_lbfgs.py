@@ -11,9 +11,11 @@ import scipy.optimize
 
 from sklearn_rrank._lpca_model import (
     _B_MIN,
+    _CHECK_GROUP,
     _buffer,
     _chunks,
     _evaluate,
+    _Expired,
     _kind,
     _project_offset,
     _run_chunks,
@@ -140,14 +142,19 @@ def _joint_task(chunks, U, V, F, q, w, n_missing, ones, delta):
     return loss, gU, gVmu, n_unsafe
 
 
-def _joint_objective(z, data, p, kind, alpha, parallel=None, tau=0.5, counts=None):
+def _joint_objective(
+    z, data, p, kind, alpha, parallel=None, tau=0.5, counts=None, deadline=None
+):
     """Objective and gradient over ``z = [U.ravel(), V.ravel(), mu]`` (L-BFGS).
 
     The m x n work runs in ``data.dtype`` (float32 mode: the factors are cast down
     for it; the sums and the returned gradient are float64), in fixed runs of
     chunks of rows (see :func:`_joint_task`). If ``counts`` is a dict,
     ``counts["unsafe"]`` receives the entries that are wrong or within the stop
-    margin at ``z`` (see :func:`_evaluate`), computed from the same logits.
+    margin at ``z`` (see :func:`_evaluate`), computed from the same logits. A
+    limited ``deadline`` is checked before each run (threads: each
+    ``_CHECK_GROUP`` chunks' worth) and raises
+    :class:`~sklearn_rrank._lpca_model._Expired` once it has passed.
     """
     m, n = data.shape
     U, V, mu = _unpack(z, m, n, p, kind)
@@ -162,7 +169,10 @@ def _joint_objective(z, data, p, kind, alpha, parallel=None, tau=0.5, counts=Non
     args = (Uw, Vw, F, data.q, data.w, data.n_missing, data.ones, delta)
     # the tasks return their results (no shared output array): the same on every
     # joblib backend, threads or processes of a cluster
-    parts = _run_chunks(parallel, _joint_task, tasks, *args)
+    group = max(1, _CHECK_GROUP // _TASK_CHUNKS)
+    parts = _run_chunks(
+        parallel, _joint_task, tasks, *args, deadline=deadline, group=group
+    )
     f = sum(r[0] for r in parts) + 0.5 * alpha * float(z @ z)
     # gradient = alpha z + (the tasks' doubled data gradients) / 2, written in place
     grad = np.multiply(z, alpha)
@@ -207,7 +217,10 @@ def _lbfgs_fit(
     """Minimise the joint objective over ``(U, V, mu)`` with scipy's L-BFGS-B.
 
     The stopping rules are those of :func:`_sweep_loop`, checked in scipy's
-    callback after every iteration (``tol`` is also scipy's ``ftol``).
+    callback after every iteration (``tol`` is also scipy's ``ftol``). A limited
+    ``deadline`` is also checked inside every evaluation of the objective (see
+    :func:`_joint_objective`); an interrupted iteration is discarded and the fit
+    returns the last accepted iterate with status ``"time_limit"``.
     """
     m, n = data.shape
     p = U.shape[1]
@@ -220,9 +233,9 @@ def _lbfgs_fit(
 
     last = {}  # the last point evaluated (a copy) and its unsafe count
 
-    def fun(z):
+    def fun(z, deadline=deadline):
         counts = {}
-        out = _joint_objective(z, data, p, kind, alpha, parallel, tau, counts)
+        out = _joint_objective(z, data, p, kind, alpha, parallel, tau, counts, deadline)
         last["z"], last["unsafe"] = z.copy(), counts["unsafe"]
         return out
 
@@ -231,11 +244,12 @@ def _lbfgs_fit(
     if kind == "global":
         bounds = [(None, None)] * (z0.size - 1)
         bounds.append((None, -_B_MIN) if tau > 0 else (_B_MIN, None))
-    history = [fun(z0)[0]]
-    state = {"status": "max_iter", "n_iter": 0}
+    history = [fun(z0, None)[0]]  # the start's objective, not interrupted
+    state = {"status": "max_iter", "n_iter": 0, "x": z0}
 
     def callback(intermediate_result):
         state["n_iter"] += 1
+        state["x"] = intermediate_result.x.copy()
         history.append(float(intermediate_result.fun))
         if verbose >= 2:
             print(f"[lpca] iter {state['n_iter']}: loss {history[-1]:.6g}")
@@ -258,23 +272,23 @@ def _lbfgs_fit(
             state["status"] = "time_limit"
             raise StopIteration
 
-    res = scipy.optimize.minimize(
-        fun,
-        z0,
-        jac=True,
-        method="L-BFGS-B",
-        bounds=bounds,
-        callback=callback,
-        options={
-            "maxiter": max_iter,
-            "ftol": tol,
-            "gtol": 0.0,
-            "maxcor": _LBFGS_MEMORY,
-        },
-    )
-    if state["status"] == "max_iter" and res.status == 0:
-        state["status"] = "tol"
-    U, V, mu = (a.copy() if a is not None else None for a in unpack(res.x))
+    options = {"maxiter": max_iter, "ftol": tol, "gtol": 0.0, "maxcor": _LBFGS_MEMORY}
+    try:
+        res = scipy.optimize.minimize(
+            fun,
+            z0,
+            jac=True,
+            method="L-BFGS-B",
+            bounds=bounds,
+            callback=callback,
+            options=options,
+        )
+        z = res.x
+        if state["status"] == "max_iter" and res.status == 0:
+            state["status"] = "tol"
+    except _Expired:  # inside an iteration: back to the last accepted iterate
+        z, state["status"] = state["x"], "time_limit"
+    U, V, mu = (a.copy() if a is not None else None for a in unpack(z))
     if kind == "global":
         mu = _project_offset(mu, tau)
     return U, V, mu, history, state["n_iter"], state["status"]

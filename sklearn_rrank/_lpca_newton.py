@@ -16,6 +16,7 @@ from sklearn_rrank._lpca_model import (
     _count_unsafe,
     _eval_chunk,
     _evaluate,
+    _Expired,
     _grad_hess_terms,
     _gram_batched,
     _is_global,
@@ -133,11 +134,15 @@ def _newton_chunk(rows, P, F, offset, q, w, n_missing, alpha, pairs, delta, row_
     return newP, new_loss, E.sum(axis=0, dtype=np.float64), n_unsafe
 
 
-def _newton_block(parallel, P, F, offset, data, transpose, alpha, delta, row_loss):
+def _newton_block(
+    parallel, P, F, offset, data, transpose, alpha, delta, row_loss, deadline=None
+):
     """Damped Newton step on every row of ``P``; see :func:`_newton_chunk`.
 
     Returns the new ``P``, the new data losses of its rows, the data losses of the
     other side (columns of the chunks) and the unsafe count at the old ``P``.
+    Raises :class:`~sklearn_rrank._lpca_model._Expired` if a limited ``deadline``
+    passes (checked as in :func:`~sklearn_rrank._lpca_model._run_chunks`).
     """
     q, w, n_missing = data.side(transpose)
     chunks = _chunks(P.shape[0], F.shape[0])
@@ -150,7 +155,7 @@ def _newton_block(parallel, P, F, offset, data, transpose, alpha, delta, row_los
     # matrix has 5000 one-column chunks, whose 200000-vectors took 8 GB at once)
     for g in range(0, len(chunks), _REDUCE_GROUP):
         group = chunks[g : g + _REDUCE_GROUP]
-        for r in _run_chunks(parallel, _newton_chunk, group, *args):
+        for r in _run_chunks(parallel, _newton_chunk, group, *args, deadline=deadline):
             newP.append(r[0])
             new_loss.append(r[1])
             n_unsafe += r[3]
@@ -186,11 +191,12 @@ def _mm_chunk(rows, P, F, offset, q, w, alpha):
     return np.linalg.solve(H, rhs[:, :, None])[:, :, 0]
 
 
-def _mm_block(parallel, P, F, offset, data, transpose, alpha):
+def _mm_block(parallel, P, F, offset, data, transpose, alpha, deadline=None):
     """Schein et al. bound update of every row of ``P``; see :func:`_mm_chunk`."""
     q, w, _ = data.side(transpose)
     chunks = _chunks(P.shape[0], F.shape[0])
-    parts = _run_chunks(parallel, _mm_chunk, chunks, P, F, offset, q, w, alpha)
+    args = (P, F, offset, q, w, alpha)
+    parts = _run_chunks(parallel, _mm_chunk, chunks, *args, deadline=deadline)
     return np.concatenate(parts, axis=0)
 
 
@@ -213,14 +219,15 @@ def _offset_loss_chunk(rows, U, V, b, q, w):
     return terms.sum(axis=1)
 
 
-def _offset_step(parallel, U, V, b, data, alpha, tau, row_loss):
+def _offset_step(parallel, U, V, b, data, alpha, tau, row_loss, deadline=None):
     """Damped, projected Newton step on the global offset ``b`` (U and V fixed).
 
     The step is halved until the projected Armijo rule holds; if it never does,
     ``b`` is kept. Returns the new ``b`` and the per-row data losses there.
     """
     chunks = _chunks(*data.shape)
-    parts = _run_chunks(parallel, _offset_chunk, chunks, U, V, b, data.q, data.w)
+    args = (U, V, b, data.q, data.w)
+    parts = _run_chunks(parallel, _offset_chunk, chunks, *args, deadline=deadline)
     grad = sum(r[0] for r in parts) + alpha * float(b)
     hess = sum(r[1] for r in parts) + max(alpha, _MIN_RIDGE)
     f0 = float(row_loss.sum()) + 0.5 * alpha * float(b) ** 2
@@ -230,8 +237,9 @@ def _offset_step(parallel, U, V, b, data, alpha, tau, row_loss):
         change = float(trial) - float(b)
         if change == 0.0:
             break
+        args = (U, V, trial, data.q, data.w)
         parts = _run_chunks(
-            parallel, _offset_loss_chunk, chunks, U, V, trial, data.q, data.w
+            parallel, _offset_loss_chunk, chunks, *args, deadline=deadline
         )
         losses = np.concatenate(parts)
         ft = float(losses.sum()) + 0.5 * alpha * float(trial) ** 2
@@ -241,7 +249,7 @@ def _offset_step(parallel, U, V, b, data, alpha, tau, row_loss):
     return b, row_loss
 
 
-def _offset_mm_step(parallel, U, V, b, data, alpha, tau):
+def _offset_mm_step(parallel, U, V, b, data, alpha, tau, deadline=None):
     """Schein-style bound update of the global offset (closed form, projected)."""
     chunks = _chunks(*data.shape)
 
@@ -255,7 +263,7 @@ def _offset_mm_step(parallel, U, V, b, data, alpha, tau):
             q = q * data.w[rows]
         return float(np.sum(q) - np.sum(T * theta)), float(T.sum())
 
-    parts = _run_chunks(parallel, chunk, chunks)
+    parts = _run_chunks(parallel, chunk, chunks, deadline=deadline)
     num = sum(r[0] for r in parts) + float(b) * sum(r[1] for r in parts)
     den = sum(r[1] for r in parts) + max(2.0 * alpha, _MIN_RIDGE)
     return _project_offset(num / den, tau)
@@ -290,57 +298,74 @@ class _NewtonSweep:
     Data losses are carried along per row and per column, so each half step costs
     one gradient/Hessian pass and one loss pass (plus the halvings of the rows that
     need them). Each half step also reports the entry counts of the state it starts
-    from, so the exactness check is free and done twice per sweep.
+    from, so the exactness check is free and done twice per sweep. A limited
+    ``deadline`` is checked between the chunks of the passes (the start's
+    evaluation excepted); once it has passed a sweep raises
+    :class:`~sklearn_rrank._lpca_model._Expired` and changes no state.
     """
 
-    def __init__(self, data, U, V, mu, *, alpha, tau, parallel):
+    def __init__(self, data, U, V, mu, *, alpha, tau, parallel, deadline=None):
         self.data, self.alpha, self.tau, self.parallel = data, alpha, tau, parallel
+        self.deadline = deadline
         self.row_loss, _, n_unsafe = _evaluate(parallel, U, V, mu, data, tau)
         self.start = (_objective(self.row_loss, U, V, mu, alpha), n_unsafe)
 
     def __call__(self, U, V, mu, stop_when_exact):
         data, alpha, tau, parallel = self.data, self.alpha, self.tau, self.parallel
+        deadline = self.deadline
         if U.shape[1]:
             delta = _stop_delta(U, V, mu, tau)
             U_new, _, col_loss, n_unsafe = _newton_block(
-                parallel, U, V, mu, data, False, alpha, delta, self.row_loss
+                parallel, U, V, mu, data, False, alpha, delta, self.row_loss, deadline
             )
             if stop_when_exact and n_unsafe == 0:
                 return U, V, mu, _objective(self.row_loss, U, V, mu, alpha), 0
             U = U_new
         else:
-            col_loss, _, _ = _evaluate(parallel, U, V, mu, data, tau, transpose=True)
+            col_loss, _, _ = _evaluate(
+                parallel, U, V, mu, data, tau, transpose=True, deadline=deadline
+            )
         delta = _stop_delta(U, V, mu, tau)
         P, F, offset = _with_bias(U, V, mu)
         P_new, _, row_loss, n_unsafe = _newton_block(
-            parallel, P, F, offset, data, True, alpha, delta, col_loss
+            parallel, P, F, offset, data, True, alpha, delta, col_loss, deadline
         )
         if stop_when_exact and n_unsafe == 0:
             return U, V, mu, _objective(col_loss, U, V, mu, alpha), 0
         V, mu = _split_bias(P_new, mu)
         if _is_global(mu):
-            mu, row_loss = _offset_step(parallel, U, V, mu, data, alpha, tau, row_loss)
+            mu, row_loss = _offset_step(
+                parallel, U, V, mu, data, alpha, tau, row_loss, deadline
+            )
         self.row_loss = row_loss
         return U, V, mu, _objective(row_loss, U, V, mu, alpha), n_unsafe
 
 
 class _MMSweep:
-    """Schein et al.'s alternating bound updates (U, then [V, mu]); monotone."""
+    """Schein et al.'s alternating bound updates (U, then [V, mu]); monotone.
 
-    def __init__(self, data, U, V, mu, *, alpha, tau, parallel):
+    ``deadline`` as in :class:`_NewtonSweep`.
+    """
+
+    def __init__(self, data, U, V, mu, *, alpha, tau, parallel, deadline=None):
         self.data, self.alpha, self.tau, self.parallel = data, alpha, tau, parallel
+        self.deadline = deadline
         losses, _, n_unsafe = _evaluate(parallel, U, V, mu, data, tau)
         self.start = (_objective(losses, U, V, mu, alpha), n_unsafe)
 
     def __call__(self, U, V, mu, stop_when_exact):
         data, alpha, tau, parallel = self.data, self.alpha, self.tau, self.parallel
+        deadline = self.deadline
         if U.shape[1]:
-            U = _mm_block(parallel, U, V, mu, data, False, alpha)
+            U = _mm_block(parallel, U, V, mu, data, False, alpha, deadline)
         P, F, offset = _with_bias(U, V, mu)
-        V, mu = _split_bias(_mm_block(parallel, P, F, offset, data, True, alpha), mu)
+        P = _mm_block(parallel, P, F, offset, data, True, alpha, deadline)
+        V, mu = _split_bias(P, mu)
         if _is_global(mu):
-            mu = _offset_mm_step(parallel, U, V, mu, data, alpha, tau)
-        losses, _, n_unsafe = _evaluate(parallel, U, V, mu, data, tau)
+            mu = _offset_mm_step(parallel, U, V, mu, data, alpha, tau, deadline)
+        losses, _, n_unsafe = _evaluate(
+            parallel, U, V, mu, data, tau, deadline=deadline
+        )
         return U, V, mu, _objective(losses, U, V, mu, alpha), n_unsafe
 
 
@@ -366,8 +391,11 @@ def _sweep_loop(
     ``stop_when_exact``, no observed entry wrong or within the stop margin),
     ``"tol"`` (relative objective decrease below ``tol``), ``"stalled"`` (see
     :func:`_stalled`), ``"time_limit"`` (``deadline.expired()``), else
-    ``"max_iter"``. ``tick(sweep_number, n_unsafe)`` is called after every sweep
-    (progress reports). The unsafe counts are appended to ``unsafe_history``.
+    ``"max_iter"``. A sweep that the deadline interrupts (it raises
+    :class:`~sklearn_rrank._lpca_model._Expired`, see :class:`_NewtonSweep`)
+    also ends with ``"time_limit"``, at the state that sweep started from.
+    ``tick(sweep_number, n_unsafe)`` is called after every sweep (progress
+    reports). The unsafe counts are appended to ``unsafe_history``.
     """
     if unsafe_history is None:
         unsafe_history = []
@@ -378,7 +406,11 @@ def _sweep_loop(
         return U, V, mu, history, 0, "exact"
     status, n_iter = "max_iter", 0
     for it in range(1, max_iter + 1):
-        U, V, mu, objective, n_unsafe = sweep(U, V, mu, stop_when_exact)
+        try:
+            U, V, mu, objective, n_unsafe = sweep(U, V, mu, stop_when_exact)
+        except _Expired:
+            status = "time_limit"
+            break
         n_iter = it
         prev = history[-1]
         history.append(objective)

@@ -405,15 +405,21 @@ def _ascent_step(
     tau, n_jobs, verbose = fit["tau"], fit["n_jobs"], fit["verbose"]
     t0 = time.monotonic()
     p = k - 1 if kind == "column" else k
+    # within a budget no single k of the ascent (its start included) takes more
+    # than a share of what is left: a hopeless k must not spend the whole budget;
+    # the last rank below the known bound has nothing to share with
+    own = deadline.child(fraction=1.0 if incumbent.bound == k + 1 else _ASCENT_SHARE)
     if state is None:
         # an earlier run of this search in the same call left a model at k:
         # continue it (a portfolio's second pass), else a fresh SVD start
-        state = incumbent.memo.pop(k, None) or _svd_init(data, p, kind, seed, tau)
+        state = incumbent.memo.pop(k, None) or _svd_init(
+            data, p, kind, seed, tau, deadline=own
+        )
     U, V, mu = state
     while U.shape[1] < p:  # one column per step of the ascent
         if deadline.expired():  # each column costs an SVD of the gradient: stop
             return (U, V, mu), False, None
-        U, V, mu = _add_column(data, U, V, mu, deadline)
+        U, V, mu = _add_column(data, U, V, mu, own)
     tick = _ticker(incumbent, k)
     U, V, mu, n_iter, finfo = _fit_core(
         data,
@@ -422,12 +428,7 @@ def _ascent_step(
         mu,
         tol=_SEARCH_TOL,
         stop_when_exact=True,
-        # within a budget no single k of the ascent takes more than a share of
-        # what is left: a hopeless k must not spend the whole budget; the last
-        # rank below the known bound has nothing to share with
-        deadline=deadline.child(
-            fraction=1.0 if incumbent.bound == k + 1 else _ASCENT_SHARE
-        ),
+        deadline=own,
         tick=tick,
         **_solver_budget(
             p, data.shape, _SEARCH_MAX_ITER, _SEARCH_STALL, _FAR_FRACTION * n_ones
@@ -575,7 +576,9 @@ def _polish(
         p = k - 1 if kind == "column" else k
         # continue the last model fitted at k (the ascent's, warm-started from
         # k - 1, or an earlier longer fit's), else a fresh SVD start
-        U, V, mu = incumbent.memo.pop(k, None) or _svd_init(data, p, kind, seed, tau)
+        U, V, mu = incumbent.memo.pop(k, None) or _svd_init(
+            data, p, kind, seed, tau, deadline=deadline
+        )
         tick = _ticker(incumbent, k)
         U, V, mu, n_iter, finfo = _fit_core(
             data,

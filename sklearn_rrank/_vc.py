@@ -40,20 +40,34 @@ _SPARSE_DENSITY = 0.05
 _MAX_PASSES = 3
 # dense class indicators (concepts x classes, float32) up to this many entries
 _DENSE_INDICATOR = 1 << 20
+# rows of P packed, or columns transposed, between two checks of the deadline in the
+# setup (a multiple of 8: the packed blocks concatenate to the whole)
+_SETUP_BLOCK = 2048
 
 
 class _Timeout(Exception):
     """Raised inside the search when the deadline has passed."""
 
 
-def _distinct_columns(P):
-    """Return the indices of the first occurrence of each distinct column of ``P``."""
-    packed = np.packbits(P, axis=0)  # (ceil(m / 8), n) uint8, equal iff columns equal
-    _, first = np.unique(packed, axis=1, return_index=True)
+def _distinct_columns(P, axis=0, deadline=None):
+    """Indices of the first occurrence of each distinct column of ``P``.
+
+    With ``axis=1``: of each distinct row (the columns of ``P.T``, without
+    transposing). ``deadline`` is checked between the two passes.
+    """
+    # (ceil(m / 8), n) uint8 (axis=0), equal iff columns equal; by blocks of rows
+    packed = np.concatenate(
+        [
+            _checked(deadline, np.packbits, P[start : start + _SETUP_BLOCK], axis=axis)
+            for start in range(0, P.shape[0], _SETUP_BLOCK)
+        ]
+    )
+    _check_time(deadline)
+    _, first = np.unique(packed, axis=1 - axis, return_index=True)
     return np.sort(first)
 
 
-def _points_and_concepts(P, complemented=False):
+def _points_and_concepts(P, complemented=False, deadline=None, cols=None):
     """Reduce a boolean matrix (rows = points, columns = concepts) for the search.
 
     Only distinct columns matter. A point constant over all concepts is in no
@@ -67,6 +81,10 @@ def _points_and_concepts(P, complemented=False):
     needed so that label 1 is its minority label; the class is the kept columns
     and their complements), and constant points are kept, since a point labelled
     0 by every column is labelled 1 by every complement.
+
+    Each pass over ``P`` is followed by a check of ``deadline`` (raising
+    ``_Timeout``); ``cols``, if given, are the distinct columns of ``P`` (from
+    :func:`_distinct_columns`; only without ``complemented``).
 
     Returns
     -------
@@ -85,24 +103,39 @@ def _points_and_concepts(P, complemented=False):
         m = P.shape[0]
         flip = (2 * col_sum > m) | ((2 * col_sum == m) & P[0])
         P = P ^ flip[None, :]
-    cols = _distinct_columns(P)
-    C = P[:, cols]
-    n_concepts = C.shape[1]
-    row_sum = C.sum(axis=1)
+        _check_time(deadline)
+        cols = None
+    if cols is None:
+        cols = _distinct_columns(P, deadline=deadline)
+        _check_time(deadline)
+    n_concepts = len(cols)
+    # row sums over the distinct columns (less the repeated ones: few), then one
+    # copy of the rows and columns kept
+    row_sum = P.sum(axis=1, dtype=np.int64)
+    repeated = np.setdiff1d(np.arange(P.shape[1]), cols)
+    if len(repeated):
+        row_sum -= P[:, repeated].sum(axis=1, dtype=np.int64)
+    _check_time(deadline)
     if complemented:
-        keep = np.arange(C.shape[0])
+        keep = np.arange(P.shape[0])
     else:
         keep = np.flatnonzero((row_sum > 0) & (row_sum < n_concepts))
-    C = C[keep]
+    if len(repeated):
+        C = P[np.ix_(keep, cols)]
+    else:  # C is only read
+        C = P[keep] if len(keep) < P.shape[0] else P
+    _check_time(deadline)
     # canonical representative up to complement: label 1 is the minority label
     # (ties: the first label is 0); this keeps sparse data sparse
     row_sum = row_sum[keep]
     flip = (2 * row_sum > n_concepts) | ((2 * row_sum == n_concepts) & C[:, 0])
     C = C ^ flip[:, None]
     packed = np.packbits(C, axis=1)
+    _check_time(deadline)
     _, first = np.unique(packed, axis=0, return_index=True)
     first = np.sort(first)
-    return C[first].astype(np.uint8), keep[first], n_concepts
+    _check_time(deadline)
+    return C[first].view(np.uint8), keep[first], n_concepts
 
 
 def _pair_graph(Q, deadline):
@@ -120,6 +153,7 @@ def _pair_graph(Q, deadline):
     else:
         F = Q.astype(np.float32)
         FT = F.T
+    _check_time(deadline)
     G = np.zeros((m, m), dtype=bool)
     # one BLAS thread: the products are small, and threads spinning on a busy
     # machine cost more than they save
@@ -144,6 +178,21 @@ def _pair_graph(Q, deadline):
 def _check_time(deadline):
     if deadline is not None and deadline.expired():
         raise _Timeout
+
+
+def _checked(deadline, func, *args, **kw):
+    """``func(*args, **kw)`` after a check of ``deadline``."""
+    _check_time(deadline)
+    return func(*args, **kw)
+
+
+def _transposed(P, deadline):
+    """``np.ascontiguousarray(P.T)`` by blocks of columns, checking ``deadline``."""
+    PT = np.empty(P.shape[::-1], dtype=P.dtype)
+    for start in range(0, P.shape[1], _SETUP_BLOCK):
+        _check_time(deadline)
+        PT[start : start + _SETUP_BLOCK] = P[:, start : start + _SETUP_BLOCK].T
+    return PT
 
 
 def _extensions(Q, Q_sparse, cand, code, n_classes, complemented=False):
@@ -227,7 +276,15 @@ class _Search:
         self.complemented = complemented
         self.Q_sparse = None
         if Q.sum(dtype=np.int64) < _SPARSE_DENSITY * Q.size:
-            self.Q_sparse = sp.csr_matrix(Q, dtype=np.int32)
+            blocks = range(0, Q.shape[0], _SETUP_BLOCK)
+            self.Q_sparse = sp.vstack(
+                [
+                    _checked(deadline, sp.csr_matrix, Q[s : s + _SETUP_BLOCK])
+                    for s in blocks
+                ],
+                format="csr",
+                dtype=np.int32,
+            )
         self.deadline = deadline
         # (size, later_deadline): once a set of this size is found, the search
         # may run until later_deadline
@@ -355,11 +412,18 @@ class _Search:
 
 class _Shattering:
     """A resumable search for the largest set of rows of ``P`` shattered by its
-    columns (with ``complemented``: by the columns and their complements)."""
+    columns (with ``complemented``: by the columns and their complements).
 
-    def __init__(self, P, complemented=False):
-        Q, self.point_index, n_concepts = _points_and_concepts(P, complemented)
-        self.search = _Search(Q, n_concepts, None, complemented=complemented)
+    The reduction (:func:`_points_and_concepts`, ``cols`` passed on) raises
+    ``_Timeout`` when ``deadline`` passes.
+    """
+
+    def __init__(self, P, complemented=False, deadline=None, cols=None):
+        Q, self.point_index, n_concepts = _points_and_concepts(
+            P, complemented, deadline, cols
+        )
+        self.search = _Search(Q, n_concepts, deadline, complemented=complemented)
+        _check_time(deadline)
         self.complete = False
 
     def run(self, deadline, best_size=0, extension=None):
@@ -407,14 +471,14 @@ def _largest_shattered(P, deadline, best_size=0, extension=None, complemented=Fa
     return size, rows, complete, shattering.search.n_nodes
 
 
-def _cap(P, complemented=False):
-    """Trivial upper bound on the size of a set of rows shattered by the columns.
+def _cap(n_points, n_distinct, complemented=False):
+    """Trivial upper bound on the size of a set of points shattered by concepts.
 
-    With ``complemented=True``: by the columns and their complements (at most
-    twice as many distinct concepts).
+    ``n_distinct`` distinct concepts; with ``complemented=True`` the concepts and
+    their complements (at most twice as many distinct ones).
     """
-    n_concepts = len(_distinct_columns(P)) * (2 if complemented else 1)
-    return min(P.shape[0], int(math.floor(math.log2(n_concepts))))
+    n_concepts = n_distinct * (2 if complemented else 1)
+    return min(n_points, int(math.floor(math.log2(n_concepts))))
 
 
 def _witnesses(P, rows, complemented=False):
@@ -709,19 +773,38 @@ def _vc_bound(X, *, deadline=None, return_shattered=False, complements=True):
     deadline = Deadline.coerce(deadline)
     P = (X != 0).toarray() if sp.issparse(X) else X.astype(bool)
 
-    views = {"rows": P, "columns": np.ascontiguousarray(P.T)}
+    # the columns' view (a transposed copy) is made when a search needs it
+    views = {"rows": P, "columns": None}
+    n_points = {"rows": P.shape[0], "columns": P.shape[1]}
+    # the distinct concepts of each view (the distinct columns and rows of P):
+    # the caps, and the reductions of the plain searches; every step of the setup
+    # is followed by a check of the deadline
+    distinct = {}
+    try:
+        distinct["rows"] = _distinct_columns(P, deadline=deadline)
+        _check_time(deadline)
+        distinct["columns"] = _distinct_columns(P, axis=1, deadline=deadline)
+        _check_time(deadline)
+    except _Timeout:
+        pass
     # a search is (orientation, complemented); a set of size s shattered by the
     # complemented class proves the bound s - 1, so its cap (in bound units) and
     # the size it must beat are shifted by one
-    searches = [(name, False) for name in views]
-    if complements:
-        searches += [(name, True) for name in views]
-    caps = {(name, c): _cap(views[name], c) - int(c) for name, c in searches}
+    searches = []
+    if len(distinct) == 2:  # else stopped before the caps were known
+        searches = [(name, False) for name in views]
+        if complements:
+            searches += [(name, True) for name in views]
+    caps = {
+        (name, c): _cap(n_points[name], len(distinct[name]), c) - int(c)
+        for name, c in searches
+    }
     order = sorted(searches, key=lambda key: -caps[key])  # stable: plain first
 
     sizes = {"rows": None, "columns": None}
     complemented_sizes = {"rows": None, "columns": None}
-    best_bound, best_key, best_set = 0, order[0], np.zeros(0, dtype=np.intp)
+    best_key = order[0] if order else ("rows", False)
+    best_bound, best_set = 0, np.zeros(0, dtype=np.intp)
     if best_key[1]:
         best_key = (best_key[0], False)  # bound 0: the empty set, plain class
     searchers = {}  # key -> _Shattering, kept so that a stopped search resumes
@@ -744,11 +827,19 @@ def _vc_bound(X, *, deadline=None, return_shattered=False, complements=True):
             # is found that none of them can beat
             own_deadline = deadline.child(fraction=1 / (1 + len(later)))
             extension = (max(later) + offset, deadline)
-        if key not in searchers:
-            searchers[key] = _Shattering(views[name], comp)
-        size, rows, done = searchers[key].run(
-            own_deadline, best_size=best_bound + offset, extension=extension
-        )
+        try:
+            if views[name] is None:
+                views[name] = _transposed(P, deadline)
+            if key not in searchers:
+                # the reduction is checked against the whole deadline, not the
+                # share: once made, it serves every later pass
+                cols = None if comp else distinct[name]
+                searchers[key] = _Shattering(views[name], comp, deadline, cols)
+            size, rows, done = searchers[key].run(
+                own_deadline, best_size=best_bound + offset, extension=extension
+            )
+        except _Timeout:  # stopped in the reduction by the deadline: the end
+            size, rows, done = best_bound + offset, None, False
         if done:
             unfinished.discard(key)
         else:
@@ -764,12 +855,20 @@ def _vc_bound(X, *, deadline=None, return_shattered=False, complements=True):
             if not deadline.expired():
                 queue = [other for other in order if other in unfinished]
                 passes += 1
-    complete = not unfinished
+    complete = not unfinished and len(distinct) == 2
+    if best_bound == 0 and not complete:
+        # stopped before any search found a set: a row that is not constant is
+        # shattered by the columns (one pass, no reduction)
+        row = np.flatnonzero(P.any(axis=1) & ~P.all(axis=1))[:1]
+        if len(row):
+            best_bound, best_key, best_set = 1, ("rows", False), row
+            sizes["rows"] = 1
     n_nodes = sum(sh.search.n_nodes for sh in searchers.values())
     if not return_shattered:
         return int(best_bound)
     name, comp = best_key
-    witnesses, flipped = _witnesses(views[name], best_set, comp)
+    view = P.T if views[name] is None else views[name]  # best_set empty if None
+    witnesses, flipped = _witnesses(view, best_set, comp)
     info = {
         "orientation": name,
         "complemented": bool(comp),

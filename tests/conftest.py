@@ -2,6 +2,8 @@ import numpy as np
 import pytest
 from hypothesis import settings
 
+from sklearn_rrank._ranksearch import Deadline
+
 settings.register_profile("default", deadline=None, max_examples=30)
 settings.load_profile("default")
 
@@ -29,3 +31,33 @@ def apj():
     from sklearn_rrank.datasets import load_apj
 
     return load_apj().data
+
+
+class CountingDeadline(Deadline):
+    """A limited deadline that expires after ``n_checks`` calls of ``expired()``.
+
+    No clock is read by the checks, so tests of where a routine looks at its
+    deadline are deterministic; ``n_checks=None`` never expires (it counts only).
+    Sub-deadlines are the deadline itself (they expire with it).
+    """
+
+    def __init__(self, n_checks=None):
+        super().__init__(1e9)
+        self.n_checks, self.calls = n_checks, 0
+
+    def expired(self):
+        self.calls += 1
+        return self.n_checks is not None and self.calls > self.n_checks
+
+    def passed(self):
+        """Whether the deadline has expired, without counting a check."""
+        return self.n_checks is not None and self.calls > self.n_checks
+
+    def child(self, seconds=None, *, fraction=None):
+        return self
+
+
+@pytest.fixture
+def counting_deadline():
+    """The class :class:`CountingDeadline` (a deadline expiring after N checks)."""
+    return CountingDeadline

@@ -56,3 +56,81 @@ def test_chunked_buffers_do_not_depend_on_n_jobs(monkeypatch, dtype):
     b = lpca_fit(X, 3, n_jobs=2, **kw)
     assert_array_equal(a.L, b.L)
     assert a.info["loss"] == b.info["loss"]
+
+
+def _cut_after_one_sweep(monkeypatch, counting_deadline, extra, **kw):
+    """Fits of 1 and of up to 50 sweeps, the latter on a deadline expiring after
+    the checks of the first fit plus ``extra`` (inside its second sweep)."""
+    monkeypatch.setattr(_lpca_model, "_CHUNK_ENTRIES", 256)  # 10 chunks a pass
+    X = _planted(4, 60, 40)
+    kw = dict(tol=0.0, random_state=0, **kw)
+    counter = counting_deadline()
+    one = _lpca._lpca_fit(X, 3, max_iter=1, time_limit=counter, **kw)
+    n_checks = counter.calls  # those of the first sweep and the one after it
+    cut = _lpca._lpca_fit(
+        X, 3, max_iter=50, time_limit=counting_deadline(n_checks + extra), **kw
+    )
+    # the same one-sweep fit without a deadline: checks change no result
+    free = lpca_fit(X, 3, max_iter=1, **kw)
+    assert_array_equal(free.L, one.L)
+    assert_array_equal(free.R, one.R)
+    return one, cut, n_checks
+
+
+@pytest.mark.parametrize("n_jobs", [None, 2])
+@pytest.mark.parametrize("solver", ["newton", "mm"])
+@pytest.mark.parametrize("model", [True, False, "global"])
+def test_deadline_inside_a_sweep_keeps_the_last_full_sweep(
+    monkeypatch, counting_deadline, n_jobs, solver, model
+):
+    # threads check before each run of _CHECK_GROUP chunks: 2 here
+    monkeypatch.setattr(_lpca_model, "_CHECK_GROUP", 2)
+    one, cut, n_checks = _cut_after_one_sweep(
+        monkeypatch, counting_deadline, 2, solver=solver, fit_bias=model, n_jobs=n_jobs
+    )
+    assert n_checks >= 6  # the deadline is checked inside the sweep
+    assert cut.info["status"] == "time_limit" and cut.n_iter == 1
+    assert one.info["status"] == "max_iter" and one.n_iter == 1
+    assert_array_equal(cut.L, one.L)
+    assert_array_equal(cut.R, one.R)
+    assert cut.info["loss"] == one.info["loss"]
+
+
+@pytest.mark.parametrize("n_jobs", [None, 2])
+def test_deadline_inside_an_lbfgs_iteration_keeps_the_last_iterate(
+    monkeypatch, counting_deadline, n_jobs
+):
+    from sklearn_rrank import _lpca_lbfgs
+
+    monkeypatch.setattr(_lpca_lbfgs, "_TASK_CHUNKS", 1)
+    monkeypatch.setattr(_lpca_lbfgs, "_CHECK_GROUP", 2)
+    # expires at the first check of the second iteration: inside the objective
+    one, cut, n_checks = _cut_after_one_sweep(
+        monkeypatch, counting_deadline, 0, solver="lbfgs", n_jobs=n_jobs
+    )
+    assert n_checks >= 3
+    assert cut.info["status"] == "time_limit" and cut.n_iter == 1
+    assert_array_equal(cut.L, one.L)
+    assert_array_equal(cut.R, one.R)
+
+
+def test_dense_svd_start_shrinks_to_the_time_left(monkeypatch):
+    from sklearn_rrank import _lpca_init
+    from sklearn_rrank._ranksearch import Deadline
+
+    seen = []
+    original = _lpca_init.randomized_svd
+
+    def spy(*args, **kw):
+        seen.append(kw["n_iter"])
+        return original(*args, **kw)
+
+    monkeypatch.setattr(_lpca_init, "randomized_svd", spy)
+    Z = np.random.default_rng(0).standard_normal((50, 30))
+    full = _lpca_init._randomized_svd(Z, 2, 0)
+    timed = _lpca_init._randomized_svd(Z, 2, 0, Deadline(1e6))
+    cut = _lpca_init._randomized_svd(Z, 2, 0, Deadline(0.0))
+    assert seen == [_lpca_init._INIT_POWER_ITER] * 2 + [0]
+    for a, b in zip(full, timed, strict=True):
+        assert_array_equal(a, b)
+    assert [a.shape for a in cut] == [a.shape for a in full]

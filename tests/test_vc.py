@@ -400,3 +400,37 @@ def test_bad_parameters(kwargs, error, match):
 def test_bad_matrices(X, match):
     with pytest.raises(ValueError, match=match):
         vc_lower_bound(X)
+
+
+def test_deadline_checks_stop_setup_and_search(monkeypatch, counting_deadline):
+    # a deadline expiring after N checks, for N from 0 to all the checks of the
+    # complete search: no setup step or search step starts after it has expired,
+    # it is checked only a few times more (once per search left, once for another
+    # pass), and the bound found so far comes with a valid shattered set
+    from sklearn_rrank import _vc
+
+    X = (np.random.default_rng(3).random((24, 300)) < 0.3).astype(np.uint8)
+    counter = counting_deadline()
+    full, info = _vc._vc_bound(X, deadline=counter, return_shattered=True)
+    assert info["complete"] and full >= 2
+    n_checks = counter.calls
+    assert n_checks > 20
+
+    late = []
+    for name in ("_distinct_columns", "_pair_graph", "_extensions"):
+        original = getattr(_vc, name)
+
+        def spy(*args, _original=original, _name=name, **kw):
+            if deadline.passed():
+                late.append(_name)
+            return _original(*args, **kw)
+
+        monkeypatch.setattr(_vc, name, spy)
+    for n in sorted({0, 1, 2, 3, 5, 8, n_checks // 3, n_checks // 2, n_checks - 2}):
+        deadline = counting_deadline(n)
+        bound, info = _vc._vc_bound(X, deadline=deadline, return_shattered=True)
+        assert not late
+        assert deadline.calls <= n + 6
+        assert not info["complete"]
+        assert 1 <= bound <= full
+        _check_info(X, bound, info)
