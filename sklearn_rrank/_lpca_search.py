@@ -399,8 +399,9 @@ def _ascent_step(
     start from ``seed``); latent columns are added one at a time. The rescue runs
     when at most ``rescue_limit`` entries fail (None: never). Returns the fitted
     model, whether a certificate was accepted and the uncertified entries (None
-    when the deadline passed before the latent columns of ``k`` were all added:
-    each costs an SVD of the gradient, on Abstracts several seconds).
+    when this ``k``'s share of the deadline passed before its latent columns were
+    all added: each costs an SVD of the gradient, on Abstracts several seconds;
+    the ascent then ends, as a larger ``k`` needs more columns still).
     """
     tau, n_jobs, verbose = fit["tau"], fit["n_jobs"], fit["verbose"]
     t0 = time.monotonic()
@@ -417,7 +418,7 @@ def _ascent_step(
         )
     U, V, mu = state
     while U.shape[1] < p:  # one column per step of the ascent
-        if deadline.expired():  # each column costs an SVD of the gradient: stop
+        if own.expired():  # each column costs an SVD of the gradient: stop
             return (U, V, mu), False, None
         U, V, mu = _add_column(data, U, V, mu, own)
     tick = _ticker(incumbent, k)
