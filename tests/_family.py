@@ -31,7 +31,12 @@ from sklearn_rrank import (
     _cli,
     _factorization,
     _lp,
+    _lpca,
+    _lpca_distributed_block,
+    _lpca_init,
     _lpca_lbfgs,
+    _lpca_model,
+    _lpca_newton,
     _memory,
     _methods,
     _nested_bmna,
@@ -50,10 +55,18 @@ from sklearn_rrank import (
     _validation,
     _vc,
 )
+from sklearn_rrank import _lpca_refine as _lpca_refine_module
+from sklearn_rrank import _lpca_search as _lpca_search_module
 from sklearn_rrank import _projlp_search as _projlp_search_module
 from sklearn_rrank.datasets import _base as _datasets_base
 
 __all__ = [
+    "round_matrix",
+    "_blocks_received",
+    "_lpca_refine",
+    "_lpca_search",
+    "lpca_transform",
+    "lpca_fit",
     "BOUND_METHODS",
     "DEFAULT_EPS",
     "FIT_METHODS",
@@ -150,6 +163,14 @@ separation_basis = _separation.separation_basis  # the basis separate_columns us
 alternate_separation = _separation.alternate_separation  # alternating separation
 _column_counts = _separation._column_counts  # rounding errors per column
 
+# L-PCA (_lpca*, the public doors being lpca_fit_distributed and the estimator)
+lpca_fit = _lpca.lpca_fit  # minimum-error rank-k fit by logistic PCA
+lpca_transform = _lpca.lpca_transform  # left factor of new rows, R fixed
+_lpca_search = _lpca_search_module._lpca_search  # L-PCA's rank search
+_lpca_refine = _lpca_refine_module._lpca_refine  # alternating L1-slack LPs
+_blocks_received = _lpca_distributed_block._blocks_received  # unpickles counted
+round_matrix = _rounding.round_matrix  # round_tau(L R^T)
+
 # RSVD (_rsvd)
 truncated_svd = _rsvd.truncated_svd  # first singular triplets (LAPACK/Gram/ARPACK)
 rsvd_error_curve = _rsvd.rsvd_error_curve  # rounding errors of every truncation
@@ -207,7 +228,14 @@ _PAPER = _datasets_base._PAPER  # the paper's table for the bundled data sets
 modules = SimpleNamespace(
     cli=_cli,  # the command line (its loader, its real-rank plan)
     factorization=_factorization,  # the estimator (its METHODS)
+    lpca=_lpca,  # L-PCA's public fit and transform, the solver dispatch
+    lpca_distributed_block=_lpca_distributed_block,  # a Dask worker's row block
+    lpca_init=_lpca_init,  # L-PCA's SVD starts and added columns
     lpca_lbfgs=_lpca_lbfgs,  # L-PCA's L-BFGS solver (its task chunks)
+    lpca_model=_lpca_model,  # L-PCA's data object, entry kernels, bias models
+    lpca_newton=_lpca_newton,  # L-PCA's Newton/MM sweeps and stall rule
+    lpca_refine=_lpca_refine_module,  # the LP refinement of the search's rescue
+    lpca_search=_lpca_search_module,  # L-PCA's rank search (ascent, polish)
     memory=_memory,  # memory probe of the loaders and the command line
     methods=_methods,  # the registry (its METHODS)
     permutation_order=_permutation_order,  # the ordering strategies (their limits)
@@ -218,6 +246,7 @@ modules = SimpleNamespace(
     rsvd=_rsvd,  # RSVD (scan blocks, SVD time estimates)
     separation=_separation,  # batched separation (block sizes)
     spectral=_spectral,  # the spectral bound (its d*, its memory check)
+    vc=_vc,  # the VC bound (its setup steps, its searches)
     validation=_validation,  # the door's checks (wrapped to count calls)
 )
 

@@ -77,14 +77,7 @@ TESTS = pathlib.Path(__file__).parent
 TEST_SURFACE = "_family.py"
 #: test files that still reach internals directly: they belong to work in progress
 #: elsewhere and move to ``_family`` once it is merged (this list then empties)
-DIRECT_INTERNALS = {
-    "test_lpca.py",
-    "test_lpca_convergence.py",
-    "test_lpca_distributed.py",
-    "test_lpca_proba.py",
-    "test_lpca_search.py",
-    "test_lpca_sweep.py",
-}
+DIRECT_INTERNALS = set()
 
 
 def _private(dotted):

@@ -2,24 +2,26 @@
 
 import numpy as np
 import pytest
-from _family import run_family
+from _family import (
+    Deadline,
+    _lpca_refine,
+    check_binary_matrix,
+    lpca_fit,
+    lpca_transform,
+    modules,
+    run_family,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose, assert_array_equal
 
-from sklearn_rrank import (
-    _lpca_init,
-    _lpca_lbfgs,
-    _lpca_model,
-    _lpca_newton,
-    _lpca_search,
-    rounding_rank_bounds,
-)
-from sklearn_rrank._lpca import lpca_fit, lpca_transform
-from sklearn_rrank._lpca_refine import _lpca_refine
-from sklearn_rrank._ranksearch import Deadline
-from sklearn_rrank._rounding import certify_rounding, round_matrix
-from sklearn_rrank._validation import check_binary_matrix
+from sklearn_rrank import certify_rounding, round_matrix, rounding_rank_bounds
+
+_lpca_init = modules.lpca_init
+_lpca_lbfgs = modules.lpca_lbfgs
+_lpca_model = modules.lpca_model
+_lpca_newton = modules.lpca_newton
+_lpca_search = modules.lpca_search
 
 MODELS = [True, False, "global"]
 
@@ -686,7 +688,7 @@ def test_sparse_add_column_matches_dense(sparse_planted):
 def test_estimator_fits_and_transforms_sparse_lpca(sparse_planted, monkeypatch):
     import scipy.sparse as sp
 
-    import sklearn_rrank._factorization as factorization
+    factorization = modules.factorization
     from sklearn_rrank import RoundingRankFactorization
 
     X = sparse_planted[:400]

@@ -3,10 +3,10 @@
 import warnings
 
 import pytest
+from _family import lpca_fit, modules
 from sklearn.exceptions import ConvergenceWarning
 
 from sklearn_rrank import RoundingRankFactorization
-from sklearn_rrank._lpca import lpca_fit
 from sklearn_rrank.datasets import load_paleo
 
 
@@ -46,7 +46,7 @@ def test_real_non_convergence_still_warns_and_says_what_to_change(paleo):
 def test_stall_rule_follows_the_solver_that_runs(paleo, monkeypatch, k, solver, stalls):
     """The stall rule ends the alternating solvers' fits only, also when "auto"
     picks L-BFGS (Abstracts k=50 stopped at 0.54 by it)."""
-    from sklearn_rrank import _lpca
+    _lpca = modules.lpca
 
     seen = {}
     core = _lpca._fit_core

@@ -10,11 +10,10 @@ error counts) are identical.
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from _family import _blocks_received, lpca_fit
 from sklearn.utils._param_validation import InvalidParameterError
 
 from sklearn_rrank import certify_rounding, lpca_fit_distributed
-from sklearn_rrank._lpca import lpca_fit
-from sklearn_rrank._lpca_distributed_block import _blocks_received
 from sklearn_rrank.datasets import make_rounding_rank_matrix
 
 distributed = pytest.importorskip("dask.distributed")

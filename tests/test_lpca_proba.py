@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from _family import lpca_transform
 from numpy.testing import assert_allclose, assert_array_equal
 
 from sklearn_rrank import RoundingRankFactorization
-from sklearn_rrank._lpca import lpca_transform
 from sklearn_rrank.datasets import load_paleo
 
 

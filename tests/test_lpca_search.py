@@ -3,12 +3,9 @@
 import time
 
 import numpy as np
-from _family import run_family
+from _family import _lpca_search, modules, run_family, run_rank_search
 
-from sklearn_rrank import rounding_rank_bounds
-from sklearn_rrank._lpca_search import _lpca_search
-from sklearn_rrank._ranksearch import run_rank_search
-from sklearn_rrank._rounding import certify_rounding
+from sklearn_rrank import certify_rounding, rounding_rank_bounds
 
 
 def _planted(seed, m, n, k):
@@ -65,7 +62,7 @@ def test_deadline_returns_promptly_and_says_so():
 
 
 def test_progress_events_inside_long_fits(monkeypatch):
-    from sklearn_rrank import _lpca_search as search_module
+    search_module = modules.lpca_search
 
     monkeypatch.setattr(search_module, "_TICK_SECONDS", 0.0)
     X = _planted(5, 50, 30, 3)
@@ -89,7 +86,7 @@ class _Bound:
 
 
 def test_next_rank_jumps_only_while_far_and_never_past_the_bound():
-    from sklearn_rrank._lpca_search import _next_rank
+    _next_rank = modules.lpca_search._next_rank
 
     ones = 1000  # far: more than 100 uncertified entries
     assert _next_rank(9, 1, 100, ones, _Bound(None), 50) == 10  # near: one step
@@ -121,8 +118,9 @@ def test_ascent_jumps_while_far_and_the_polish_bisects_the_skipped_ranks():
 
 
 def test_solver_budget_newton_for_few_factors_lbfgs_with_more_sweeps_beyond():
-    from sklearn_rrank._lpca import _AUTO_NEWTON_MAX_P
-    from sklearn_rrank._lpca_search import _LBFGS_SWEEP_FACTOR, _solver_budget
+    _AUTO_NEWTON_MAX_P = modules.lpca._AUTO_NEWTON_MAX_P
+    _LBFGS_SWEEP_FACTOR = modules.lpca_search._LBFGS_SWEEP_FACTOR
+    _solver_budget = modules.lpca_search._solver_budget
 
     p = _AUTO_NEWTON_MAX_P
     assert _solver_budget(p, (50, 40), 300, (30, 0.02)) == {
@@ -144,7 +142,7 @@ def test_solver_budget_newton_for_few_factors_lbfgs_with_more_sweeps_beyond():
 
 
 def test_stalled_far_rule_stops_a_steady_fit_still_far_after_its_window():
-    from sklearn_rrank._lpca_newton import _stalled
+    _stalled = modules.lpca_newton._stalled
 
     steady = [1000 - 40 * i for i in range(12)]  # drops 4% of 1000 per sweep
     assert not _stalled(steady, (10, 0.02), 10**6)
@@ -154,7 +152,7 @@ def test_stalled_far_rule_stops_a_steady_fit_still_far_after_its_window():
 
 
 def test_search_runs_lbfgs_beyond_the_newton_limit_and_certifies(monkeypatch):
-    from sklearn_rrank import _lpca
+    _lpca = modules.lpca
 
     monkeypatch.setattr(_lpca, "_AUTO_NEWTON_MAX_P", 2)
     X = _planted(0, 120, 90, 6)
@@ -169,10 +167,10 @@ def test_search_runs_lbfgs_beyond_the_newton_limit_and_certifies(monkeypatch):
 def test_a_later_run_continues_the_model_a_deadline_cut_short(monkeypatch):
     # the portfolio's second pass hands L-PCA's search the memo of its first run:
     # the fit at k continues that model instead of a fresh SVD start
-    from sklearn_rrank import _lpca_search as search_module
-    from sklearn_rrank._lpca import _model_kind
-    from sklearn_rrank._lpca_init import _svd_init
-    from sklearn_rrank._lpca_model import _Data
+    search_module = modules.lpca_search
+    _model_kind = modules.lpca._model_kind
+    _svd_init = modules.lpca_init._svd_init
+    _Data = modules.lpca_model._Data
 
     X = _planted(4, 80, 60, 3)
     kind = _model_kind("global", 0.5)
@@ -204,7 +202,7 @@ def test_only_fits_cut_by_the_deadline_are_kept_for_later():
 def test_ascent_stops_adding_columns_once_the_deadline_passes(monkeypatch):
     # a jump of the ascent adds one latent column per SVD of the gradient (several
     # seconds each on Abstracts): the deadline is checked before each column
-    import sklearn_rrank._lpca_search as lpca_search
+    lpca_search = modules.lpca_search
 
     real, calls = lpca_search._add_column, []
 

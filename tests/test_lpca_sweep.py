@@ -2,11 +2,13 @@
 
 import numpy as np
 import pytest
+from _family import Deadline, lpca_fit, modules
 from numpy.testing import assert_array_equal
 
-from sklearn_rrank import _lpca, _lpca_model
-from sklearn_rrank._lpca import lpca_fit
-from sklearn_rrank._rounding import certify_rounding
+from sklearn_rrank import certify_rounding
+
+_lpca = modules.lpca
+_lpca_model = modules.lpca_model
 
 
 def _planted(seed, m=120, n=80, k=4):
@@ -100,7 +102,7 @@ def test_deadline_inside_a_sweep_keeps_the_last_full_sweep(
 def test_deadline_inside_an_lbfgs_iteration_keeps_the_last_iterate(
     monkeypatch, counting_deadline, n_jobs
 ):
-    from sklearn_rrank import _lpca_lbfgs
+    _lpca_lbfgs = modules.lpca_lbfgs
 
     monkeypatch.setattr(_lpca_lbfgs, "_TASK_CHUNKS", 1)
     monkeypatch.setattr(_lpca_lbfgs, "_CHECK_GROUP", 2)
@@ -115,8 +117,7 @@ def test_deadline_inside_an_lbfgs_iteration_keeps_the_last_iterate(
 
 
 def test_dense_svd_start_shrinks_to_the_time_left(monkeypatch):
-    from sklearn_rrank import _lpca_init
-    from sklearn_rrank._ranksearch import Deadline
+    _lpca_init = modules.lpca_init
 
     seen = []
     original = _lpca_init.randomized_svd

@@ -6,7 +6,7 @@ import time
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from _family import Deadline, _largest_shattered, _pair_graph, _Shattering
+from _family import Deadline, _largest_shattered, _pair_graph, _Shattering, modules
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
@@ -407,7 +407,7 @@ def test_deadline_checks_stop_setup_and_search(monkeypatch, counting_deadline):
     # complete search: no setup step or search step starts after it has expired,
     # it is checked only a few times more (once per search left, once for another
     # pass), and the bound found so far comes with a valid shattered set
-    from sklearn_rrank import _vc
+    _vc = modules.vc
 
     X = (np.random.default_rng(3).random((24, 300)) < 0.3).astype(np.uint8)
     counter = counting_deadline()
