@@ -54,6 +54,7 @@ from sklearn_rrank import (
     _trivial,
     _validation,
     _vc,
+    _vc_search,
 )
 from sklearn_rrank import _lpca_refine as _lpca_refine_module
 from sklearn_rrank import _lpca_search as _lpca_search_module
@@ -212,10 +213,10 @@ _curveball_trades = _nestedness._curveball_trades  # null model's curveball trad
 _fill_exponent = _nestedness._fill_exponent  # temperature's fill-line exponent
 _fill_line_crossing = _nestedness._fill_line_crossing  # fill line meets a diagonal
 
-# VC lower bound (_vc)
-_largest_shattered = _vc._largest_shattered  # largest shattered set of rows
-_pair_graph = _vc._pair_graph  # pairs of points shattered together
-_Shattering = _vc._Shattering  # resumable search for a shattered set
+# VC lower bound (_vc, _vc_search)
+_largest_shattered = _vc_search._largest_shattered  # largest shattered set of rows
+_pair_graph = _vc_search._pair_graph  # pairs of points shattered together
+_Shattering = _vc_search._Shattering  # resumable search for a shattered set
 
 # progress output and data sets (_progress, _memory, datasets._base)
 ProgressPrinter = _progress.ProgressPrinter  # the live progress line of verbose=1
@@ -246,7 +247,8 @@ modules = SimpleNamespace(
     rsvd=_rsvd,  # RSVD (scan blocks, SVD time estimates)
     separation=_separation,  # batched separation (block sizes)
     spectral=_spectral,  # the spectral bound (its d*, its memory check)
-    vc=_vc,  # the VC bound (its setup steps, its searches)
+    vc=_vc,  # the VC bound (its orientations, passes and proofs)
+    vc_search=_vc_search,  # the VC bound's branch and bound and its setup steps
     validation=_validation,  # the door's checks (wrapped to count calls)
 )
 

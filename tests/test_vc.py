@@ -417,15 +417,18 @@ def test_deadline_checks_stop_setup_and_search(monkeypatch, counting_deadline):
     assert n_checks > 20
 
     late = []
-    for name in ("_distinct_columns", "_pair_graph", "_extensions"):
-        original = getattr(_vc, name)
+    for module in (_vc, modules.vc_search):  # the bound and its search's setup
+        for name in ("_distinct_columns", "_pair_graph", "_extensions"):
+            if not hasattr(module, name):
+                continue
+            original = getattr(module, name)
 
-        def spy(*args, _original=original, _name=name, **kw):
-            if deadline.passed():
-                late.append(_name)
-            return _original(*args, **kw)
+            def spy(*args, _original=original, _name=name, **kw):
+                if deadline.passed():
+                    late.append(_name)
+                return _original(*args, **kw)
 
-        monkeypatch.setattr(_vc, name, spy)
+            monkeypatch.setattr(module, name, spy)
     for n in sorted({0, 1, 2, 3, 5, 8, n_checks // 3, n_checks // 2, n_checks - 2}):
         deadline = counting_deadline(n)
         bound, info = _vc._vc_bound(X, deadline=deadline, return_shattered=True)
