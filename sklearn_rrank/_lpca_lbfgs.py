@@ -242,8 +242,15 @@ def _lbfgs_fit(
     z0 = np.concatenate([U.ravel(), V.ravel()] + ([] if mu is None else [np.ravel(mu)]))
     bounds = None
     if kind == "global":
-        bounds = [(None, None)] * (z0.size - 1)
-        bounds.append((None, -_B_MIN) if tau > 0 else (_B_MIN, None))
+        # as arrays: a list of (lo, hi) pairs took scipy 1.8 s to convert for
+        # (m + n) p = 1.2e6 parameters (2000 x 1000, p = 385), past any budget
+        lower = np.full(z0.size, -np.inf)
+        upper = np.full(z0.size, np.inf)
+        if tau > 0:
+            upper[-1] = -_B_MIN
+        else:
+            lower[-1] = _B_MIN
+        bounds = scipy.optimize.Bounds(lower, upper)
     history = [fun(z0, None)[0]]  # the start's objective, not interrupted
     state = {"status": "max_iter", "n_iter": 0, "x": z0}
 
