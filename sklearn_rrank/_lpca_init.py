@@ -83,15 +83,28 @@ def _svd_start(data, p, kind, random_state, tau, deadline):
     else:
         A, s, Bt = _randomized_svd(Z, p, rng, deadline)
         Bt = Bt.T
+    return (*_balanced(A, s, Bt, p, rng), mu)
+
+
+def _balanced(A, s, B, p, rng):
+    """Balanced factors ``U = A sqrt(S)``, ``V = B sqrt(S)`` of ``p`` columns.
+
+    Directions beyond the rank (singular values below ``1e-8`` of the largest, or
+    missing) are replaced by small random columns: zero columns would stay zero.
+    """
     root = np.sqrt(s)
-    U, V = A * root, Bt * root
+    U, V = A * root, B * root
     small = s <= 1e-8 * max(s[0], 1.0)
     n_extra = p - s.size + int(small.sum())
     if n_extra:
         scale = 1e-2
-        U = np.hstack([U[:, ~small], scale * rng.standard_normal((m, n_extra))])
-        V = np.hstack([V[:, ~small], scale * rng.standard_normal((n, n_extra))])
-    return U, V, mu
+        U = np.hstack(
+            [U[:, ~small], scale * rng.standard_normal((A.shape[0], n_extra))]
+        )
+        V = np.hstack(
+            [V[:, ~small], scale * rng.standard_normal((B.shape[0], n_extra))]
+        )
+    return U, V
 
 
 # power iterations and oversamples of the randomized SVDs of the warm starts
@@ -178,15 +191,7 @@ def _svd_init_sparse(data, p, kind, rng, tau, deadline=None):
     Q, _ = np.linalg.qr(Q)
     Ab, sv, Bt = np.linalg.svd(rmatmat(Q).T, full_matrices=False)
     A, sv, B = (Q @ Ab)[:, :p], sv[:p], Bt[:p].T
-    root = np.sqrt(sv)
-    U, V = A * root, B * root
-    small = sv <= 1e-8 * max(sv[0], 1.0)
-    n_extra = p - sv.size + int(small.sum())
-    if n_extra:
-        scale = 1e-2
-        U = np.hstack([U[:, ~small], scale * rng.standard_normal((m, n_extra))])
-        V = np.hstack([V[:, ~small], scale * rng.standard_normal((n, n_extra))])
-    return U, V, mu
+    return (*_balanced(A, sv, B, p, rng), mu)
 
 
 def _add_column(data, U, V, mu, deadline=None):
