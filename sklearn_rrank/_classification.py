@@ -191,7 +191,7 @@ def linear_separability(
         eps=eps,
         nonnegative=False,
         n_jobs=n_jobs,
-        time_limit=time_limit,
+        deadline=Deadline(time_limit),
     )
     if fit_intercept:
         coef, intercept = W[:, :-1], W[:, -1] + tau
@@ -393,7 +393,7 @@ def feature_dimension_bounds(
         from sklearn_rrank._permutation_order import _sign_change_ordering
 
         _, max_changes, _, _ = _sign_change_ordering(
-            Yu, "best", None, check_random_state(random_state), deadline=np.inf
+            Yu, "best", None, check_random_state(random_state), deadline=deadline
         )
         upper = min(upper, int(max_changes))
     if upper > lower and not deadline.expired():

@@ -36,6 +36,7 @@ from sklearn_rrank._lp_engine import (
     _unique_columns,
     _unique_rows,
 )
+from sklearn_rrank._ranksearch import Deadline
 from sklearn_rrank._validation import check_binary_matrix
 
 __all__ = [
@@ -96,8 +97,7 @@ def _validate(L, X, tau, eps, time_limit):
     """Data checks of a column door (its parameters passed ``validate_params``)."""
     X = check_binary_matrix(X, allow_missing=True, accept_sparse=False)
     L = _check_factor(L, X.shape[0], "L", "rows")
-    time_limit = None if time_limit is None else float(time_limit)
-    return L, X, float(tau), float(eps), time_limit
+    return L, X, float(tau), float(eps), Deadline(time_limit)
 
 
 def _solve_public(L, X, columns, *, feasibility, merge_columns=True, **kwargs):
@@ -218,7 +218,7 @@ def solve_columns_l1(
     >>> bool(((L @ R.T >= 0.5) == X)[:, 0].all())
     True
     """
-    L, X, tau, eps, time_limit = _validate(L, X, tau, eps, time_limit)
+    L, X, tau, eps, deadline = _validate(L, X, tau, eps, time_limit)
     return _solve_columns_l1(
         L,
         X,
@@ -226,7 +226,7 @@ def solve_columns_l1(
         eps=eps,
         nonnegative=nonnegative,
         n_jobs=n_jobs,
-        time_limit=time_limit,
+        deadline=deadline,
         columns=columns,
     )
 
@@ -239,7 +239,7 @@ def _solve_columns_l1(
     eps=DEFAULT_EPS,
     nonnegative=False,
     n_jobs=None,
-    time_limit=None,
+    deadline=None,
     columns=None,
 ):
     """:func:`solve_columns_l1` on validated ``X`` and a float64 ``L``; no checks."""
@@ -253,7 +253,7 @@ def _solve_columns_l1(
         eps=eps,
         nonnegative=bool(nonnegative),
         n_jobs=n_jobs,
-        time_limit=time_limit,
+        deadline=deadline,
     )
     return R, status, objective
 
@@ -342,7 +342,7 @@ def solve_columns_feasibility(
     >>> feasible.tolist()      # column 1 (ones at 1 and 2, zero at 3) needs r < 0 < r
     [True, False]
     """
-    L, X, tau, eps, time_limit = _validate(L, X, tau, eps, time_limit)
+    L, X, tau, eps, deadline = _validate(L, X, tau, eps, time_limit)
     cols = _check_columns(columns, X.shape[1])
     R, status, _, feasible = _solve_public(
         L,
@@ -356,7 +356,7 @@ def solve_columns_feasibility(
         eps=eps,
         nonnegative=bool(nonnegative),
         n_jobs=n_jobs,
-        time_limit=time_limit,
+        deadline=deadline,
     )
     return R, feasible, status
 
@@ -439,7 +439,7 @@ def solve_rows_l1(
         eps=float(eps),
         nonnegative=nonnegative,
         n_jobs=n_jobs,
-        time_limit=None if time_limit is None else float(time_limit),
+        deadline=Deadline(time_limit),
         rows=rows,
     )
 
@@ -452,7 +452,7 @@ def _solve_rows_l1(
     eps=DEFAULT_EPS,
     nonnegative=False,
     n_jobs=None,
-    time_limit=None,
+    deadline=None,
     rows=None,
 ):
     """:func:`solve_rows_l1` on validated ``X`` and a float64 ``R``; no checks."""
@@ -467,6 +467,6 @@ def _solve_rows_l1(
         eps=eps,
         nonnegative=bool(nonnegative),
         n_jobs=n_jobs,
-        time_limit=time_limit,
+        deadline=deadline,
     )
     return L, status, objective

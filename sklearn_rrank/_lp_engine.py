@@ -79,7 +79,6 @@ import ctypes
 import os
 import sys
 import threading
-import time
 
 import highspy
 import numpy as np
@@ -217,14 +216,15 @@ def _solve_chunk(
     eps,
     nonnegative,
     feasibility,
-    time_budget,
+    deadline,
 ):
     """Solve the LPs of the columns of ``Xc`` (m, n_chunk) for fixed ``L`` (m, d).
 
     Module-level and free of Highs objects in its arguments, so it pickles for loky
     and dask. ``weights`` (m,) are the multiplicities of merged identical rows.
-    ``time_budget`` is the wall-clock budget in seconds for this chunk (None: no
-    limit). Returns ``R`` (n_chunk, d), int8 status codes, the slack sum at each
+    ``deadline`` is the call's :class:`~sklearn_rrank._ranksearch.Deadline` (or
+    None: no limit); this leaf turns it into HiGHS's ``time_limit`` seconds.
+    Returns ``R`` (n_chunk, d), int8 status codes, the slack sum at each
     returned ``r`` and (feasibility) a boolean mask of certified-feasible columns.
     """
     m, d = L.shape
@@ -235,7 +235,6 @@ def _solve_chunk(
     feasible = np.zeros(n_chunk, dtype=bool)
     if n_chunk == 0:
         return R, codes, objective, feasible
-    start = time.perf_counter()
     absL = np.abs(L)
     h = None
     idx = np.arange(m, dtype=np.int32)
@@ -250,13 +249,12 @@ def _solve_chunk(
             code = _OPTIMAL
             lp_value = None
         else:
-            if time_budget is not None:
-                remaining = time_budget - (time.perf_counter() - start)
-                if remaining <= 0:
-                    break
+            remaining = None if deadline is None else deadline.remaining()
+            if remaining is not None and remaining <= 0:
+                break
             if h is None:
                 h = _build_model(L, nonnegative)
-            if time_budget is not None:
+            if remaining is not None:
                 h.setOptionValue("time_limit", h.getRunTime() + remaining)
             lower = np.where(ones, 0.0, -wobs)
             upper = np.where(ones, wobs, 0.0)
@@ -373,7 +371,7 @@ def _solve(
     nonnegative,
     feasibility,
     n_jobs,
-    time_limit,
+    deadline,
     columns=None,
     stop_at_first_infeasible=False,
     weights=None,
@@ -382,7 +380,9 @@ def _solve(
 ):
     """Solve the column LPs for validated float64 ``L`` (m, d), ``X`` (m, n).
 
-    ``columns`` (int array) selects the columns, ``weights`` (m,) are row
+    ``deadline`` is the call's :class:`~sklearn_rrank._ranksearch.Deadline` or None
+    (no limit); it goes to every chunk as it is. ``columns`` (int array) selects the
+    columns, ``weights`` (m,) are row
     multiplicities (rows of ``L``/``X`` already merged by the caller), ``parallel`` an
     optional open ``Parallel`` instance to reuse. With ``stop_at_first_infeasible``
     (feasibility only) the columns are processed in blocks whose sizes do not depend
@@ -403,17 +403,13 @@ def _solve(
     feasible = np.zeros(n_sel, dtype=bool)
     if n_sel == 0:
         return R, codes, objective, feasible
-    start = time.perf_counter()
     n_workers = max(1, effective_n_jobs(n_jobs))
 
     def run_block(block):
-        budget = None
-        if time_limit is not None:
-            budget = time_limit - (time.perf_counter() - start)
-            if budget <= 0:
-                return False
+        if deadline is not None and deadline.expired():
+            return False
         n_chunks = min(n_workers, block.size)
-        args = (tau, eps, nonnegative, feasibility, budget)
+        args = (tau, eps, nonnegative, feasibility, deadline)
         if n_chunks == 1:
             results = [_solve_chunk(L, X[:, columns[block]], weights, *args)]
             slices = [slice(0, block.size)]

@@ -47,8 +47,7 @@ def _lpca_refine(X, L, R, *, tau, n_rounds=3, n_jobs=None, deadline):
     n_jobs : int or None, default=None
         Workers of the LP engine; results do not depend on it.
     deadline : Deadline
-        The caller's deadline; its ``remaining()`` seconds are the LP engine's
-        time limit.
+        The caller's deadline, handed to the LP engine as it is.
 
     Returns
     -------
@@ -84,7 +83,6 @@ def _lpca_refine(X, L, R, *, tau, n_rounds=3, n_jobs=None, deadline):
     if not (np.isfinite(L).all() and np.isfinite(R).all()):
         raise ValueError("L and R must hold finite numbers.")
     start = time.perf_counter()
-    remaining = deadline.remaining  # seconds only at the LP engine's door
 
     errors_before = _count_errors_factors(X, L, R, tau)
     bad_cols = _uncertified_counts(X, L, R, tau, axis=0)
@@ -92,13 +90,13 @@ def _lpca_refine(X, L, R, *, tau, n_rounds=3, n_jobs=None, deadline):
     n_lps = 0
     rounds = 0
     for _ in range(n_rounds):
-        if bad_cols.sum() == 0 or remaining() == 0.0:
+        if bad_cols.sum() == 0 or deadline.expired():
             break
         rounds += 1
         # columns: L fixed
         cols = np.flatnonzero(bad_cols)
         R_new, _, _ = _solve_columns_l1(
-            L, X, tau=tau, n_jobs=n_jobs, time_limit=remaining(), columns=cols
+            L, X, tau=tau, n_jobs=n_jobs, deadline=deadline, columns=cols
         )
         n_lps += cols.size
         trial = R.copy()
@@ -107,13 +105,13 @@ def _lpca_refine(X, L, R, *, tau, n_rounds=3, n_jobs=None, deadline):
         better = new_bad <= bad_cols[cols]
         R[cols[better]] = R_new[better]
         bad_rows = _uncertified_counts(X, L, R, tau, axis=1)
-        if bad_rows.sum() == 0 or remaining() == 0.0:
+        if bad_rows.sum() == 0 or deadline.expired():
             bad_cols = _uncertified_counts(X, L, R, tau, axis=0)
             break
         # rows: R fixed
         rows = np.flatnonzero(bad_rows)
         L_new, _, _ = _solve_rows_l1(
-            R, X, tau=tau, n_jobs=n_jobs, time_limit=remaining(), rows=rows
+            R, X, tau=tau, n_jobs=n_jobs, deadline=deadline, rows=rows
         )
         n_lps += rows.size
         new_bad = _uncertified_counts(X[rows], L_new, R, tau, axis=1)

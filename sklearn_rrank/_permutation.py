@@ -18,7 +18,6 @@ tree, the spectral order, 2-opt segment reversals) are the standard techniques t
 abstract cites, reconstructed here and **[unverified]** as their exact algorithm.
 """
 
-import time
 from numbers import Real
 
 import numpy as np
@@ -373,8 +372,6 @@ def _permutation_search(
     N. Alon, S. Moran, A. Yehudayoff, "Sign rank versus VC dimension", COLT 2016.
     """
     rng = check_random_state(random_state)
-    remaining = deadline.remaining()
-    deadline = np.inf if remaining is None else time.perf_counter() + remaining
     sides = ("rows", "columns") if orientation == "both" else (orientation,)
     seeds = rng.randint(0, 2**31 - 1, size=len(sides))
     candidates = []
@@ -382,7 +379,7 @@ def _permutation_search(
     stopped = False
     for side, seed in zip(sides, seeds, strict=True):
         M = B if side == "rows" else B.T
-        if candidates and time.perf_counter() > deadline:
+        if candidates and deadline.expired():
             stopped = True
             break
         order, c, results, cut = _sign_change_ordering(
@@ -411,7 +408,7 @@ def _permutation_search(
             info["orientation"], info["order"] = side, order
         M = B if side == "rows" else B.T
         for rule in _NODE_RULES:
-            if time.perf_counter() > deadline:
+            if deadline.expired():
                 stopped = True
                 messages.append("time limit reached before the factors were built")
                 break

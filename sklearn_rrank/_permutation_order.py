@@ -19,6 +19,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions, validate_params
 from sklearn.utils.extmath import randomized_svd
 
+from sklearn_rrank._ranksearch import Deadline
 from sklearn_rrank._validation import check_binary_matrix
 
 __all__ = ["sign_change_ordering"]
@@ -273,7 +274,7 @@ def _order_kruskal_mw(Bu, ones, rng, D, deadline):
     per_round = -(-(p - 1) // _MW_ROUNDS)
     n_tree = 0
     while n_tree < p - 1 and alive.any():
-        if time.perf_counter() > deadline:
+        if deadline.expired():
             break
         idx = np.flatnonzero(alive)
         w = np.exp2(log_w - log_w.max()).astype(np.float32)
@@ -353,7 +354,7 @@ def _two_opt(Bu, order, n_moves, rng, deadline):
     size = _TWO_OPT_BATCH
     half = size // 2
     for _ in range(-(-n_moves // size)):
-        if time.perf_counter() > deadline:
+        if deadline.expired():
             break
         if hot is None:  # gaps where a column attaining the maximum changes
             cols = np.flatnonzero(changes == score[0])
@@ -403,6 +404,9 @@ def _two_opt(Bu, order, n_moves, rng, deadline):
 def _sign_change_ordering(B, strategy, n_2opt, rng, deadline, verbose=0):
     """Ordering of the rows of a validated matrix; see :func:`sign_change_ordering`.
 
+    ``deadline`` (a :class:`~sklearn_rrank._ranksearch.Deadline`) is checked between
+    the strategies and inside their loops.
+
     Returns
     -------
     order : ndarray of shape (m,)
@@ -429,7 +433,7 @@ def _sign_change_ordering(B, strategy, n_2opt, rng, deadline, verbose=0):
     best_key, best_order = None, None
     stopped = False
     for name, seed in zip(strategies, seeds, strict=True):
-        if best_order is not None and time.perf_counter() > deadline:
+        if best_order is not None and deadline.expired():
             stopped = True
             break
         sub_rng = np.random.default_rng(seed)
@@ -445,7 +449,7 @@ def _sign_change_ordering(B, strategy, n_2opt, rng, deadline, verbose=0):
             )
         if best_key is None or key < best_key:
             best_key, best_order = key, order
-        if time.perf_counter() > deadline:
+        if deadline.expired():
             stopped = True
     full_order = _expand_order(best_order, inverse) if m else best_order
     return full_order, best_key[0], results, stopped
@@ -546,6 +550,6 @@ default="best"
     B = check_binary_matrix(X, method="permutation")
     rng = check_random_state(random_state)
     order, max_changes, _, _ = _sign_change_ordering(
-        B, strategy, n_2opt, rng, deadline=np.inf
+        B, strategy, n_2opt, rng, deadline=Deadline()
     )
     return order, max_changes

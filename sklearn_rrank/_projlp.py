@@ -427,16 +427,13 @@ def _alternate(
     counts = Counter()
     kw = dict(tau=tau, eps=eps, nonnegative=nonnegative, n_jobs=n_jobs)
 
-    def remaining():
-        return None if deadline is None else deadline.remaining()
-
     def sweep(F, Xs):
         G, status, objective, _ = _solve_public(
             F,
             Xs,
             np.arange(Xs.shape[1]),
             feasibility=False,
-            time_limit=remaining(),
+            deadline=deadline,
             **kw,
         )
         counts.update(status.tolist())

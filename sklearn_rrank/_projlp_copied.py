@@ -76,7 +76,7 @@ def _truncated_product(L, R, width):
     return F, G
 
 
-def _test_projection(Lu, Xu, cols, weights, tau, eps, nonnegative, time_budget):
+def _test_projection(Lu, Xu, cols, weights, tau, eps, nonnegative, deadline):
     """Feasibility of all ``cols`` for one projection, stopping at the first failure.
 
     Module-level (picklable) task of phase 3 of the ProjLP search
@@ -91,7 +91,7 @@ def _test_projection(Lu, Xu, cols, weights, tau, eps, nonnegative, time_budget):
         nonnegative=nonnegative,
         feasibility=True,
         n_jobs=1,
-        time_limit=time_budget,
+        deadline=deadline,
         columns=cols,
         stop_at_first_infeasible=True,
         weights=weights,

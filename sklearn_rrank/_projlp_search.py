@@ -88,7 +88,7 @@ def _projlp_search(
     certification); phase 1 tries only widths ``max(1, lower) <= d < bound``, phase 2
     descends from ``incumbent.best_factors()``, which may be another method's
     certificate, and everything stops once ``incumbent.done``. ``deadline`` is
-    checked between steps and its ``remaining()`` is the LPs' time limit. Returns the
+    checked between steps and handed to the LP engine as it is. Returns the
     diagnostics dict (``"message"``; ``"stopped_early"`` if phase 1 found no
     certificate up to ``max_rank`` or the deadline ended it).
 
@@ -409,7 +409,7 @@ class _ProjLPSearch:
             nonnegative=self.nonnegative,
             feasibility=True,
             n_jobs=self.n_jobs,
-            time_limit=self.deadline.remaining(),
+            deadline=self.deadline,
             columns=cols,
             stop_at_first_infeasible=stop_at_first_infeasible,
             weights=self.weights,
@@ -646,7 +646,7 @@ class _ProjLPSearch:
             self.tau,
             self.eps,
             self.nonnegative,
-            self.deadline.remaining(),
+            self.deadline,
         )
         if len(lefts) == 1 or effective_n_jobs(self.n_jobs) == 1:
             results = [_test_projection(Lu, *args) for Lu in lefts]

@@ -169,6 +169,13 @@ class Deadline:
     Uses :func:`time.monotonic`. :meth:`child` gives a sub-deadline that never ends
     after its parent, so a method given a share of the budget cannot overrun the
     whole call.
+
+    A deadline crosses process boundaries as itself: pickled (for a loky, Dask or
+    Ray worker of :mod:`joblib`), it travels as its remaining and elapsed seconds
+    and is rebuilt on the receiver's clock, because ``time.monotonic()`` readings of
+    two machines are not comparable. Its end is then the same instant, later by the
+    transfer time at most. Only the leaves that hand a time limit to another
+    library (the HiGHS option ``time_limit``) read :meth:`remaining` as seconds.
     """
 
     def __init__(self, seconds=None, *, _start=None, _end=None):
@@ -218,9 +225,19 @@ class Deadline:
             end = mine if end is None else min(end, mine)
         return Deadline(_start=now, _end=end)
 
+    def __reduce__(self):
+        return (_rebuild_deadline, (self.remaining(), self.elapsed()))
+
     def __repr__(self):
         rem = self.remaining()
         return "Deadline(unlimited)" if rem is None else f"Deadline({rem:.1f} s left)"
+
+
+def _rebuild_deadline(remaining, elapsed):
+    """A :class:`Deadline` unpickled on this process's clock (see its Notes)."""
+    now = time.monotonic()
+    end = None if remaining is None else now + remaining
+    return Deadline(_start=now - elapsed, _end=end)
 
 
 def rank_zero_possible(X, tau):

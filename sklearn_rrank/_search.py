@@ -28,13 +28,14 @@ from sklearn_rrank._validation import check_binary_values, check_n_jobs, reject_
 __all__ = ["RoundingRankCV"]
 
 
-def _fit_holdout(estimator, X, mask, k, end):
+def _fit_holdout(estimator, X, mask, k, deadline):
     """Fit ``estimator`` with n_components=k on X with ``mask`` entries missing.
 
-    ``end`` is the deadline's end (``time.monotonic()``) or None; a job that starts
-    after it is skipped and returns NaN.
+    ``deadline`` is the search's :class:`~sklearn_rrank._ranksearch.Deadline` (it
+    pickles for process workers); a job that starts after it is skipped and returns
+    NaN.
     """
-    if end is not None and time.monotonic() >= end:
+    if deadline.expired():
         return np.nan, np.nan
     X_train = X.copy()
     X_train[mask] = np.nan
@@ -431,8 +432,7 @@ class RoundingRankCV(MetaEstimatorMixin, TransformerMixin, BaseEstimator):
             masks.append(mask.reshape(X.shape))
         jobs = [(k, r) for k in candidates for r in range(self.cv)]
         out = Parallel(n_jobs=self.n_jobs, verbose=max(self.verbose - 1, 0))(
-            delayed(_fit_holdout)(estimator, X, masks[r], k, deadline.end)
-            for k, r in jobs
+            delayed(_fit_holdout)(estimator, X, masks[r], k, deadline) for k, r in jobs
         )
         err = np.array([o[0] for o in out]).reshape(len(candidates), self.cv)
         times = np.array([o[1] for o in out]).reshape(len(candidates), self.cv)

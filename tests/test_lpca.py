@@ -540,6 +540,34 @@ def test_refine_repairs_a_broken_column(rng):
     assert certify_rounding(X, L2, R2)
 
 
+class _ReadDeadline(Deadline):
+    """An unlimited-in-practice deadline that records who read it as seconds."""
+
+    def __init__(self):
+        super().__init__(1e6)
+        self.seconds_read = 0
+
+    def remaining(self):
+        self.seconds_read += 1
+        return super().remaining()
+
+
+def test_refine_hands_its_deadline_to_the_lp_engine(monkeypatch):
+    # the refinement passes the Deadline itself; only the engine's HiGHS leaf reads
+    # it as seconds (once per LP it runs), so every LP sees the same end
+    X = check_binary_matrix(_planted(5, 40, 30, 3), method="lpca")
+    fit = lpca_fit(X, 4, fit_bias="global", stop_when_exact=True, random_state=0)
+    R = fit.R.copy()
+    R[int(np.argmax(X.sum(axis=0)))] = 0.0
+    deadline = _ReadDeadline()
+    _, _, info = _lpca_refine(X, fit.L, R, tau=0.5, n_rounds=1, deadline=deadline)
+    assert info["n_lps"] >= 1
+    assert deadline.seconds_read >= 1  # the leaf read it
+    expired = Deadline(0.0)
+    _, _, info = _lpca_refine(X, fit.L, R, tau=0.5, n_rounds=3, deadline=expired)
+    assert info["n_lps"] == 0 and info["errors_after"] == info["errors_before"]
+
+
 @given(seed=st.integers(0, 2**31 - 1))
 @settings(max_examples=8, deadline=None)
 def test_refine_never_increases_failures(seed):

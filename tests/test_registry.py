@@ -1,6 +1,7 @@
 """The method registry, one rank search under one budget, and parameter validation."""
 
 import dataclasses
+import pickle
 import time
 import warnings
 
@@ -215,6 +216,18 @@ def test_deadline_child_never_outlives_parent():
     half = parent.child(fraction=0.5)
     assert half.remaining() <= parent.remaining()
     assert Deadline(None).remaining() is None and not Deadline(None).expired()
+
+
+def test_deadline_pickles_as_the_time_it_has_left():
+    # process workers (loky, Dask, Ray) get the same end on their own clock
+    d = Deadline(30.0)
+    time.sleep(0.05)
+    back = pickle.loads(pickle.dumps(d))
+    assert type(back) is Deadline
+    assert back.remaining() == pytest.approx(d.remaining(), abs=0.05)
+    assert back.elapsed() == pytest.approx(d.elapsed(), abs=0.05)
+    assert pickle.loads(pickle.dumps(Deadline())).remaining() is None
+    assert pickle.loads(pickle.dumps(Deadline(0.0))).expired()
 
 
 def test_incumbent_certifies_and_keeps_only_improvements():
