@@ -11,10 +11,40 @@ import numpy as np
 
 __all__ = [
     "FactorizationResult",
+    "LogisticModel",
     "LowerBoundResult",
     "RankSearchResult",
     "SearchReport",
 ]
+
+
+@dataclass(frozen=True)
+class LogisticModel:
+    """The logistic model behind L-PCA factors: what turns them into probabilities.
+
+    The logits of an entry are ``theta_ij = <L_i, R_j> - tau`` (``fit_bias=True``:
+    the bias is the last column of ``R``), ``<U_i, V_j>`` scaled back with the
+    global ``offset`` (``fit_bias="global"``), or the latent product
+    (``fit_bias=False``); see :func:`~sklearn_rrank._lpca.lpca_row_logits`.
+
+    Attributes
+    ----------
+    fit_bias : bool or "global"
+        The bias model of the fit.
+    alpha : float
+        Ridge weight of the fit; new rows are fitted with it.
+    offset : float or None
+        The global offset ``b`` (only with ``fit_bias="global"``).
+    deviance, null_deviance : float or None
+        Deviance of the fit and of one Bernoulli probability per column (None when
+        not computed, e.g. for a rank search's certificate).
+    """
+
+    fit_bias: bool | str
+    alpha: float
+    offset: float | None = None
+    deviance: float | None = None
+    null_deviance: float | None = None
 
 
 @dataclass
@@ -33,7 +63,14 @@ class FactorizationResult:
         False when the solver stopped at ``max_iter``/a time limit or an LP did not
         end optimal; the estimator then warns.
     info : dict
-        Method-specific diagnostics (e.g. ``"lp_status_counts"``).
+        Method-specific diagnostics (e.g. ``"lp_status_counts"``); the estimator
+        shows them as ``solver_info_`` and reads none of them.
+    message : str
+        One line on how the fit ended.
+    time_limited : bool
+        True when the fit's deadline stopped it.
+    model : LogisticModel or None
+        The probabilistic model of the factors (L-PCA), else None.
     """
 
     L: np.ndarray
@@ -41,6 +78,9 @@ class FactorizationResult:
     n_iter: int = 0
     converged: bool = True
     info: dict = field(default_factory=dict)
+    message: str = ""
+    time_limited: bool = False
+    model: LogisticModel | None = None
 
 
 @dataclass
@@ -74,6 +114,9 @@ class SearchReport:
     fit_params : dict
         Fit parameters that reproduce the certificate's model (L-PCA: its bias), for
         an estimator refitted at the certified rank.
+    model : LogisticModel or None
+        The probabilistic model of the certificate (L-PCA's certificates straight
+        from a logistic fit), else None (also when LPs refined the factors).
     interrupted : bool
         True if a KeyboardInterrupt stopped the search.
     """
@@ -86,6 +129,7 @@ class SearchReport:
         "proven_rank",
         "proof",
         "fit_params",
+        "model",
     )
 
     message: str = ""
@@ -96,6 +140,7 @@ class SearchReport:
     proven_rank: int | None = None
     proof: str | None = None
     fit_params: dict = field(default_factory=dict)
+    model: LogisticModel | None = None
     interrupted: bool = False
 
 

@@ -298,6 +298,7 @@ class _Portfolio:
         self.lower = lower
         self.lower_method = "trivial"
         self.best = None  # (rank, method, L, R)
+        self.best_model = None  # the LogisticModel of the best certificate, if any
         self.proven = None  # (rank, method)
         if rank_zero_possible(X, tau):
             m, n = X.shape
@@ -449,6 +450,7 @@ class _Portfolio:
                     row.update(bound=int(part.rank), certified=True)
                     if self.best is None or part.rank < self.best[0]:
                         self.best = (int(part.rank), spec.name, part.L, part.R)
+                        self.best_model = part.report.model
             raise
         except (MemoryError, Exception) as exc:  # noqa: BLE001 - reported, not hidden
             row.update(status="failed", message=f"failed: {type(exc).__name__}: {exc}")
@@ -500,6 +502,7 @@ class _Portfolio:
         if res.rank is not None:
             row.update(bound=int(res.rank), certified=True)
             self.best = (int(res.rank), spec.name, res.L, res.R)
+            self.best_model = report.model
             # one certificate is held: the dominated ones' factors go at once
             for name, other in self.results.items():
                 if name != spec.name and other.L is not None:

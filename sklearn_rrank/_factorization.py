@@ -31,6 +31,7 @@ from sklearn_rrank._methods import (
     check_method_params,
     check_method_tau,
 )
+from sklearn_rrank._ranksearch import Deadline
 from sklearn_rrank._rounding import (
     _count_uncertified,
     _round_factors,
@@ -56,6 +57,12 @@ def _is_probabilistic(estimator):
         raise AttributeError(
             f"method={estimator.method!r} is not a probability model: predict_proba "
             "and score_samples are available for method='lpca' only."
+        )
+    if getattr(estimator, "_logistic_model", False) is None:
+        raise AttributeError(
+            "these factors have no logistic model: they are a rank search's "
+            "certificate refined by LPs or found by another method (RoundingRankCV); "
+            "predict_proba and score_samples need a fit of method='lpca'."
         )
     return True
 
@@ -335,8 +342,12 @@ class RoundingRankFactorization(
             X = X.toarray()
         return X
 
-    def _solver_kwargs(self):
-        """Keyword arguments of the registry's fit/transform, checked once."""
+    def _solver_kwargs(self, deadline=None):
+        """Keyword arguments of the registry's fit/transform, checked once.
+
+        ``deadline`` is the fit's :class:`~sklearn_rrank._ranksearch.Deadline` (made
+        from ``time_limit`` when the fit starts; None: no limit).
+        """
         spec = METHODS[self.method]
         if not spec.uses_max_iter:
             for name in ("max_iter", "tol", "time_limit"):
@@ -360,7 +371,7 @@ class RoundingRankFactorization(
             "nonnegative": bool(self.nonnegative),
             "max_iter": self.max_iter,
             "tol": self.tol,
-            "time_limit": self.time_limit,
+            "deadline": Deadline() if deadline is None else deadline,
             "random_state": self.random_state,
             "n_jobs": self.n_jobs,
             "verbose": self.verbose,
@@ -417,6 +428,7 @@ class RoundingRankFactorization(
         return self._fit(X)
 
     def _fit(self, X):
+        deadline = Deadline(self.time_limit)  # the budget counts from here
         if isinstance(self.n_components, bool):
             raise TypeError(
                 f"n_components must be an integer >= 1, got {self.n_components!r}."
@@ -436,7 +448,7 @@ class RoundingRankFactorization(
                 "'projlp'."
             )
         t0 = time.perf_counter()
-        kwargs = self._solver_kwargs()
+        kwargs = self._solver_kwargs(deadline)
         result = spec.fit(X, k, **kwargs)
         # a method that fits sparse data also transforms it (the rows stay sparse)
         Xd = X.toarray() if sp.issparse(X) and not spec.sparse_fit else X
@@ -467,14 +479,14 @@ class RoundingRankFactorization(
             info=result.info,
             seconds=time.perf_counter() - t0,
         )
-        if spec.probabilistic:
-            null = result.info["null_deviance"]
+        self._logistic_model = result.model
+        if result.model is not None:
+            null = result.model.null_deviance
             self.deviance_explained_ = (
-                1.0 - result.info["deviance"] / null if null > 0 else float("nan")
+                1.0 - result.model.deviance / null if null > 0 else float("nan")
             )
         if not result.converged:
-            info = result.info
-            if "time_limit" in (info.get("status"), info.get("stop_reason")):
+            if result.time_limited:
                 hint = "raise time_limit"
             elif spec.uses_max_iter:
                 hint = "raise max_iter"
@@ -482,7 +494,7 @@ class RoundingRankFactorization(
                 hint = "check the input"
             warnings.warn(
                 f"method={self.method!r} did not converge or an LP did not end "
-                f"optimal ({result.info.get('message', 'no details')}); the "
+                f"optimal ({result.message or 'no details'}); the "
                 f"factorization may be worse than the method can do ({hint}).",
                 ConvergenceWarning,
                 stacklevel=3,
@@ -593,8 +605,8 @@ class RoundingRankFactorization(
         X = self._validate_X(X, reset=False)
         if sp.issparse(X):  # the logits are an m x n array anyway
             X = X.toarray()
-        info = self.solver_info_
-        if info["fit_bias"] is True:
+        model = self._logistic_model
+        if model.fit_bias is True:
             # the logits of transform's rows (a training row keeps its fitted row
             # when that is better), so that predict_proba rounds like
             # inverse_transform(transform(X))
@@ -603,16 +615,15 @@ class RoundingRankFactorization(
                 return theta
             nll = np.where(X == 1, np.logaddexp(0.0, -theta), np.logaddexp(0.0, theta))
             return -np.where(np.isnan(X), 0.0, nll).sum(axis=1)
-        kwargs = {"alpha": info["alpha"]} if "alpha" in info else {}
         return lpca_row_logits(
             X,
             self.components_.T,
             tau=float(self.tau),
-            fit_bias=info["fit_bias"],
-            offset=info.get("offset"),
+            fit_bias=model.fit_bias,
+            offset=model.offset,
+            alpha=model.alpha,
             n_jobs=self.n_jobs,
             return_log_likelihood=return_log_likelihood,
-            **kwargs,
         )
 
     @available_if(_is_probabilistic)

@@ -53,7 +53,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions, validate_params
 from threadpoolctl import threadpool_limits
 
-from sklearn_rrank._base import FactorizationResult
+from sklearn_rrank._base import FactorizationResult, LogisticModel
 from sklearn_rrank._lpca_init import _init_from_factors, _svd_init
 from sklearn_rrank._lpca_lbfgs import _lbfgs_fit
 from sklearn_rrank._lpca_model import (
@@ -427,6 +427,7 @@ def lpca_fit(
     >>> res.L.shape, res.R.shape, res.info["n_errors"]
     ((4, 2), (3, 2), 0)
     """
+    deadline = Deadline(time_limit)  # the budget counts from the door
     X = check_binary_matrix(X, allow_missing=True, method="lpca")
     return _lpca_fit(
         X,
@@ -442,7 +443,7 @@ def lpca_fit(
         n_jobs=n_jobs,
         verbose=verbose,
         stop_when_exact=stop_when_exact,
-        time_limit=time_limit,
+        deadline=deadline,
         dtype=dtype,
     )
 
@@ -462,20 +463,19 @@ def _lpca_fit(
     n_jobs=None,
     verbose=0,
     stop_when_exact=False,
-    time_limit=None,
+    deadline=None,
     dtype="float64",
 ):
     """:func:`lpca_fit` on validated data (float64, NaN = missing); no checks.
 
-    ``time_limit`` is a number of seconds, None or a
-    :class:`~sklearn_rrank._ranksearch.Deadline` (which then reaches the leaves).
+    ``deadline`` is the call's :class:`~sklearn_rrank._ranksearch.Deadline` (None:
+    no limit); it reaches the leaves.
     """
     m, n = X.shape
     k = int(n_components)
     kind = _model_kind(fit_bias, tau)
     p = k - 1 if kind == "column" else k
-    # the budget counts from here: the SVD start is part of it
-    deadline = Deadline.coerce(time_limit)
+    deadline = Deadline() if deadline is None else deadline
     data = _Data(X, dtype=dtype)
     if init is None:
         rng = check_random_state(random_state)
@@ -523,12 +523,26 @@ def _lpca_fit(
             f"[lpca] k={k}: {n_iter} sweeps, status {info['status']}, "
             f"{info['n_errors']} wrong entries, {info['seconds']:.2f}s"
         )
+    return _fit_result(L, R, n_iter, info)
+
+
+def _fit_result(L, R, n_iter, info):
+    """The typed record of an L-PCA fit (serial or distributed) from its ``info``."""
     return FactorizationResult(
         L=L,
         R=R,
         n_iter=n_iter,
         converged=info["status"] in ("tol", "exact", "stalled"),
         info=info,
+        message=info["message"],
+        time_limited=info["status"] == "time_limit",
+        model=LogisticModel(
+            fit_bias=info["fit_bias"],
+            alpha=info["alpha"],
+            offset=info.get("offset"),
+            deviance=info["deviance"],
+            null_deviance=info["null_deviance"],
+        ),
     )
 
 

@@ -39,13 +39,13 @@ from sklearn.utils._param_validation import (
     validate_params,
 )
 
-from sklearn_rrank._base import FactorizationResult
 from sklearn_rrank._lpca import (
     _FIT_STALL,
     DEFAULT_ALPHA,
     FIT_MAX_ITER,
     FIT_TOL,
     _fit_message,
+    _fit_result,
     _model_kind,
 )
 from sklearn_rrank._lpca_distributed_block import _LPCABlock, _RowBlock
@@ -626,10 +626,4 @@ def _lpca_fit_distributed(
             f"[lpca-dask] k={k}: {n_iter} sweeps on {len(ranges)} blocks, status "
             f"{status}, {info['n_errors']} wrong entries, {info['seconds']:.2f}s"
         )
-    return FactorizationResult(
-        L=np.vstack([r[0] for r in parts]),
-        R=R,
-        n_iter=n_iter,
-        converged=status in ("tol", "exact", "stalled"),
-        info=info,
-    )
+    return _fit_result(np.vstack([r[0] for r in parts]), R, n_iter, info)

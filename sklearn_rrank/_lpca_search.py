@@ -23,9 +23,10 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import check_random_state
 
+from sklearn_rrank._base import LogisticModel
 from sklearn_rrank._lpca import _fit_core, _model_kind, _resolve_solver
 from sklearn_rrank._lpca_init import _add_column, _svd_init
-from sklearn_rrank._lpca_model import _Data, _package, _stop_delta
+from sklearn_rrank._lpca_model import _Data, _is_global, _package, _stop_delta
 from sklearn_rrank._lpca_refine import _lpca_refine
 from sklearn_rrank._memory import fits_in_memory
 
@@ -145,7 +146,30 @@ def _boost(data, U, V, mu, *, tau, alpha, n_jobs, deadline, verbose, tick=None):
     return U, V, mu, False
 
 
-def _rescue(incumbent, data, U, V, mu, L, R, *, tau, n_jobs, deadline, verbose, tick):
+def _offer(incumbent, info, L, R, mu=None, *, refined=False):
+    """Offer factors to ``incumbent``; an accepted certificate records its model.
+
+    ``info["model"]`` becomes the :class:`~sklearn_rrank._base.LogisticModel` of the
+    logistic fit with bias ``mu`` the factors come from, or None for factors the
+    LPs ``refined`` (they have no logistic model).
+    """
+    ok = incumbent.offer(L, R)
+    if ok:
+        info["model"] = (
+            None
+            if refined
+            else LogisticModel(
+                fit_bias=info["fit_bias"],
+                alpha=_SEARCH_ALPHA,
+                offset=float(mu) if _is_global(mu) else None,
+            )
+        )
+    return ok
+
+
+def _rescue(
+    incumbent, info, data, U, V, mu, L, R, *, tau, n_jobs, deadline, verbose, tick
+):
     """Reweighting, then LP refinement, of a fit with few failing entries.
 
     Every candidate goes through ``incumbent.offer``. Returns ``(accepted, info)``.
@@ -164,7 +188,7 @@ def _rescue(incumbent, data, U, V, mu, L, R, *, tau, n_jobs, deadline, verbose, 
         tick=tick,
     )
     Lb, Rb = _package(Ub, Vb, mub, tau)
-    if incumbent.offer(Lb, Rb):
+    if _offer(incumbent, info, Lb, Rb, mub):
         rinfo.update(boosted=True, certified=True)
         return True, rinfo
     # refine whichever of the two states fails fewer entries
@@ -182,7 +206,7 @@ def _rescue(incumbent, data, U, V, mu, L, R, *, tau, n_jobs, deadline, verbose, 
         X, L, R, tau=tau, n_jobs=n_jobs, deadline=deadline
     )
     rinfo["errors_removed"] = refine_info["errors_removed"]
-    if refine_info["certified"] and incumbent.offer(L2, R2):
+    if refine_info["certified"] and _offer(incumbent, info, L2, R2, refined=True):
         rinfo["certified"] = True
         return True, rinfo
     return False, rinfo
@@ -437,7 +461,7 @@ def _ascent_step(
         **fit,
     )
     L, R = _package(U, V, mu, tau)
-    ok = incumbent.offer(L, R)
+    ok = _offer(incumbent, info, L, R, mu)
     n_failed = 0 if ok else incumbent.count_uncertified(L, R)
     info["failed_by_k"][k] = int(n_failed)
     info["sweeps_by_k"][k] = n_iter
@@ -447,6 +471,7 @@ def _ascent_step(
     if not ok and rescue_limit is not None and n_failed <= rescue_limit:
         ok, info["rescue"][k] = _rescue(
             incumbent,
+            info,
             data,
             U,
             V,
@@ -594,11 +619,12 @@ def _polish(
             **fit,
         )
         L, R = _package(U, V, mu, tau)
-        ok = incumbent.offer(L, R)
+        ok = _offer(incumbent, info, L, R, mu)
         rescued = False
         if not ok and incumbent.count_uncertified(L, R) <= rescue_limit:
             ok, _ = _rescue(
                 incumbent,
+                info,
                 data,
                 U,
                 V,

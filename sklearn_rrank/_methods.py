@@ -13,9 +13,11 @@ The callables follow fixed contracts, so no door filters keyword arguments:
 * ``lower(X, *, tau, deadline) -> (bound, info)`` on validated data;
 * ``search(X, incumbent, deadline, *, tau, random_state, n_jobs, verbose, **params)``
   (the family part of :func:`~sklearn_rrank._ranksearch.run_rank_search`);
-* ``fit(X, k, *, tau, nonnegative, max_iter, tol, time_limit, random_state, n_jobs,
-  verbose, **params) -> FactorizationResult`` (``max_iter``, ``tol`` and
-  ``time_limit`` are None unless the family has ``uses_max_iter``);
+* ``fit(X, k, *, tau, nonnegative, max_iter, tol, deadline, random_state, n_jobs,
+  verbose, **params) -> FactorizationResult`` (``max_iter`` and ``tol`` are None
+  unless the family has ``uses_max_iter``; ``deadline`` is the call's
+  :class:`~sklearn_rrank._ranksearch.Deadline`, which only the families with
+  ``uses_max_iter`` read: the others' fits are one-shot);
 * ``transform(X, R, *, tau, nonnegative, n_jobs, **params) -> L``.
 """
 
@@ -297,13 +299,13 @@ def _lpca_fit(
     nonnegative,
     max_iter,
     tol,
-    time_limit,
+    deadline,
     random_state,
     n_jobs,
     verbose,
     **params,
 ):
-    kw = _given(max_iter=max_iter, tol=tol, time_limit=time_limit)
+    kw = _given(max_iter=max_iter, tol=tol)
     return _lpca._lpca_fit(
         X,
         k,
@@ -312,6 +314,7 @@ def _lpca_fit(
         n_jobs=n_jobs,
         verbose=verbose,
         stop_when_exact=True,
+        deadline=deadline,
         **kw,
         **params,
     )
@@ -333,18 +336,19 @@ def _projlp_fit(
     nonnegative,
     max_iter,
     tol,
-    time_limit,
+    deadline,
     random_state,
     n_jobs,
     verbose,
     **params,
 ):
-    kw = _given(max_iter=max_iter, tol=tol, time_limit=time_limit)
+    kw = _given(max_iter=max_iter, tol=tol)
     return _projlp._projlp_fit(
         X,
         k,
         tau=tau,
         nonnegative=nonnegative,
+        deadline=deadline,
         random_state=random_state,
         n_jobs=n_jobs,
         verbose=verbose,
@@ -368,7 +372,7 @@ def _asso_fit(
     nonnegative,
     max_iter,
     tol,
-    time_limit,
+    deadline,
     random_state,
     n_jobs,
     verbose,
@@ -408,7 +412,7 @@ def _fit_search(fit):
                 nonnegative=nonnegative,
                 max_iter=None,
                 tol=None,
-                time_limit=None,
+                deadline=deadline,
                 random_state=random_state,
                 n_jobs=n_jobs,
                 verbose=max(verbose - 1, 0),

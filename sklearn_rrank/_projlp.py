@@ -278,6 +278,7 @@ def projlp_fit(
     >>> res.L.shape, res.R.shape, res.converged
     ((4, 2), (3, 2), True)
     """
+    deadline = Deadline(time_limit)  # the budget counts from the door
     X = check_binary_matrix(X, allow_missing=True, accept_sparse=False, method="projlp")
     return _projlp_fit(
         X,
@@ -288,7 +289,7 @@ def projlp_fit(
         eps=float(eps),
         max_iter=int(max_iter),
         tol=float(tol),
-        time_limit=time_limit,
+        deadline=deadline,
         random_state=random_state,
         n_jobs=n_jobs,
         verbose=verbose,
@@ -306,15 +307,17 @@ def _projlp_fit(
     eps=DEFAULT_EPS,
     max_iter=50,
     tol=1e-4,
-    time_limit=None,
+    deadline=None,
     random_state=None,
     n_jobs=None,
     verbose=0,
     solver="auto",
 ):
-    """:func:`projlp_fit` on validated data and parameters (``"auto"`` resolved)."""
+    """:func:`projlp_fit` on validated data and parameters (``"auto"`` resolved).
+
+    ``deadline`` is the call's :class:`~sklearn_rrank._ranksearch.Deadline` or None.
+    """
     solver = _check_solver(solver, nonnegative, X.size)
-    deadline = None if time_limit is None else Deadline(float(time_limit))
     rng = check_random_state(random_state)
     t0 = time.perf_counter()
     m, n = X.shape
@@ -372,6 +375,8 @@ def _projlp_fit(
         n_iter=1 + out["n_rounds"],
         converged=converged,
         info=info,
+        message=info["message"],
+        time_limited=out["stop"] == "time_limit",
     )
 
 

@@ -522,6 +522,7 @@ def _report(info):
         proven_rank=None if get("proven_rank") is None else int(info["proven_rank"]),
         proof=get("proof"),
         fit_params=dict(get("fit_params") or {}),
+        model=get("model"),
         interrupted=bool(get("interrupted", False)),
     )
 

@@ -316,6 +316,7 @@ class RoundingRankCV(MetaEstimatorMixin, TransformerMixin, BaseEstimator):
             res = RankSearchResult(None, info={"message": row["message"]})
         best = run.best
         fit_params = res.report.fit_params
+        model = None
         info = dict(res.info)
         if best is not None and (best[1] == spec.name or best[0] <= 1):
             res = dataclasses.replace(
@@ -324,6 +325,8 @@ class RoundingRankCV(MetaEstimatorMixin, TransformerMixin, BaseEstimator):
             if best[1] != spec.name:  # a cheap certificate, not the method's model
                 fit_params = {}
                 info.pop("fit_params", None)
+            else:
+                model = run.best_model
         seconds = time.perf_counter() - t0
         # the report row holds both passes of the portfolio
         self.stopped_early_ = bool(row["stopped_early"] or deadline.expired())
@@ -360,6 +363,9 @@ class RoundingRankCV(MetaEstimatorMixin, TransformerMixin, BaseEstimator):
         Xd = X.toarray() if sp.issparse(X) else X
         L = best._remember_training_rows(Xd, L, np.ascontiguousarray(R.T))
         best._set_factors(X, L, R, n_iter=1, info=self.search_info_, seconds=seconds)
+        # the certificate's logistic model: None for factors refined by LPs or
+        # certified by another method (predict_proba is then not available)
+        best._logistic_model = model
         self.best_estimator_ = best
         self._set_cv_results()
 

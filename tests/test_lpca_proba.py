@@ -174,3 +174,33 @@ def test_not_fitted(small):
 
     with pytest.raises(NotFittedError):
         RoundingRankFactorization(2).predict_proba(small)
+
+
+def test_the_estimator_reads_the_fits_typed_model_not_its_info():
+    # the logistic model travels as a typed record: emptying the diagnostics
+    # (solver_info_) does not change the probabilities
+    X = load_paleo().data[:60, :40]
+    est = RoundingRankFactorization(5, method="lpca", random_state=0).fit(X)
+    P = est.predict_proba(X)
+    est.solver_info_.clear()
+    assert_array_equal(est.predict_proba(X), P)
+
+
+def test_rounding_rank_cv_certificate_keeps_its_logistic_model():
+    # RoundingRankCV's best estimator reproduces a rank search's certificate; with
+    # the default global bias its probabilities need the certificate's offset,
+    # which predict_proba used to miss (a ValueError)
+    from sklearn_rrank import RoundingRankCV
+
+    rng = np.random.default_rng(0)
+    X = (rng.normal(size=(40, 3)) @ rng.normal(size=(3, 30)) > 0).astype(float)
+    cv = RoundingRankCV(RoundingRankFactorization(method="lpca"), random_state=0)
+    best = cv.fit(X).best_estimator_
+    assert best.certified_
+    P = best.predict_proba(X)
+    assert P.shape == X.shape and np.all((P >= 0) & (P <= 1))
+    # a fitted estimator whose factors have no logistic model hides the methods
+    best._logistic_model = None
+    assert not hasattr(best, "predict_proba")
+    with pytest.raises(AttributeError, match="score_samples"):
+        best.score_samples(X)
