@@ -50,6 +50,11 @@ from sklearn_rrank._validation import (
 __all__ = ["RoundingRankFactorization"]
 
 
+def _names(methods):
+    """``'a'``, ``'a' or 'b'``, ...: method names for an error message."""
+    return " or ".join(repr(m) for m in methods)
+
+
 def _is_probabilistic(estimator):
     """``available_if`` check: only a probability model (L-PCA) has these methods."""
     spec = METHODS.get(estimator.method)
@@ -337,7 +342,8 @@ class RoundingRankFactorization(
                 raise ValueError(
                     f"method={self.method!r} works on the dense matrix, which needs "
                     f"{gib(8 * m * n)} here and does not fit in the memory available; "
-                    "use a method that keeps sparse X sparse ('lpca' or 'rsvd')."
+                    "use a method that keeps sparse X sparse "
+                    f"({_names(m for m in FIT_METHODS if METHODS[m].sparse_fit)})."
                 )
             X = X.toarray()
         return X
@@ -356,11 +362,12 @@ class RoundingRankFactorization(
                         f"{name}={getattr(self, name)!r} is not used by "
                         f"method={self.method!r} (a one-shot method); leave it None."
                     )
-        if self.max_iter == 0 and self.method != "projlp":
+        if self.max_iter == 0 and not spec.one_shot:
+            able = _names(m for m in FIT_METHODS if METHODS[m].one_shot)
             raise ValueError(
-                f"max_iter=0 is not supported by method={self.method!r}: it means the "
-                "paper's one-shot ProjLP (method='projlp' without refinement rounds); "
-                "use max_iter >= 1 or None."
+                f"max_iter=0 is not supported by method={self.method!r}: it means a "
+                f"one-shot fit without refinement rounds (the paper's ProjLP; "
+                f"method={able}); use max_iter >= 1 or None."
             )
         check_n_jobs(self.n_jobs)
         check_method_tau(
@@ -445,7 +452,7 @@ class RoundingRankFactorization(
         if self.nonnegative and not spec.nonnegative:
             raise ValueError(
                 f"nonnegative=True is not supported by method={self.method!r}; use "
-                "'projlp'."
+                f"{_names(m for m in FIT_METHODS if METHODS[m].nonnegative)}."
             )
         t0 = time.perf_counter()
         kwargs = self._solver_kwargs(deadline)

@@ -87,6 +87,9 @@ class MethodSpec:
         Whether ``fit`` uses the estimator's ``max_iter``/``tol``/``time_limit``,
         ``random_state``
         and ``n_jobs`` (a value given for an unused one raises).
+    one_shot : bool
+        ``max_iter=0`` means a one-shot fit without refinement rounds (the paper's
+        ProjLP); other methods raise for it.
     cost : int
         Portfolio order: cheap methods run first.
     weight : float
@@ -126,6 +129,7 @@ class MethodSpec:
     uses_max_iter: bool = False
     uses_random_state: bool = False
     uses_n_jobs: bool = False
+    one_shot: bool = False
     cost: int = 0
     weight: float = 1.0
     default: bool = False
@@ -521,6 +525,7 @@ METHODS = MappingProxyType(
                 uses_max_iter=True,
                 uses_random_state=True,
                 uses_n_jobs=True,
+                one_shot=True,
                 cost=5,
                 weight=3,
                 default=True,

@@ -577,3 +577,8 @@ def test_estimator_max_iter_zero_is_the_one_shot_projlp(planted):
     assert est.reconstruction_err_ == res.info["n_errors"]
     with pytest.raises(ValueError, match="max_iter=0 is not supported by method='lpca"):
         RoundingRankFactorization(3, method="lpca", max_iter=0).fit(planted)
+    # the messages name the methods that can, from the registry
+    with pytest.raises(ValueError, match="method='projlp'"):
+        RoundingRankFactorization(3, method="lpca", max_iter=0).fit(planted)
+    with pytest.raises(ValueError, match="nonnegative=True .* use 'projlp'"):
+        RoundingRankFactorization(3, method="rsvd", nonnegative=True).fit(planted)
