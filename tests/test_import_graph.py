@@ -71,6 +71,87 @@ def test_no_import_cycles():
     assert _cycles(graph) == []
 
 
+# -- the layers: imports go down, never up -------------------------------------------
+#: the package's layers, bottom up (the architecture of issue 24): kernels that trust
+#: their input and the validation of the doors; the rank-search skeleton (Deadline,
+#: Incumbent, BinaryData, run_rank_search); the method families; the one registry;
+#: the entry points (public functions, estimators, CLI, data sets, plots)
+LAYERS = {
+    "kernels": {
+        "_base",
+        "_lp_engine",
+        "_memory",
+        "_progress",
+        "_rounding",
+        "_separation",
+        "_trivial",
+        "_validation",
+        "_vc_search",
+        "_version",
+    },
+    "skeleton": {"_ranksearch"},
+    "families": {
+        "_asso",
+        "_lp",
+        "_lpca",
+        "_lpca_distributed",
+        "_lpca_distributed_block",
+        "_lpca_init",
+        "_lpca_lbfgs",
+        "_lpca_model",
+        "_lpca_newton",
+        "_lpca_refine",
+        "_lpca_search",
+        "_nested",
+        "_nested_bmna",
+        "_nestedness",
+        "_nuclear",
+        "_permutation",
+        "_permutation_order",
+        "_projlp",
+        "_projlp_copied",
+        "_projlp_search",
+        "_rsvd",
+        "_spectral",
+        "_vc",
+    },
+    "registry": {"_methods"},
+    "entry points": {
+        "",
+        "__main__",
+        "_bounds",
+        "_classification",
+        "_cli",
+        "_cli_parser",
+        "_factorization",
+        "_nested_approx",
+        "_search",
+        "datasets",
+        "plotting",
+    },
+}
+
+
+def _layer(module):
+    """Index of ``module``'s layer (a subpackage counts as its package)."""
+    top = module.removeprefix("sklearn_rrank").removeprefix(".").split(".")[0]
+    for i, members in enumerate(LAYERS.values()):
+        if top in members:
+            return i
+    raise AssertionError(f"{module} is in no layer: add it to LAYERS")
+
+
+def test_imports_go_down_the_layers():
+    names = list(LAYERS)
+    upward = sorted(
+        f"{a} ({names[_layer(a)]}) imports {b} ({names[_layer(b)]})"
+        for a, targets in _graph().items()
+        for b in targets
+        if b != "sklearn_rrank" and _layer(b) > _layer(a)
+    )
+    assert upward == []
+
+
 # -- the tests reach the internals through one surface -------------------------------
 TESTS = pathlib.Path(__file__).parent
 #: the one test file that imports the package's internals (see its docstring)
