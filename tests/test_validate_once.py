@@ -82,3 +82,21 @@ def test_feature_dimension_bounds_validates_once(counter):
 
     feature_dimension_bounds(X, random_state=0)
     assert len(counter) == 1
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("method", ["rsvd", "lpca", "projlp", "asso"])
+@pytest.mark.parametrize(
+    "call", ["transform", "inverse_transform", "predict_proba", "score_samples"]
+)
+def test_every_estimator_method_validates_once(counter, method, call):
+    est = RoundingRankFactorization(3, method=method, random_state=0).fit(X)
+    if not hasattr(est, call):  # the probability model is L-PCA's only
+        assert method != "lpca"
+        return
+    counter.clear()
+    arg = est.transform(X) if call == "inverse_transform" else X
+    counter.clear()
+    getattr(est, call)(arg)
+    # inverse_transform takes factor rows, not binary data: no binary check at all
+    assert len(counter) == (0 if call == "inverse_transform" else 1)
