@@ -451,6 +451,7 @@ def lpca_fit_distributed(
     >>> res.L.shape, res.R.shape, res.info["n_blocks"]
     ((200, 4), (30, 4), 1)
     """
+    deadline = Deadline(time_limit)  # the budget counts from the door
     X = check_binary_matrix(X, accept_sparse=True, method="lpca")
     return _lpca_fit_distributed(
         X,
@@ -466,7 +467,7 @@ def lpca_fit_distributed(
         n_blocks=n_blocks,
         verbose=verbose,
         stop_when_exact=stop_when_exact,
-        time_limit=time_limit,
+        deadline=deadline,
         certify=certify,
     )
 
@@ -543,12 +544,14 @@ def _lpca_fit_distributed(
     n_blocks,
     verbose,
     stop_when_exact,
-    time_limit,
+    deadline,
     certify,
 ):
-    """:func:`lpca_fit_distributed` on validated data; no checks."""
+    """:func:`lpca_fit_distributed` on validated data; no checks.
+
+    ``deadline`` is the call's :class:`~sklearn_rrank._ranksearch.Deadline`.
+    """
     start = time.perf_counter()
-    deadline = None if time_limit is None else Deadline(time_limit)
     m, n = X.shape
     k = int(n_components)
     kind = _model_kind(fit_bias, tau)

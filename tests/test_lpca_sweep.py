@@ -67,10 +67,10 @@ def _cut_after_one_sweep(monkeypatch, counting_deadline, extra, **kw):
     X = _planted(4, 60, 40)
     kw = dict(tol=0.0, random_state=0, **kw)
     counter = counting_deadline()
-    one = _lpca._lpca_fit(X, 3, max_iter=1, time_limit=counter, **kw)
+    one = _lpca._lpca_fit(X, 3, max_iter=1, deadline=counter, **kw)
     n_checks = counter.calls  # those of the first sweep and the one after it
     cut = _lpca._lpca_fit(
-        X, 3, max_iter=50, time_limit=counting_deadline(n_checks + extra), **kw
+        X, 3, max_iter=50, deadline=counting_deadline(n_checks + extra), **kw
     )
     # the same one-sweep fit without a deadline: checks change no result
     free = lpca_fit(X, 3, max_iter=1, **kw)
