@@ -50,6 +50,10 @@ _RESCUE_FRACTION = 0.005
 _BOOST_ROUNDS = 4
 _BOOST_FACTOR = 10.0
 _BOOST_SWEEPS = 30
+# within a budget the boost leaves the LPs this share of the rescue's time: on APJ
+# at k=4 boosts cut by the deadline left 5-70 failing entries and no time for the
+# LPs, which removed the last 5-6 in 0.1-0.6 s where a boost had run its rounds
+_BOOST_SHARE = 0.8
 # polish phase below the bound: only if the ascent left at most this fraction of the
 # ones wrong there; sweeps, stall rule and minimal time budget (the phase gets as
 # much time as the ascent took, at least this)
@@ -148,7 +152,9 @@ def _boost(data, U, V, mu, *, tau, alpha, n_jobs, deadline, verbose, tick=None):
 def _rescue(incumbent, data, U, V, mu, L, R, *, tau, n_jobs, deadline, verbose, tick):
     """Reweighting, then LP refinement, of a fit with few failing entries.
 
-    Every candidate goes through ``incumbent.offer``. Returns ``(accepted, info)``.
+    Every candidate goes through ``incumbent.offer``. Returns ``(accepted, info,
+    state)``, ``state`` the model (the fit's or the boosted one) that fails fewer
+    entries.
     """
     rinfo = {"boosted": False, "errors_removed": 0, "certified": False}
     Ub, Vb, mub, _ = _boost(
@@ -159,24 +165,27 @@ def _rescue(incumbent, data, U, V, mu, L, R, *, tau, n_jobs, deadline, verbose, 
         tau=tau,
         alpha=_SEARCH_ALPHA,
         n_jobs=n_jobs,
-        deadline=deadline,
+        deadline=deadline.child(fraction=_BOOST_SHARE),
         verbose=verbose,
         tick=tick,
     )
     Lb, Rb = _package(Ub, Vb, mub, tau)
+    state = (Ub, Vb, mub)
     if incumbent.offer(Lb, Rb):
         rinfo.update(boosted=True, certified=True)
-        return True, rinfo
+        return True, rinfo, state
     # refine whichever of the two states fails fewer entries
     if incumbent.count_uncertified(Lb, Rb) < incumbent.count_uncertified(L, R):
         L, R = Lb, Rb
+    else:
+        state = (U, V, mu)
     if deadline.expired():
-        return False, rinfo
+        return False, rinfo, state
     X = incumbent.X
     if sp.issparse(X):  # the LP engine reads dense rows and columns
         if not fits_in_memory(X.shape[0] * X.shape[1] * 8 * 2):
             rinfo["message"] = "LP refinement skipped: X would not fit dense"
-            return False, rinfo
+            return False, rinfo, state
         X = X.toarray()
     L2, R2, refine_info = _lpca_refine(
         X, L, R, tau=tau, n_jobs=n_jobs, deadline=deadline
@@ -184,8 +193,42 @@ def _rescue(incumbent, data, U, V, mu, L, R, *, tau, n_jobs, deadline, verbose, 
     rinfo["errors_removed"] = refine_info["errors_removed"]
     if refine_info["certified"] and incumbent.offer(L2, R2):
         rinfo["certified"] = True
-        return True, rinfo
-    return False, rinfo
+        return True, rinfo, state
+    return False, rinfo, state
+
+
+def _rescues(incumbent, data, state, deadline, *, limit, fit, tick):
+    """:func:`_rescue` of ``state`` if it fails at most ``limit`` entries.
+
+    Within a budget the rescue is repeated from the state that fails fewer entries
+    (each boost restarts its weights from the boosted model, closer than the fit)
+    while that number drops, until it certifies or ``deadline`` expires. Returns
+    ``(accepted, info, state)``; ``info`` is that of the last rescue, None if none
+    ran.
+    """
+    ok, rinfo, bar = False, None, limit + 1  # rescue while below the bar
+    tau = fit["tau"]
+    while not ok:
+        L, R = _package(*state, tau)
+        n_failed = incumbent.count_uncertified(L, R)
+        if n_failed >= bar:
+            break
+        bar = n_failed
+        ok, rinfo, state = _rescue(
+            incumbent,
+            data,
+            *state,
+            L,
+            R,
+            tau=tau,
+            n_jobs=fit["n_jobs"],
+            deadline=deadline,
+            verbose=fit["verbose"],
+            tick=tick,
+        )
+        if not deadline.limited or deadline.expired():
+            break
+    return ok, rinfo, state
 
 
 def _lpca_search(
@@ -241,7 +284,15 @@ def _lpca_search(
     (:func:`_rescue`): reweighted L-PCA (the weights of the failing entries are
     multiplied by 10 per round, up to 4 rounds of 30 sweeps), then
     :func:`~sklearn_rrank._lpca_refine._lpca_refine` (alternating L1-slack LPs).
-    The first certified ``k`` is an upper bound: ``rrank_tau(X) <= k``. If
+    Within a budget (only there, so that unlimited results stay as they were):
+    an ascent fit that still leaves more than half of the ones uncertified after
+    its first stall window stops (Newton fits too); at the last rank below the
+    known bound and in the polish phase, a fit stops as soon as at most 10% of
+    the ones fail and is then rescued, the boost taking at most 80% of the time
+    left (the LPs get the rest), again and again from the model that fails fewer
+    entries while that number drops; a rescue the deadline stops leaves that
+    model for a later pass (``incumbent.memo``). The first certified ``k`` is an
+    upper bound: ``rrank_tau(X) <= k``. If
     ``polish`` is True, the ranks below it are then bisected with more effort
     (:func:`_polish`), above the largest ``k`` where the forward search left more
     than 10% of the ones wrong: each tried ``k`` (the midpoint; ``k - 1`` when no
@@ -403,13 +454,19 @@ def _ascent_step(
     all added: each costs an SVD of the gradient, on Abstracts several seconds;
     the ascent then ends, as a larger ``k`` needs more columns still).
     """
-    tau, n_jobs, verbose = fit["tau"], fit["n_jobs"], fit["verbose"]
+    tau, verbose = fit["tau"], fit["verbose"]
     t0 = time.monotonic()
     p = k - 1 if kind == "column" else k
     # within a budget no single k of the ascent (its start included) takes more
     # than a share of what is left: a hopeless k must not spend the whole budget;
-    # the last rank below the known bound has nothing to share with
-    own = deadline.child(fraction=1.0 if incumbent.bound == k + 1 else _ASCENT_SHARE)
+    # the last rank below the known bound shares only with its rescue, which it
+    # gets when any near fit (as in the polish phase)
+    limited = deadline.limited
+    last = incumbent.bound == k + 1
+    own = deadline.child(fraction=1.0 if last else _ASCENT_SHARE)
+    near = None
+    if last and limited and rescue_limit is not None:
+        near = rescue_limit = max(rescue_limit, int(_POLISH_FRACTION * n_ones))
     if state is None:
         # an earlier run of this search in the same call left a model at k:
         # continue it (a portfolio's second pass), else a fresh SVD start
@@ -422,6 +479,15 @@ def _ascent_step(
             return (U, V, mu), False, None
         U, V, mu = _add_column(data, U, V, mu, own)
     tick = _ticker(incumbent, k)
+    budget = _solver_budget(
+        p,
+        data.shape,
+        _SEARCH_MAX_ITER,
+        _SEARCH_STALL,
+        _FAR_FRACTION * n_ones,
+        limited=limited,
+        near=near,
+    )
     U, V, mu, n_iter, finfo = _fit_core(
         data,
         U,
@@ -431,9 +497,7 @@ def _ascent_step(
         stop_when_exact=True,
         deadline=own,
         tick=tick,
-        **_solver_budget(
-            p, data.shape, _SEARCH_MAX_ITER, _SEARCH_STALL, _FAR_FRACTION * n_ones
-        ),
+        **budget,
         **fit,
     )
     L, R = _package(U, V, mu, tau)
@@ -443,21 +507,10 @@ def _ascent_step(
     info["sweeps_by_k"][k] = n_iter
     info["status_by_k"][k] = finfo["status"]
     info["solver_by_k"][k] = finfo["solver_used"]
-    rescued = False
+    rescued, best = False, (U, V, mu)
     if not ok and rescue_limit is not None and n_failed <= rescue_limit:
-        ok, info["rescue"][k] = _rescue(
-            incumbent,
-            data,
-            U,
-            V,
-            mu,
-            L,
-            R,
-            tau=tau,
-            n_jobs=n_jobs,
-            deadline=deadline,
-            verbose=verbose,
-            tick=tick,
+        ok, info["rescue"][k], best = _rescues(
+            incumbent, data, best, deadline, limit=rescue_limit, fit=fit, tick=tick
         )
         rescued = ok
     info["seconds_by_k"][k] = time.monotonic() - t0
@@ -471,8 +524,10 @@ def _ascent_step(
         )
     if ok:
         info["rescued_by_refinement"] = rescued
-    elif finfo["status"] == "time_limit":  # cut short: a longer fit continues it
-        incumbent.memo[k] = (U, V, mu)
+    elif finfo["status"] == "time_limit" or (limited and k in info["rescue"]):
+        # cut short: a longer fit continues it (within a budget, a rescue that
+        # ran until the deadline too: from the model that fails fewer entries)
+        incumbent.memo[k] = best
     return (U, V, mu), ok, n_failed
 
 
@@ -494,22 +549,27 @@ def _conclude(info, incumbent, deadline, reason, max_rank):
         info["message"] = "no certificate before the time limit"
 
 
-def _solver_budget(p, shape, max_iter, stall, far=None):
+def _solver_budget(p, shape, max_iter, stall, far=None, *, limited=False, near=None):
     """Solver, sweeps and stall rule of a search fit with ``p`` latent factors.
 
     Newton up to ``_AUTO_NEWTON_MAX_P`` latent factors with ``max_iter`` sweeps and
-    the ``stall`` window ``(window, fraction)`` (None: no stall rule); L-BFGS
-    beyond, with ``_LBFGS_SWEEP_FACTOR`` times both and, if ``far`` is given, the
-    fit also stops when more than ``far`` entries are still uncertified after the
-    first window (see :func:`sklearn_rrank._lpca_newton._stalled`).
+    the ``stall`` window ``(window, fraction)``; L-BFGS beyond, with
+    ``_LBFGS_SWEEP_FACTOR`` times both. If ``far`` is given, an L-BFGS fit (any
+    fit if ``limited``: within a budget) also stops when more than ``far`` entries
+    are still uncertified after the first window; if ``near`` is given, any fit
+    stops once at most ``near`` entries are (see
+    :func:`sklearn_rrank._lpca_newton._stalled`). ``stall`` None: no stall rule.
     """
     solver = _resolve_solver("auto", p, *shape)
     if solver == "lbfgs":
         max_iter *= _LBFGS_SWEEP_FACTOR
-        if stall is not None:
+    if stall is not None:
+        if solver == "lbfgs":
             stall = (stall[0] * _LBFGS_SWEEP_FACTOR, stall[1])
-            if far is not None:
-                stall += (0.0, far)
+        if far is not None and (limited or solver == "lbfgs"):
+            stall = (*stall[:2], 0.0, far)
+        if near is not None:
+            stall = (*stall[:2], 0.0, stall[3] if len(stall) > 3 else np.inf, near)
     return {"solver": solver, "max_iter": max_iter, "stall": stall}
 
 
@@ -562,6 +622,9 @@ def _polish(
     expires or when the bound meets the lower bound.
     """
     far = _POLISH_FRACTION * max(n_ones, 1)
+    # within a budget any near fit is rescued, and the fit stops once near
+    limited = deadline.limited
+    limit = max(rescue_limit, int(far)) if limited else rescue_limit
     floor = max(
         (k for k, e in incumbent.errors_by_k.items() if k >= start and e > far),
         default=start - 1,
@@ -590,28 +653,22 @@ def _polish(
             stop_when_exact=True,
             deadline=deadline,
             tick=tick,
-            **_solver_budget(p, data.shape, _POLISH_MAX_ITER, _POLISH_STALL),
+            **_solver_budget(
+                p,
+                data.shape,
+                _POLISH_MAX_ITER,
+                _POLISH_STALL,
+                near=limit if limited else None,
+            ),
             **fit,
         )
-        L, R = _package(U, V, mu, tau)
-        ok = incumbent.offer(L, R)
-        rescued = False
-        if not ok and incumbent.count_uncertified(L, R) <= rescue_limit:
-            ok, _ = _rescue(
-                incumbent,
-                data,
-                U,
-                V,
-                mu,
-                L,
-                R,
-                tau=tau,
-                n_jobs=fit["n_jobs"],
-                deadline=deadline,
-                verbose=fit["verbose"],
-                tick=tick,
+        ok = incumbent.offer(*_package(U, V, mu, tau))
+        best, rinfo = (U, V, mu), None
+        if not ok:
+            ok, rinfo, best = _rescues(
+                incumbent, data, best, deadline, limit=limit, fit=fit, tick=tick
             )
-            rescued = ok
+        rescued = ok and rinfo is not None
         info["polish"][k] = {
             "sweeps": n_iter,
             "status": finfo["status"],
@@ -627,8 +684,8 @@ def _polish(
                 f"{finfo['n_errors_logit']} wrong, certified={ok}"
             )
         if not ok:
-            if finfo["status"] == "time_limit":
-                incumbent.memo[k] = (U, V, mu)
+            if finfo["status"] == "time_limit" or (limited and rinfo is not None):
+                incumbent.memo[k] = best
             floor = k
             continue
         info["rescued_by_refinement"] = rescued
