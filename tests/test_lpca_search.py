@@ -276,3 +276,45 @@ def test_rescues_repeat_within_a_budget_while_the_failures_drop(monkeypatch):
     assert calls == [30] and state[0] == 12
     ok, info, state = run(Deadline(60), limit=29)  # not near enough: none
     assert calls == [] and info is None and state[0] == 30
+
+
+def test_block_of_columns_is_the_top_pairs_of_one_gradient():
+    init = modules.lpca_init
+    _Data = modules.lpca_model._Data
+    X = _planted(6, 90, 70, 4)
+    data = _Data(X)
+    kind = modules.lpca._model_kind("global", 0.5)
+    U, V, mu = init._svd_init(data, 1, kind, 0, 0.5)
+    one = init._add_column(data, U, V, mu)
+    block = init._add_columns(data, U, V, mu, 1)
+    assert np.array_equal(one[0], block[0]) and np.array_equal(one[1], block[1])
+    U3, V3, _ = init._add_columns(data, U, V, mu, 3)
+    assert U3.shape == (90, 4) and V3.shape == (70, 4)
+    # the first new column is the one column's (up to the randomized SVD's accuracy)
+    assert np.allclose(U3[:, :2], one[0], atol=1e-6)
+    assert np.allclose(V3[:, :2], one[1], atol=1e-6)
+    # the new columns are scaled orthonormal singular vectors: orthogonal directions
+    G = U3[:, 1:].T @ U3[:, 1:]
+    assert np.allclose(G, np.diag(np.diag(G)), atol=1e-8 * np.abs(G).max())
+
+
+def test_large_dense_data_add_a_jumps_columns_in_one_block(monkeypatch):
+    lpca_search = modules.lpca_search
+    blocks = []
+    real = lpca_search._add_columns
+
+    def add_columns(data, U, V, mu, r, deadline):
+        blocks.append((U.shape[1], r))
+        return real(data, U, V, mu, r, deadline)
+
+    monkeypatch.setattr(lpca_search, "_add_columns", add_columns)
+    X = (np.random.default_rng(0).random((60, 40)) < 0.5).astype(float)
+    params = {"polish": False, "max_rank": 4}
+    kwargs = dict(method="lpca", tau=0.5, random_state=0, params=params)
+    # a limited budget: the ascent gallops 1, 2, 4 while far
+    run_rank_search(_lpca_search, X, deadline=1000.0, **kwargs)
+    assert blocks == []  # 2400 entries: one column at a time
+    monkeypatch.setattr(lpca_search, "_BLOCK_ADD_ENTRIES", X.size)
+    res = run_rank_search(_lpca_search, X, deadline=1000.0, **kwargs)
+    assert blocks == [(1, 1), (2, 2)]  # k = 1 -> 2, then the jump 2 -> 4 at once
+    assert 4 in res.info["failed_by_k"]
