@@ -496,8 +496,11 @@ def _ascent_step(
 
     ``state`` is the model of the previous ``k`` (None at the first ``k``: the
     model an earlier run left at ``k`` in ``incumbent.memo``, else a fresh SVD
-    start from ``seed``); latent columns are added one at a time. The rescue runs
-    when at most ``rescue_limit`` entries fail (None: never). Returns the fitted
+    start from ``seed``); latent columns are added one at a time (on dense data of
+    at least ``_BLOCK_ADD_ENTRIES`` entries all at once). The rescue runs when at
+    most ``rescue_limit`` entries fail (None: never; within a budget, at the last
+    rank below the known bound, when at most ``_POLISH_FRACTION`` of the ones do,
+    and the fit stops there: :func:`_fit_and_rescue`). Returns the fitted
     model, whether a certificate was accepted and the uncertified entries (None
     when this ``k``'s share of the deadline passed before its latent columns were
     all added: each costs an SVD of the gradient, on Abstracts several seconds;
@@ -665,9 +668,11 @@ def _polish(
     model fitted at ``k`` in this call if the deadline cut it short
     (``incumbent.memo``) or gets a fresh SVD start,
     up to ``_POLISH_MAX_ITER`` sweeps (stall window ``_POLISH_STALL``) and the
-    rescue; a certified ``k`` lowers the bound, a failed one raises the floor. Stops
-    when no rank is left between them, when ``deadline`` (the phase's share)
-    expires or when the bound meets the lower bound.
+    rescue (within a budget: the fit stops once at most ``_POLISH_FRACTION`` of the
+    ones fail, is rescued, and goes on if that failed; :func:`_fit_and_rescue`);
+    a certified ``k`` lowers the bound, a failed one raises the floor. Stops when
+    no rank is left between them, when ``deadline`` (the phase's share) expires
+    or when the bound meets the lower bound.
     """
     far = _POLISH_FRACTION * max(n_ones, 1)
     # within a budget any near fit is rescued, and the fit stops once near
