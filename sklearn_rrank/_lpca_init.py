@@ -204,12 +204,25 @@ def _add_column(data, U, V, mu, deadline=None):
     power iterations short once ``deadline`` has expired); on dense data by
     :func:`_randomized_svd` (cut to the time ``deadline`` leaves).
     """
-    m, n = data.shape
     if data.sparse:
         a, b, s0, curvature = _top_gradient_pair(data, U, V, mu, deadline)
         t = min(max(s0 / max(curvature, 1e-12), 1e-2), 1e2)
         root = np.sqrt(t)
         return np.hstack([U, root * a[:, None]]), np.hstack([V, root * b[:, None]]), mu
+    return _add_columns(data, U, V, mu, 1, deadline)
+
+
+def _add_columns(data, U, V, mu, r, deadline=None):
+    """Add ``r`` latent columns along the top ``r`` singular pairs of the gradient.
+
+    Dense data only. One gradient and one truncated SVD for all ``r`` columns
+    (:func:`_add_column` is ``r = 1``; ``r`` calls of it cost ``r`` gradients and
+    SVDs): each pair ``(a_j, b_j)`` of the negative gradient is scaled by its own
+    Newton step along ``t a_j b_j^T`` (clipped to ``[1e-2, 1e2]``). The pairs are
+    orthogonal, so the block is the steepest rank-``r`` direction at the current
+    model, not the ``r`` successive rank-one steps (each taken after the previous).
+    """
+    m, n = data.shape
     theta = U @ V.T
     if mu is not None:
         theta += mu
@@ -220,18 +233,15 @@ def _add_column(data, U, V, mu, deadline=None):
     A, s, Bt = (
         np.linalg.svd(-g, full_matrices=False)
         if min(m, n) <= 64
-        else _randomized_svd(-g, 1, 0, deadline)
+        else _randomized_svd(-g, r, 0, deadline)
     )
-    a, b, s0 = A[:, 0], Bt[0], s[0]
-    curvature = float((a * a) @ h @ (b * b))
-    t = s0 / max(curvature, 1e-12)
-    t = min(max(t, 1e-2), 1e2)
+    A, s, B = A[:, :r], s[:r], Bt[:r].T
+    curvature = np.array(
+        [float((A[:, j] * A[:, j]) @ h @ (B[:, j] * B[:, j])) for j in range(r)]
+    )
+    t = np.clip(s / np.maximum(curvature, 1e-12), 1e-2, 1e2)
     root = np.sqrt(t)
-    return (
-        np.hstack([U, root * a[:, None]]),
-        np.hstack([V, root * b[:, None]]),
-        mu,
-    )
+    return np.hstack([U, A * root]), np.hstack([V, B * root]), mu
 
 
 def _gradient_blocks(data, U, V, mu, curvature=False):

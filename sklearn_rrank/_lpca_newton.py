@@ -277,12 +277,18 @@ def _offset_mm_step(parallel, U, V, b, data, alpha, tau, deadline=None):
 def _stalled(counts, stall, n_observed):
     """Whether the unsafe counts have stalled.
 
-    ``stall = (window, fraction[, rate[, far]])``: the count has not dropped, over
-    the last ``window`` sweeps, by ``fraction`` of its value nor by ``rate`` times
-    the number of observed entries; or (with ``far``) it is still above ``far``
-    after ``window`` sweeps: the fit is far from an exact rounding.
+    ``stall = (window, fraction[, rate[, far[, near]]])``: the count has not
+    dropped, over the last ``window`` sweeps, by ``fraction`` of its value nor by
+    ``rate`` times the number of observed entries; or (with ``far``) it is still
+    above ``far`` after ``window`` sweeps: the fit is far from an exact rounding;
+    or (with ``near``, at any sweep) it is at most ``near``: close enough for the
+    caller's next step (the L-PCA search's rescue).
     """
-    if stall is None or len(counts) <= stall[0]:
+    if stall is None:
+        return False
+    if len(stall) > 4 and counts and counts[-1] <= stall[4]:
+        return True
+    if len(counts) <= stall[0]:
         return False
     if len(stall) > 3 and counts[-1] > stall[3]:
         return True

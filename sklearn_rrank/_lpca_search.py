@@ -25,7 +25,7 @@ from sklearn.utils import check_random_state
 
 from sklearn_rrank._base import LogisticModel
 from sklearn_rrank._lpca import _fit_core, _model_kind, _resolve_solver
-from sklearn_rrank._lpca_init import _add_column, _svd_init
+from sklearn_rrank._lpca_init import _add_column, _add_columns, _svd_init
 from sklearn_rrank._lpca_model import _Data, _is_global, _package, _stop_delta
 from sklearn_rrank._lpca_refine import _lpca_refine
 from sklearn_rrank._memory import fits_in_memory
@@ -51,6 +51,10 @@ _RESCUE_FRACTION = 0.005
 _BOOST_ROUNDS = 4
 _BOOST_FACTOR = 10.0
 _BOOST_SWEEPS = 30
+# within a budget the boost leaves the LPs this share of the rescue's time: on APJ
+# at k=4 boosts cut by the deadline left 5-70 failing entries and no time for the
+# LPs, which removed the last 5-6 in 0.1-0.6 s where a boost had run its rounds
+_BOOST_SHARE = 0.8
 # polish phase below the bound: only if the ascent left at most this fraction of the
 # ones wrong there; sweeps, stall rule and minimal time budget (the phase gets as
 # much time as the ascent took, at least this)
@@ -67,6 +71,12 @@ _LBFGS_SWEEP_FACTOR = 10
 _FAR_FRACTION = 0.5
 # share of the time left that one fit of the ascent may take (limited budgets only)
 _ASCENT_SHARE = 0.3
+# on dense data of at least this many entries a jump of the ascent adds its latent
+# columns in one block (one gradient and one truncated SVD, :func:`_add_columns`)
+# instead of one column per gradient: on Abstracts (12841 x 4894, 6.3e7 entries,
+# load 4) four columns took 14.5 s one at a time and 2.8 s in one block; smaller
+# data keep the one-at-a-time columns (and their results)
+_BLOCK_ADD_ENTRIES = 10**7
 # seconds between two progress events inside a long fit
 _TICK_SECONDS = 1.0
 # bytes per entry of the boost on densified sparse data: the weights in both
@@ -172,7 +182,9 @@ def _rescue(
 ):
     """Reweighting, then LP refinement, of a fit with few failing entries.
 
-    Every candidate goes through ``incumbent.offer``. Returns ``(accepted, info)``.
+    Every candidate goes through ``incumbent.offer``. Returns ``(accepted, info,
+    state)``, ``state`` the model (the fit's or the boosted one) that fails fewer
+    entries.
     """
     rinfo = {"boosted": False, "errors_removed": 0, "certified": False}
     Ub, Vb, mub, _ = _boost(
@@ -183,24 +195,27 @@ def _rescue(
         tau=tau,
         alpha=_SEARCH_ALPHA,
         n_jobs=n_jobs,
-        deadline=deadline,
+        deadline=deadline.child(fraction=_BOOST_SHARE),
         verbose=verbose,
         tick=tick,
     )
     Lb, Rb = _package(Ub, Vb, mub, tau)
+    state = (Ub, Vb, mub)
     if _offer(incumbent, info, Lb, Rb, mub):
         rinfo.update(boosted=True, certified=True)
-        return True, rinfo
+        return True, rinfo, state
     # refine whichever of the two states fails fewer entries
     if incumbent.count_uncertified(Lb, Rb) < incumbent.count_uncertified(L, R):
         L, R = Lb, Rb
+    else:
+        state = (U, V, mu)
     if deadline.expired():
-        return False, rinfo
+        return False, rinfo, state
     X = incumbent.X
     if sp.issparse(X):  # the LP engine reads dense rows and columns
         if not fits_in_memory(X.shape[0] * X.shape[1] * 8 * 2):
             rinfo["message"] = "LP refinement skipped: X would not fit dense"
-            return False, rinfo
+            return False, rinfo, state
         X = X.toarray()
     L2, R2, refine_info = _lpca_refine(
         X, L, R, tau=tau, n_jobs=n_jobs, deadline=deadline
@@ -208,8 +223,84 @@ def _rescue(
     rinfo["errors_removed"] = refine_info["errors_removed"]
     if refine_info["certified"] and _offer(incumbent, info, L2, R2, refined=True):
         rinfo["certified"] = True
-        return True, rinfo
-    return False, rinfo
+        return True, rinfo, state
+    return False, rinfo, state
+
+
+def _rescues(incumbent, info, data, state, deadline, *, limit, fit, tick):
+    """:func:`_rescue` of ``state`` if it fails at most ``limit`` entries.
+
+    Within a budget the rescue is repeated from the state that fails fewer entries
+    (each boost restarts its weights from the boosted model, closer than the fit)
+    while that number drops, until it certifies or ``deadline`` expires. Returns
+    ``(accepted, info, state)``; ``info`` is that of the last rescue, None if none
+    ran.
+    """
+    ok, rinfo, bar = False, None, limit + 1  # rescue while below the bar
+    tau = fit["tau"]
+    while not ok:
+        L, R = _package(*state, tau)
+        n_failed = incumbent.count_uncertified(L, R)
+        if n_failed >= bar:
+            break
+        bar = n_failed
+        ok, rinfo, state = _rescue(
+            incumbent,
+            info,
+            data,
+            *state,
+            L,
+            R,
+            tau=tau,
+            n_jobs=fit["n_jobs"],
+            deadline=deadline,
+            verbose=fit["verbose"],
+            tick=tick,
+        )
+        if not deadline.limited or deadline.expired():
+            break
+    return ok, rinfo, state
+
+
+def _fit_and_rescue(
+    incumbent, info, data, state, own, deadline, *, budget, near, limit, fit, tick
+):
+    """Fit from ``state``, offer the model, rescue a near miss; maybe fit on.
+
+    The fit (``budget``: :func:`_solver_budget`'s solver, sweeps and stall rule,
+    plus ``"tol"``; deadline ``own``) stops once at most ``near`` entries fail if
+    ``near`` is given. Its model is offered and, if it fails at most ``limit``
+    entries (None: never), rescued (:func:`_rescues`, deadline ``deadline``). When
+    the fit stopped near and was not certified, and ``own`` has time left, the fit
+    goes on without that stop and the rescue is tried once more: on Paleo the
+    boost does not certify the polish's near fit at k=8 (200 wrong), 3000 plain
+    sweeps do. Returns a dict: ``"state"`` (the last fit's model), ``"best"``
+    (the model that fails fewest entries), ``"ok"``, ``"rescued"`` (certified by
+    a rescue), ``"failed"`` (the last fit's uncertified entries), ``"sweeps"``,
+    ``"finfo"`` (the last fit's diagnostics) and ``"rescue"`` (the last
+    rescue's info, None if none ran).
+    """
+    out = {"rescue": None, "rescued": False, "sweeps": 0}
+    while True:
+        U, V, mu, n_iter, finfo = _fit_core(
+            data, *state, stop_when_exact=True, deadline=own, tick=tick, **budget, **fit
+        )
+        state = best = (U, V, mu)
+        L, R = _package(U, V, mu, fit["tau"])
+        ok = _offer(incumbent, info, L, R, mu)
+        n_failed = 0 if ok else incumbent.count_uncertified(L, R)
+        out["sweeps"] += n_iter
+        if not ok and limit is not None and n_failed <= limit:
+            ok, out["rescue"], best = _rescues(
+                incumbent, info, data, best, deadline, limit=limit, fit=fit, tick=tick
+            )
+            out["rescued"] = ok
+        if ok or near is None or own.expired():
+            break
+        near = None
+        budget = dict(budget, stall=budget["stall"][:4])
+    out.update(state=state, best=best, ok=ok, failed=n_failed, finfo=finfo)
+    return out
 
 
 def _lpca_search(
@@ -241,7 +332,9 @@ def _lpca_search(
     while ``incumbent.worth_trying(k)`` and ``k <= max_rank``) fit L-PCA with ``k``
     columns in all (see :func:`~sklearn_rrank._lpca.lpca_fit` for how the columns
     are counted), warm-started from the previous ``k`` with latent columns added
-    one at a time along the steepest rank-one descent direction (the first ``k``
+    one at a time along the steepest rank-one descent direction (on dense data of
+    at least 1e7 entries all of a jump's columns at once, along the top singular
+    pairs of one gradient) (the first ``k``
     continues a model an earlier run left at ``k`` in ``incumbent.memo``, or starts
     from the truncated SVD); see :func:`_ascent_step`. While a fit leaves more than
     10% of the ones uncertified, the next ``k`` jumps ahead by half the distance
@@ -265,7 +358,15 @@ def _lpca_search(
     (:func:`_rescue`): reweighted L-PCA (the weights of the failing entries are
     multiplied by 10 per round, up to 4 rounds of 30 sweeps), then
     :func:`~sklearn_rrank._lpca_refine._lpca_refine` (alternating L1-slack LPs).
-    The first certified ``k`` is an upper bound: ``rrank_tau(X) <= k``. If
+    Within a budget (only there, so that unlimited results stay as they were):
+    an ascent fit that still leaves more than half of the ones uncertified after
+    its first stall window stops (Newton fits too); at the last rank below the
+    known bound and in the polish phase, a fit stops as soon as at most 10% of
+    the ones fail and is then rescued, the boost taking at most 80% of the time
+    left (the LPs get the rest), again and again from the model that fails fewer
+    entries while that number drops; a rescue the deadline stops leaves that
+    model for a later pass (``incumbent.memo``). The first certified ``k`` is an
+    upper bound: ``rrank_tau(X) <= k``. If
     ``polish`` is True, the ranks below it are then bisected with more effort
     (:func:`_polish`), above the largest ``k`` where the forward search left more
     than 10% of the ones wrong: each tried ``k`` (the midpoint; ``k - 1`` when no
@@ -420,20 +521,29 @@ def _ascent_step(
 
     ``state`` is the model of the previous ``k`` (None at the first ``k``: the
     model an earlier run left at ``k`` in ``incumbent.memo``, else a fresh SVD
-    start from ``seed``); latent columns are added one at a time. The rescue runs
-    when at most ``rescue_limit`` entries fail (None: never). Returns the fitted
+    start from ``seed``); latent columns are added one at a time (on dense data of
+    at least ``_BLOCK_ADD_ENTRIES`` entries all at once). The rescue runs when at
+    most ``rescue_limit`` entries fail (None: never; within a budget, at the last
+    rank below the known bound, when at most ``_POLISH_FRACTION`` of the ones do,
+    and the fit stops there: :func:`_fit_and_rescue`). Returns the fitted
     model, whether a certificate was accepted and the uncertified entries (None
     when this ``k``'s share of the deadline passed before its latent columns were
     all added: each costs an SVD of the gradient, on Abstracts several seconds;
     the ascent then ends, as a larger ``k`` needs more columns still).
     """
-    tau, n_jobs, verbose = fit["tau"], fit["n_jobs"], fit["verbose"]
+    tau, verbose = fit["tau"], fit["verbose"]
     t0 = time.monotonic()
     p = k - 1 if kind == "column" else k
     # within a budget no single k of the ascent (its start included) takes more
     # than a share of what is left: a hopeless k must not spend the whole budget;
-    # the last rank below the known bound has nothing to share with
-    own = deadline.child(fraction=1.0 if incumbent.bound == k + 1 else _ASCENT_SHARE)
+    # the last rank below the known bound shares only with its rescue, which it
+    # gets when any near fit (as in the polish phase)
+    limited = deadline.limited
+    last = incumbent.bound == k + 1
+    own = deadline.child(fraction=1.0 if last else _ASCENT_SHARE)
+    near = None
+    if last and limited and rescue_limit is not None:
+        near = rescue_limit = max(rescue_limit, int(_POLISH_FRACTION * n_ones))
     if state is None:
         # an earlier run of this search in the same call left a model at k:
         # continue it (a portfolio's second pass), else a fresh SVD start
@@ -441,50 +551,45 @@ def _ascent_step(
             data, p, kind, seed, tau, deadline=own
         )
     U, V, mu = state
-    while U.shape[1] < p:  # one column per step of the ascent
-        if own.expired():  # each column costs an SVD of the gradient: stop
+    block = not data.sparse and data.shape[0] * data.shape[1] >= _BLOCK_ADD_ENTRIES
+    while U.shape[1] < p:  # one column (large dense data: all) per step
+        if own.expired():  # each step costs an SVD of the gradient: stop
             return (U, V, mu), False, None
-        U, V, mu = _add_column(data, U, V, mu, own)
+        if block:
+            U, V, mu = _add_columns(data, U, V, mu, p - U.shape[1], own)
+        else:
+            U, V, mu = _add_column(data, U, V, mu, own)
     tick = _ticker(incumbent, k)
-    U, V, mu, n_iter, finfo = _fit_core(
-        data,
-        U,
-        V,
-        mu,
-        tol=_SEARCH_TOL,
-        stop_when_exact=True,
-        deadline=own,
-        tick=tick,
-        **_solver_budget(
-            p, data.shape, _SEARCH_MAX_ITER, _SEARCH_STALL, _FAR_FRACTION * n_ones
-        ),
-        **fit,
+    budget = _solver_budget(
+        p,
+        data.shape,
+        _SEARCH_MAX_ITER,
+        _SEARCH_STALL,
+        _FAR_FRACTION * n_ones,
+        limited=limited,
+        near=near,
     )
-    L, R = _package(U, V, mu, tau)
-    ok = _offer(incumbent, info, L, R, mu)
-    n_failed = 0 if ok else incumbent.count_uncertified(L, R)
+    res = _fit_and_rescue(
+        incumbent,
+        info,
+        data,
+        (U, V, mu),
+        own,
+        deadline,
+        budget=dict(budget, tol=_SEARCH_TOL),
+        near=near,
+        limit=rescue_limit,
+        fit=fit,
+        tick=tick,
+    )
+    ok, n_failed, n_iter, finfo = res["ok"], res["failed"], res["sweeps"], res["finfo"]
+    rescued = res["rescued"]
     info["failed_by_k"][k] = int(n_failed)
     info["sweeps_by_k"][k] = n_iter
     info["status_by_k"][k] = finfo["status"]
     info["solver_by_k"][k] = finfo["solver_used"]
-    rescued = False
-    if not ok and rescue_limit is not None and n_failed <= rescue_limit:
-        ok, info["rescue"][k] = _rescue(
-            incumbent,
-            info,
-            data,
-            U,
-            V,
-            mu,
-            L,
-            R,
-            tau=tau,
-            n_jobs=n_jobs,
-            deadline=deadline,
-            verbose=verbose,
-            tick=tick,
-        )
-        rescued = ok
+    if res["rescue"] is not None:
+        info["rescue"][k] = res["rescue"]
     info["seconds_by_k"][k] = time.monotonic() - t0
     incumbent.record(k, finfo["n_errors_logit"], message=finfo["status"])
     if verbose:
@@ -496,9 +601,11 @@ def _ascent_step(
         )
     if ok:
         info["rescued_by_refinement"] = rescued
-    elif finfo["status"] == "time_limit":  # cut short: a longer fit continues it
-        incumbent.memo[k] = (U, V, mu)
-    return (U, V, mu), ok, n_failed
+    elif finfo["status"] == "time_limit" or (limited and res["rescue"] is not None):
+        # cut short: a longer fit continues it (within a budget, a rescue that
+        # ran until the deadline too: from the model that fails fewest entries)
+        incumbent.memo[k] = res["best"]
+    return res["state"], ok, n_failed
 
 
 def _conclude(info, incumbent, deadline, reason, max_rank):
@@ -519,22 +626,27 @@ def _conclude(info, incumbent, deadline, reason, max_rank):
         info["message"] = "no certificate before the time limit"
 
 
-def _solver_budget(p, shape, max_iter, stall, far=None):
+def _solver_budget(p, shape, max_iter, stall, far=None, *, limited=False, near=None):
     """Solver, sweeps and stall rule of a search fit with ``p`` latent factors.
 
     Newton up to ``_AUTO_NEWTON_MAX_P`` latent factors with ``max_iter`` sweeps and
-    the ``stall`` window ``(window, fraction)`` (None: no stall rule); L-BFGS
-    beyond, with ``_LBFGS_SWEEP_FACTOR`` times both and, if ``far`` is given, the
-    fit also stops when more than ``far`` entries are still uncertified after the
-    first window (see :func:`sklearn_rrank._lpca_newton._stalled`).
+    the ``stall`` window ``(window, fraction)``; L-BFGS beyond, with
+    ``_LBFGS_SWEEP_FACTOR`` times both. If ``far`` is given, an L-BFGS fit (any
+    fit if ``limited``: within a budget) also stops when more than ``far`` entries
+    are still uncertified after the first window; if ``near`` is given, any fit
+    stops once at most ``near`` entries are (see
+    :func:`sklearn_rrank._lpca_newton._stalled`). ``stall`` None: no stall rule.
     """
     solver = _resolve_solver("auto", p, *shape)
     if solver == "lbfgs":
         max_iter *= _LBFGS_SWEEP_FACTOR
-        if stall is not None:
+    if stall is not None:
+        if solver == "lbfgs":
             stall = (stall[0] * _LBFGS_SWEEP_FACTOR, stall[1])
-            if far is not None:
-                stall += (0.0, far)
+        if far is not None and (limited or solver == "lbfgs"):
+            stall = (*stall[:2], 0.0, far)
+        if near is not None:
+            stall = (*stall[:2], 0.0, stall[3] if len(stall) > 3 else np.inf, near)
     return {"solver": solver, "max_iter": max_iter, "stall": stall}
 
 
@@ -582,11 +694,17 @@ def _polish(
     model fitted at ``k`` in this call if the deadline cut it short
     (``incumbent.memo``) or gets a fresh SVD start,
     up to ``_POLISH_MAX_ITER`` sweeps (stall window ``_POLISH_STALL``) and the
-    rescue; a certified ``k`` lowers the bound, a failed one raises the floor. Stops
-    when no rank is left between them, when ``deadline`` (the phase's share)
-    expires or when the bound meets the lower bound.
+    rescue (within a budget: the fit stops once at most ``_POLISH_FRACTION`` of the
+    ones fail, is rescued, and goes on if that failed; :func:`_fit_and_rescue`);
+    a certified ``k`` lowers the bound, a failed one raises the floor. Stops when
+    no rank is left between them, when ``deadline`` (the phase's share) expires
+    or when the bound meets the lower bound.
     """
     far = _POLISH_FRACTION * max(n_ones, 1)
+    # within a budget any near fit is rescued, and the fit stops once near
+    limited = deadline.limited
+    limit = max(rescue_limit, int(far)) if limited else rescue_limit
+    near = limit if limited else None
     floor = max(
         (k for k, e in incumbent.errors_by_k.items() if k >= start and e > far),
         default=start - 1,
@@ -606,38 +724,30 @@ def _polish(
             data, p, kind, seed, tau, deadline=deadline
         )
         tick = _ticker(incumbent, k)
-        U, V, mu, n_iter, finfo = _fit_core(
+        res = _fit_and_rescue(
+            incumbent,
+            info,
             data,
-            U,
-            V,
-            mu,
-            tol=0.0,
-            stop_when_exact=True,
-            deadline=deadline,
+            (U, V, mu),
+            deadline,
+            deadline,
+            budget=dict(
+                _solver_budget(
+                    p, data.shape, _POLISH_MAX_ITER, _POLISH_STALL, near=near
+                ),
+                tol=0.0,
+            ),
+            near=near,
+            limit=limit,
+            fit=fit,
             tick=tick,
-            **_solver_budget(p, data.shape, _POLISH_MAX_ITER, _POLISH_STALL),
-            **fit,
         )
-        L, R = _package(U, V, mu, tau)
-        ok = _offer(incumbent, info, L, R, mu)
-        rescued = False
-        if not ok and incumbent.count_uncertified(L, R) <= rescue_limit:
-            ok, _ = _rescue(
-                incumbent,
-                info,
-                data,
-                U,
-                V,
-                mu,
-                L,
-                R,
-                tau=tau,
-                n_jobs=fit["n_jobs"],
-                deadline=deadline,
-                verbose=fit["verbose"],
-                tick=tick,
-            )
-            rescued = ok
+        ok, rescued, finfo, n_iter = (
+            res["ok"],
+            res["rescued"],
+            res["finfo"],
+            res["sweeps"],
+        )
         info["polish"][k] = {
             "sweeps": n_iter,
             "status": finfo["status"],
@@ -653,8 +763,10 @@ def _polish(
                 f"{finfo['n_errors_logit']} wrong, certified={ok}"
             )
         if not ok:
-            if finfo["status"] == "time_limit":
-                incumbent.memo[k] = (U, V, mu)
+            if finfo["status"] == "time_limit" or (
+                limited and res["rescue"] is not None
+            ):
+                incumbent.memo[k] = res["best"]
             floor = k
             continue
         info["rescued_by_refinement"] = rescued

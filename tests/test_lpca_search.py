@@ -3,7 +3,7 @@
 import time
 
 import numpy as np
-from _family import _lpca_search, modules, run_family, run_rank_search
+from _family import Deadline, _lpca_search, modules, run_family, run_rank_search
 
 from sklearn_rrank import certify_rounding, rounding_rank_bounds
 
@@ -137,8 +137,15 @@ def test_solver_budget_newton_for_few_factors_lbfgs_with_more_sweeps_beyond():
     assert _solver_budget(p + 1, (50, 40), 30, None)["stall"] is None
     far = _solver_budget(p + 1, (50, 40), 300, (30, 0.02), far=70)
     assert far["stall"] == (30 * f, 0.02, 0.0, 70)
-    # Newton fits get no "far" rule
+    # Newton fits get no "far" rule, except within a budget
     assert _solver_budget(p, (50, 40), 300, (30, 0.02), far=70)["stall"] == (30, 0.02)
+    limited = _solver_budget(p, (50, 40), 300, (30, 0.02), far=70, limited=True)
+    assert limited["stall"] == (30, 0.02, 0.0, 70)
+    # the "near" stop keeps the far rule (none: infinitely far)
+    near = _solver_budget(p + 1, (50, 40), 300, (30, 0.02), far=70, near=5)
+    assert near["stall"] == (30 * f, 0.02, 0.0, 70, 5)
+    near = _solver_budget(p, (50, 40), 300, (30, 0.02), near=5)
+    assert near["stall"] == (30, 0.02, 0.0, np.inf, 5)
 
 
 def test_stalled_far_rule_stops_a_steady_fit_still_far_after_its_window():
@@ -149,6 +156,16 @@ def test_stalled_far_rule_stops_a_steady_fit_still_far_after_its_window():
     assert not _stalled(steady[:10], (10, 0.02, 0.0, 100), 10**6)  # window not full
     assert _stalled(steady, (10, 0.02, 0.0, 100), 10**6)  # 560 left > 100
     assert not _stalled(steady, (10, 0.02, 0.0, 600), 10**6)  # near enough
+
+
+def test_stalled_near_rule_stops_at_any_sweep_once_few_entries_fail():
+    _stalled = modules.lpca_newton._stalled
+
+    steady = [1000 - 40 * i for i in range(12)]  # 560 after 11 sweeps
+    assert not _stalled(steady[:3], (10, 0.02, 0.0, np.inf, 900), 10**6)  # 920
+    assert _stalled(steady[:4], (10, 0.02, 0.0, np.inf, 900), 10**6)  # 880
+    assert not _stalled(steady, (10, 0.02, 0.0, np.inf, 500), 10**6)
+    assert not _stalled([], (10, 0.02, 0.0, np.inf, 500), 10**6)
 
 
 def test_search_runs_lbfgs_beyond_the_newton_limit_and_certifies(monkeypatch):
@@ -226,3 +243,78 @@ def test_ascent_stops_adding_columns_once_the_deadline_passes(monkeypatch):
     assert calls == [1, 2]  # k = 1 -> 2, then one column of 2 -> 4 only
     assert res.rank is None and res.stopped_early
     assert "time limit" in res.report.message
+
+
+def test_rescues_repeat_within_a_budget_while_the_failures_drop(monkeypatch):
+    # a stand-in state is (failing entries, 0, 0); each rescue maps it to the next
+    mod = modules.lpca_search
+    after = {30: 12, 12: 5, 5: 5}
+    calls = []
+
+    def rescue(incumbent, info, data, U, V, mu, L, R, **kwargs):
+        calls.append(U)
+        return False, {"from": U}, (after[U], V, mu)
+
+    class Incumbent:
+        @staticmethod
+        def count_uncertified(L, R):
+            return L
+
+    monkeypatch.setattr(mod, "_package", lambda U, V, mu, tau: (U, V))
+    monkeypatch.setattr(mod, "_rescue", rescue)
+    fit = {"tau": 0.5, "n_jobs": 1, "verbose": 0}
+
+    def run(deadline, limit=40):
+        calls.clear()
+        return mod._rescues(
+            Incumbent(), {}, None, (30, 0, 0), deadline, limit=limit, fit=fit, tick=None
+        )
+
+    ok, info, state = run(Deadline(60))
+    assert not ok and calls == [30, 12, 5] and state[0] == 5 and info == {"from": 5}
+    ok, info, state = run(Deadline(None))  # without a budget: one rescue, as before
+    assert calls == [30] and state[0] == 12
+    ok, info, state = run(Deadline(60), limit=29)  # not near enough: none
+    assert calls == [] and info is None and state[0] == 30
+
+
+def test_block_of_columns_is_the_top_pairs_of_one_gradient():
+    init = modules.lpca_init
+    _Data = modules.lpca_model._Data
+    X = _planted(6, 90, 70, 4)
+    data = _Data(X)
+    kind = modules.lpca._model_kind("global", 0.5)
+    U, V, mu = init._svd_init(data, 1, kind, 0, 0.5)
+    one = init._add_column(data, U, V, mu)
+    block = init._add_columns(data, U, V, mu, 1)
+    assert np.array_equal(one[0], block[0]) and np.array_equal(one[1], block[1])
+    U3, V3, _ = init._add_columns(data, U, V, mu, 3)
+    assert U3.shape == (90, 4) and V3.shape == (70, 4)
+    # the first new column is the one column's (up to the randomized SVD's accuracy)
+    assert np.allclose(U3[:, :2], one[0], atol=1e-6)
+    assert np.allclose(V3[:, :2], one[1], atol=1e-6)
+    # the new columns are scaled orthonormal singular vectors: orthogonal directions
+    G = U3[:, 1:].T @ U3[:, 1:]
+    assert np.allclose(G, np.diag(np.diag(G)), atol=1e-8 * np.abs(G).max())
+
+
+def test_large_dense_data_add_a_jumps_columns_in_one_block(monkeypatch):
+    lpca_search = modules.lpca_search
+    blocks = []
+    real = lpca_search._add_columns
+
+    def add_columns(data, U, V, mu, r, deadline):
+        blocks.append((U.shape[1], r))
+        return real(data, U, V, mu, r, deadline)
+
+    monkeypatch.setattr(lpca_search, "_add_columns", add_columns)
+    X = (np.random.default_rng(0).random((60, 40)) < 0.5).astype(float)
+    params = {"polish": False, "max_rank": 4}
+    kwargs = dict(method="lpca", tau=0.5, random_state=0, params=params)
+    # a limited budget: the ascent gallops 1, 2, 4 while far
+    run_rank_search(_lpca_search, X, deadline=1000.0, **kwargs)
+    assert blocks == []  # 2400 entries: one column at a time
+    monkeypatch.setattr(lpca_search, "_BLOCK_ADD_ENTRIES", X.size)
+    res = run_rank_search(_lpca_search, X, deadline=1000.0, **kwargs)
+    assert blocks == [(1, 1), (2, 2)]  # k = 1 -> 2, then the jump 2 -> 4 at once
+    assert 4 in res.info["failed_by_k"]
