@@ -428,7 +428,8 @@ def lpca_fit(
     ((4, 2), (3, 2), 0)
     """
     deadline = Deadline(time_limit)  # the budget counts from the door
-    X = check_binary_matrix(X, allow_missing=True, method="lpca")
+    # sparse X stays sparse: the fit reads its ones as a CSR pattern
+    X = check_binary_matrix(X, allow_missing=True, accept_sparse=True, method="lpca")
     return _lpca_fit(
         X,
         n_components,
@@ -630,7 +631,7 @@ def lpca_transform(
     array([[1, 1, 1],
            [1, 0, 0]])
     """
-    X = check_binary_matrix(X, allow_missing=True, method="lpca")
+    X = check_binary_matrix(X, allow_missing=True, accept_sparse=True, method="lpca")
     return _lpca_transform(
         X,
         R,

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from _family import (
     Deadline,
     _lpca_refine,
@@ -732,3 +733,24 @@ def test_estimator_fits_and_transforms_sparse_lpca(sparse_planted, monkeypatch):
     with pytest.raises(ValueError, match="works on the dense matrix"):
         RoundingRankFactorization(2, method="projlp").fit(Xs)
     RoundingRankFactorization(2, method="lpca", max_iter=5).fit(Xs)  # stays sparse
+
+
+def test_lpca_fit_keeps_sparse_input_sparse(monkeypatch):
+    # the door used to densify CSR input (8 bytes per entry: 8 GB at 1e9 entries)
+    rng = np.random.default_rng(0)
+    X = (rng.random((300, 200)) < 0.05).astype(float)
+    dense = lpca_fit(X, 5, random_state=0, max_iter=20)
+    Xs = sp.csr_matrix(X)
+    toarray = sp.csr_matrix.toarray
+
+    def blocks_only(self, *args, **kwargs):  # row blocks may be densified, X not
+        if self.shape == X.shape:
+            pytest.fail("the whole of X was densified")
+        return toarray(self, *args, **kwargs)
+
+    monkeypatch.setattr(sp.csr_matrix, "toarray", blocks_only)
+    monkeypatch.setattr(_lpca_model, "_CHUNK_ENTRIES", 2000)  # blocks of 10 rows
+    sparse = lpca_fit(Xs, 5, random_state=0, max_iter=20)
+    assert sparse.info["n_errors"] == dense.info["n_errors"]
+    assert_allclose(sparse.L @ sparse.R.T, dense.L @ dense.R.T, atol=1e-9)
+    assert_allclose(lpca_transform(Xs[:10], dense.R), lpca_transform(X[:10], dense.R))
