@@ -530,7 +530,11 @@ def _merge_rows(row, first, first_curve, first_errors, bound, spec):
         seconds=first["seconds"] + row["seconds"],
         budget=(first["budget"] or 0.0) + (row["budget"] or 0.0),
         curve=first_curve + row["curve"],
-        message=f"{first['message']}; given the time left: {row['message']}",
+        message=(
+            first["message"]
+            if row["message"] == first["message"]  # the second run said nothing new
+            else f"{first['message']}; given the time left: {row['message']}"
+        ),
     )
     if "errors_by_k" in row:
         row["errors_by_k"] = {**first_errors, **row["errors_by_k"]}

@@ -80,6 +80,7 @@ __all__ = [
     "ProgressPrinter",
     "_MANIFEST",
     "_Portfolio",
+    "_merge_rows",
     "_PAPER",
     "_STRATEGIES",
     "_SVDStart",
@@ -152,6 +153,7 @@ _count_errors_factors = _rounding._count_errors_factors  # errors of L R^T, bloc
 trivial_upper_bound = _trivial.trivial_upper_bound  # certified rank-min(m, n) factors
 _run_portfolio = _bounds._run_portfolio  # rounding_rank_bounds' portfolio, trusted
 _Portfolio = _bounds._Portfolio  # the state of one portfolio run
+_merge_rows = _bounds._merge_rows  # a method's two portfolio runs in one row
 
 # LP engine and batched separation (_lp, _separation)
 DEFAULT_EPS = _lp.DEFAULT_EPS  # the LP engine's default tolerance

@@ -4,6 +4,7 @@ import dataclasses
 import pickle
 import time
 import warnings
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -14,6 +15,7 @@ from _family import (
     BinaryData,
     Deadline,
     Incumbent,
+    _merge_rows,
     modules,
     rrank,
     trivial_upper_bound,
@@ -384,3 +386,16 @@ def test_no_second_pass_without_a_budget_or_when_the_bounds_meet(monkeypatch):
     monkeypatch.setattr(modules.methods, "METHODS", table)
     rounding_rank_bounds(PLANTED, methods=("rsvd", "lpca"), random_state=0)
     assert calls == [None]
+
+
+def test_a_second_run_that_says_the_same_is_not_repeated():
+    merge = _merge_rows
+    first = {"message": "time limit: 3 rows shattered", "seconds": 1.0, "budget": 2.0}
+    for second, expected in [
+        ("time limit: 3 rows shattered", "time limit: 3 rows shattered"),
+        ("4 rows", "time limit: 3 rows shattered; given the time left: 4 rows"),
+    ]:
+        row = {"message": second, "seconds": 1.0, "budget": 1.0, "curve": []}
+        row["bound"] = None
+        merge(row, first, [], {}, 3, SimpleNamespace(lower=object(), search=None))
+        assert row["message"] == expected and row["bound"] == 3
