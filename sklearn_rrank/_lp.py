@@ -93,11 +93,11 @@ def _check_columns(columns, n):
     return np.where(columns < 0, columns + n, columns)
 
 
-def _validate(L, X, tau, eps, time_limit):
+def _validate(L, X, tau, eps):
     """Data checks of a column door (its parameters passed ``validate_params``)."""
     X = check_binary_matrix(X, allow_missing=True, accept_sparse=False)
     L = _check_factor(L, X.shape[0], "L", "rows")
-    return L, X, float(tau), float(eps), Deadline(time_limit)
+    return L, X, float(tau), float(eps)
 
 
 def _solve_public(L, X, columns, *, feasibility, merge_columns=True, **kwargs):
@@ -218,7 +218,8 @@ def solve_columns_l1(
     >>> bool(((L @ R.T >= 0.5) == X)[:, 0].all())
     True
     """
-    L, X, tau, eps, deadline = _validate(L, X, tau, eps, time_limit)
+    deadline = Deadline(time_limit)  # the budget counts from the door
+    L, X, tau, eps = _validate(L, X, tau, eps)
     return _solve_columns_l1(
         L,
         X,
@@ -342,7 +343,8 @@ def solve_columns_feasibility(
     >>> feasible.tolist()      # column 1 (ones at 1 and 2, zero at 3) needs r < 0 < r
     [True, False]
     """
-    L, X, tau, eps, deadline = _validate(L, X, tau, eps, time_limit)
+    deadline = Deadline(time_limit)  # the budget counts from the door
+    L, X, tau, eps = _validate(L, X, tau, eps)
     cols = _check_columns(columns, X.shape[1])
     R, status, _, feasible = _solve_public(
         L,
@@ -430,6 +432,7 @@ def solve_rows_l1(
     >>> status.tolist(), bool(objective[0] < 1e-9)
     (['optimal'], True)
     """
+    deadline = Deadline(time_limit)  # the budget counts from the door
     X = check_binary_matrix(X, allow_missing=True, accept_sparse=False)
     R = _check_factor(R, X.shape[1], "R", "columns")
     return _solve_rows_l1(
@@ -439,7 +442,7 @@ def solve_rows_l1(
         eps=float(eps),
         nonnegative=nonnegative,
         n_jobs=n_jobs,
-        deadline=Deadline(time_limit),
+        deadline=deadline,
         rows=rows,
     )
 
