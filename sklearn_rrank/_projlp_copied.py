@@ -305,6 +305,10 @@ class _CopiedColumns:
         m_u, n_u = Xu.shape
         if tau > 0:
             if warm is None:
+                if d > self.svd_start.K:  # an eigendecomposition no deadline stops
+                    self.incumbent.event(
+                        "step", k=d, message=f"phase 0: width {d}, SVD start"
+                    )
                 start = self.svd_start.factors(d)
             else:
                 start = _truncated_product(*warm, d)
@@ -322,6 +326,12 @@ class _CopiedColumns:
                 tol=_ALTERNATION_TOL,
                 deadline=deadline,
                 n_jobs=self.n_jobs,
+                callback=lambda step, n_wrong: self.incumbent.event(
+                    "step",
+                    k=d,
+                    message=f"phase 0: width {d}, {step} separated, "
+                    f"{n_wrong} entries uncertified",
+                ),
             )
             separated = counts == 0
         else:  # an offset column: rows of zeros need L_i . r < tau <= 0

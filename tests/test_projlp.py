@@ -425,6 +425,21 @@ def test_phase0_certifies_and_is_reproducible(monkeypatch, planted, tau):
     np.testing.assert_array_equal(again.L, res.L)
 
 
+def test_phase0_reports_its_steps(monkeypatch, planted):
+    # on Abstracts one alternation step of phase 0 takes tens of seconds: each step
+    # and the (uninterruptible) SVD start say so, with the uncertified entries
+    monkeypatch.setattr(modules.projlp, "_SEPARATION_ENTRIES", 0)
+    events = []
+    rounding_rank_bounds(
+        planted, methods=("projlp",), random_state=0, progress=events.append
+    )
+    messages = [e["message"] for e in events if e["method"] == "projlp"]
+    assert any(msg.endswith("SVD start") for msg in messages)
+    steps = [msg for msg in messages if "separated, " in msg]
+    assert steps and all(msg.endswith("entries uncertified") for msg in steps)
+    assert any("rows separated" in msg for msg in steps)
+
+
 def test_phase0_respects_the_deadline(monkeypatch, planted):
     monkeypatch.setattr(modules.projlp, "_SEPARATION_ENTRIES", 0)
     res = run_family("projlp", planted, random_state=0, time_limit=0.0)

@@ -142,8 +142,19 @@ def test_alternation_is_monotone_and_its_counts_are_certified(tau):
     L0, X = _planted(120, 80, 4, tau, 5)
     rng = np.random.default_rng(0)
     start = rng.standard_normal(L0.shape)  # a start unrelated to the planted L
+    steps = []
     L, R, counts, history = alternate_separation(
-        start, X, tau=tau, n_rounds=6, n_iter=80
+        start,
+        X,
+        tau=tau,
+        n_rounds=6,
+        n_iter=80,
+        callback=lambda step, n: steps.append((step, n)),
+    )
+    # the progress callback sees every step: columns first, then rows and columns
+    assert [n for step, n in steps if step == "columns"] == history
+    assert [step for step, _ in steps] == ["columns"] + ["rows", "columns"] * (
+        len(history) - 1
     )
     assert all(
         a >= b for a, b in zip(history[:-1], history[1:], strict=True)
