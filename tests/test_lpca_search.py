@@ -3,7 +3,14 @@
 import time
 
 import numpy as np
-from _family import Deadline, _lpca_search, modules, run_family, run_rank_search
+from _family import (
+    Deadline,
+    Incumbent,
+    _lpca_search,
+    modules,
+    run_family,
+    run_rank_search,
+)
 
 from sklearn_rrank import certify_rounding, rounding_rank_bounds
 
@@ -318,3 +325,19 @@ def test_large_dense_data_add_a_jumps_columns_in_one_block(monkeypatch):
     res = run_rank_search(_lpca_search, X, deadline=1000.0, **kwargs)
     assert blocks == [(1, 1), (2, 2)]  # k = 1 -> 2, then the jump 2 -> 4 at once
     assert 4 in res.info["failed_by_k"]
+
+
+def test_no_polish_far_below_a_cap_the_ascent_never_reached():
+    # Abstracts: the ascent stopped at k = 7 under R-SVD's cap 4421 and the polish
+    # bisected at k = 2214 (an L-BFGS fit whose history took 6 GB); polish only
+    # below the search's own certificate or a cap the ascent came up to
+    X = np.eye(6)
+    capped = Incumbent(X, 0.5, "lpca", cap=5)
+    assert not modules.lpca_search._polish_wanted(capped, "time limit")
+    assert modules.lpca_search._polish_wanted(capped, "bound")
+    own = Incumbent(X, 0.5, "lpca", cap=5, rank=4)
+    assert modules.lpca_search._polish_wanted(own, "certified")
+    assert modules.lpca_search._polish_wanted(own, "time limit")
+    met = Incumbent(X, 0.5, "lpca", lower=5, cap=5)
+    assert not modules.lpca_search._polish_wanted(met, "bound")  # nothing to polish
+    assert not modules.lpca_search._polish_wanted(Incumbent(X, 0.5, "lpca"), "bound")
