@@ -234,7 +234,8 @@ def _copied_columns_search(
         n_jobs=n_jobs,
         info=info,
         lps=lps,
-        proj=_Projection(X0u, projection, False, rng),  # nested, drawn on demand
+        # nested, drawn on demand (the offset column's widths of tau <= 0 only)
+        proj=None if X0u is None else _Projection(X0u, projection, False, rng),
         svd_start=_SVDStart(
             np.where(missing, 0.0, Xu) if missing.any() else Xu, deadline
         ),
@@ -279,7 +280,7 @@ class _CopiedColumns:
     n_jobs: object
     info: dict
     lps: object
-    proj: _Projection
+    proj: _Projection | None  # None for tau > 0 (no projections drawn)
     svd_start: _SVDStart
     # the repair of finish_copied: time of its last offer, news since then
     _last_offer: float = field(default=0.0, init=False)

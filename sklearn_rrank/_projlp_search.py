@@ -11,6 +11,7 @@ transform and the projection kernels are in :mod:`sklearn_rrank._projlp`.
 
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 import scipy.sparse as sp
@@ -264,13 +265,13 @@ class _ProjLPSearch:
 
     ``Xu`` is ``X`` with identical rows and columns merged (``weights`` counts the
     rows each merged row stands for; ``row_owner``/``col_owner`` map the rows and
-    columns of ``X`` to the merged ones) and ``X0u`` the projection input. The
+    columns of ``X`` to the merged ones) and ``X0u`` the projection input (made on
+    first use). The
     phases return ``None`` to go on, or ``(stopped, message)`` to end the search.
     """
 
     X: np.ndarray
     Xu: np.ndarray
-    X0u: np.ndarray
     weights: np.ndarray
     row_rep: np.ndarray
     col_rep: np.ndarray
@@ -309,8 +310,7 @@ class _ProjLPSearch:
         Xr = X if row_rep.size == X.shape[0] else X[row_rep]
         Xr = Xr.toarray() if sp.issparse(Xr) else Xr  # sparse: the merged rows only
         Xu = Xr if col_rep.size == X.shape[1] else Xr[:, col_rep]  # read only
-        X0u = _projection_input(Xr, nonnegative, tau)
-        del Xr
+        del Xr  # the projection input is made when a projection is drawn (X0u)
         n_u = Xu.shape[1]
         zero_is_one = 0.0 >= tau
         wrong_if_zero = np.bincount(
@@ -343,7 +343,6 @@ class _ProjLPSearch:
         return cls(
             X=X,
             Xu=Xu,
-            X0u=X0u,
             weights=weights,
             row_rep=row_rep,
             col_rep=col_rep,
@@ -360,6 +359,17 @@ class _ProjLPSearch:
             wrong_if_zero=wrong_if_zero,
             **params,
         )
+
+    @cached_property
+    def X0u(self):
+        """The projection input of the merged rows (all columns of ``X``).
+
+        Made on first use: phase 0 with ``tau > 0`` (large input) never projects,
+        and on Abstracts this m x n copy was 500 MB beside ``Xu``.
+        """
+        Xr = self.X if self.row_rep.size == self.X.shape[0] else self.X[self.row_rep]
+        Xr = Xr.toarray() if sp.issparse(Xr) else Xr
+        return _projection_input(Xr, self.nonnegative, self.tau)
 
     def elapsed(self):
         return self.deadline.elapsed() - self.t_start
@@ -440,7 +450,7 @@ class _ProjLPSearch:
         info, incumbent = self.info, self.incumbent
         _copied_columns_search(
             self.Xu,
-            self.X0u,
+            self.X0u if self.tau <= 0 else None,  # projected only for tau <= 0
             self.row_owner,
             self.col_owner,
             incumbent,

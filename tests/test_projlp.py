@@ -440,6 +440,25 @@ def test_phase0_reports_its_steps(monkeypatch, planted):
     assert any("rows separated" in msg for msg in steps)
 
 
+@pytest.mark.parametrize("tau", [0.5, 0.0])
+def test_phase0_makes_the_projection_input_only_when_it_projects(
+    monkeypatch, planted, tau
+):
+    # with tau > 0 phase 0 never projects: no m x n copy of the points (500 MB
+    # on Abstracts); its offset column for tau <= 0 is a projection
+    monkeypatch.setattr(modules.projlp, "_SEPARATION_ENTRIES", 0)
+    made = []
+    real = modules.projlp_search._projection_input
+    monkeypatch.setattr(
+        modules.projlp_search,
+        "_projection_input",
+        lambda *args: made.append(1) or real(*args),
+    )
+    res = run_family("projlp", planted, tau=tau, random_state=0, n_jobs=1)
+    assert res.info["phase0_tried"] and res.certified
+    assert (len(made) > 0) == (tau <= 0)
+
+
 def test_phase0_respects_the_deadline(monkeypatch, planted):
     monkeypatch.setattr(modules.projlp, "_SEPARATION_ENTRIES", 0)
     res = run_family("projlp", planted, random_state=0, time_limit=0.0)
