@@ -97,7 +97,13 @@ class RoundingRankCV(MetaEstimatorMixin, TransformerMixin, BaseEstimator):
         Parallel jobs over (k, repetition) pairs in ``mode="holdout"``; results do
         not depend on it.
     random_state : int, RandomState instance or None, default=None
-        Seeds the hold-out masks.
+        Seeds the hold-out masks; in ``mode="exact"`` also the method's rank search
+        when the estimator's own ``random_state`` is None, so that
+        ``RoundingRankCV(random_state=s)`` reports the k that
+        :func:`~sklearn_rrank.rounding_rank_bounds` with ``random_state=s`` certifies
+        for the method (Paleo: 8 for both with ``s = 0``; with None the L-PCA
+        search's SVD starts are random and the k may differ between runs, 8 or 9
+        on Paleo).
     time_limit : float or None, default=None
         Wall-clock budget in seconds of the whole ``fit`` (None: no limit). In
         ``mode="exact"`` the search keeps its best certified k when the budget ends;
@@ -306,7 +312,13 @@ class RoundingRankCV(MetaEstimatorMixin, TransformerMixin, BaseEstimator):
             tau=tau,
             deadline=deadline,
             n_jobs=n_jobs,
-            random_state=estimator.random_state,
+            # the estimator's seed, else this search's: RoundingRankCV(random_state=s)
+            # and rounding_rank_bounds(random_state=s) then run the same search
+            random_state=(
+                self.random_state
+                if estimator.random_state is None
+                else estimator.random_state
+            ),
             verbose=max(self.verbose - 1, 0),
             method_params={spec.name: estimator.method_params},
         )

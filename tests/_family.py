@@ -229,6 +229,7 @@ _PAPER = _datasets_base._PAPER  # the paper's table for the bundled data sets
 
 #: the private modules whose attributes tests monkeypatch
 modules = SimpleNamespace(
+    bounds=_bounds,  # the portfolio (its _run_portfolio, which the CV's search runs)
     cli=_cli,  # the command line (its loader, its real-rank plan)
     factorization=_factorization,  # the estimator (its METHODS)
     lpca=_lpca,  # L-PCA's public fit and transform, the solver dispatch

@@ -1,6 +1,6 @@
 import numpy as np
 import pytest
-from _family import Deadline, search_candidates
+from _family import Deadline, modules, search_candidates
 
 from sklearn_rrank import (
     RoundingRankCV,
@@ -53,6 +53,26 @@ def test_exact_lpca_same_k_as_rounding_rank_bounds(paleo):
     assert cv.search_info_["lower"] == bounds.lower == 5
     L = cv.best_estimator_.transform(paleo)
     assert np.array_equal(cv.best_estimator_.inverse_transform(L), paleo)
+
+
+@pytest.mark.parametrize("own", [None, 3])
+def test_exact_search_takes_the_cv_seed_when_the_estimator_has_none(monkeypatch, own):
+    # RoundingRankCV(random_state=0) and rounding_rank_bounds(random_state=0) run
+    # the same L-PCA search (Paleo: both 8; the estimator's None seed gave 9)
+    seen = []
+
+    class Stop(Exception):
+        pass
+
+    def spy(*args, random_state=None, **kwargs):
+        seen.append(random_state)
+        raise Stop
+
+    monkeypatch.setattr(modules.bounds, "_run_portfolio", spy)
+    est = RoundingRankFactorization(method="lpca", random_state=own)
+    with pytest.raises(Stop):
+        RoundingRankCV(est, random_state=0).fit(np.eye(4))
+    assert seen == [0 if own is None else own]
 
 
 def test_holdout_needs_missing_support():
