@@ -6,6 +6,8 @@ of rows, see :func:`_joint_task`); :func:`_lbfgs_fit` minimises it with scipy's
 L-BFGS-B under the stopping rules of the sweep solvers.
 """
 
+import time
+
 import numpy as np
 import scipy.optimize
 
@@ -252,7 +254,7 @@ def _lbfgs_fit(
             lower[-1] = _B_MIN
         bounds = scipy.optimize.Bounds(lower, upper)
     history = [fun(z0, None)[0]]  # the start's objective, not interrupted
-    state = {"status": "max_iter", "n_iter": 0, "x": z0}
+    state = {"status": "max_iter", "n_iter": 0, "x": z0, "t": time.monotonic()}
 
     def callback(intermediate_result):
         state["n_iter"] += 1
@@ -275,7 +277,10 @@ def _lbfgs_fit(
         if _stalled(unsafe_history, stall, data.n_observed):
             state["status"] = "stalled"
             raise StopIteration
-        if deadline is not None and deadline.expired():
+        # no room for another iteration as long as this one: stop (see _sweep_loop)
+        now = time.monotonic()
+        took, state["t"] = now - state["t"], now
+        if deadline is not None and not deadline.leaves_room_for(took):
             state["status"] = "time_limit"
             raise StopIteration
 

@@ -8,6 +8,8 @@ The per-row logistic regressions of ``lpca_transform`` (:func:`_transform_loop`)
 use the same Newton kernel.
 """
 
+import time
+
 import numpy as np
 
 from sklearn_rrank._lpca_model import (
@@ -396,7 +398,8 @@ def _sweep_loop(
     Rules, checked after each sweep in this order: ``"exact"`` (with
     ``stop_when_exact``, no observed entry wrong or within the stop margin),
     ``"tol"`` (relative objective decrease below ``tol``), ``"stalled"`` (see
-    :func:`_stalled`), ``"time_limit"`` (``deadline.expired()``), else
+    :func:`_stalled`), ``"time_limit"`` (the deadline leaves no room for another
+    sweep as long as the last one, :meth:`Deadline.leaves_room_for`), else
     ``"max_iter"``. A sweep that the deadline interrupts (it raises
     :class:`~sklearn_rrank._lpca_model._Expired`, see :class:`_NewtonSweep`)
     also ends with ``"time_limit"``, at the state that sweep started from.
@@ -412,11 +415,13 @@ def _sweep_loop(
         return U, V, mu, history, 0, "exact"
     status, n_iter = "max_iter", 0
     for it in range(1, max_iter + 1):
+        began = time.monotonic()
         try:
             U, V, mu, objective, n_unsafe = sweep(U, V, mu, stop_when_exact)
         except _Expired:
             status = "time_limit"
             break
+        took = time.monotonic() - began
         n_iter = it
         prev = history[-1]
         history.append(objective)
@@ -434,7 +439,7 @@ def _sweep_loop(
         if _stalled(unsafe_history, stall, n_observed):
             status = "stalled"
             break
-        if deadline is not None and deadline.expired():
+        if deadline is not None and not deadline.leaves_room_for(took):
             status = "time_limit"
             break
     return U, V, mu, history, n_iter, status

@@ -210,6 +210,15 @@ class Deadline:
         """True iff the deadline has passed."""
         return self.end is not None and time.monotonic() >= self.end
 
+    def leaves_room_for(self, seconds):
+        """True iff a step of ``seconds`` (measured: the last one) ends in time.
+
+        A solver that repeats steps of about equal cost asks this before the next:
+        at 1e9 entries an L-PCA sweep takes minutes, and a sweep the deadline cuts
+        short is lost along with the time the fit's final passes need.
+        """
+        return self.end is None or time.monotonic() + seconds < self.end
+
     def child(self, seconds=None, *, fraction=None):
         """A sub-deadline ending after ``seconds`` (or a ``fraction`` of what is left).
 

@@ -1,5 +1,7 @@
 """Tests of logistic PCA (``sklearn_rrank._lpca``)."""
 
+import time
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -754,3 +756,27 @@ def test_lpca_fit_keeps_sparse_input_sparse(monkeypatch):
     assert sparse.info["n_errors"] == dense.info["n_errors"]
     assert_allclose(sparse.L @ sparse.R.T, dense.L @ dense.R.T, atol=1e-9)
     assert_allclose(lpca_transform(Xs[:10], dense.R), lpca_transform(X[:10], dense.R))
+
+
+def test_sweep_loop_starts_no_sweep_the_deadline_cannot_hold():
+    # at 1e9 entries a sweep takes minutes: one that cannot end in time is not
+    # started, so that the time left goes to the fit's final passes (an estimator
+    # fit on 1800 s took 1976 s)
+    class SlowSweep:
+        start = (10.0, 5)
+
+        def __init__(self):
+            self.calls = 0
+
+        def __call__(self, U, V, mu, stop_when_exact):
+            self.calls += 1
+            time.sleep(0.3)
+            return U, V, mu, 10.0 - self.calls, 5
+
+    kwargs = dict(n_observed=10, max_iter=10, tol=0.0, stall=None)
+    kwargs.update(stop_when_exact=False, verbose=0)
+    sweep = SlowSweep()
+    out = _lpca_newton._sweep_loop(sweep, 1, 2, 3, deadline=Deadline(0.5), **kwargs)
+    assert out[4:] == (1, "time_limit") and sweep.calls == 1  # 0.2 s left < 0.3 s
+    assert Deadline(None).leaves_room_for(1e9)
+    assert not Deadline(1.0).leaves_room_for(2.0)
