@@ -367,7 +367,9 @@ def _lpca_search(
     entries while that number drops; a rescue the deadline stops leaves that
     model for a later pass (``incumbent.memo``). The first certified ``k`` is an
     upper bound: ``rrank_tau(X) <= k``. If
-    ``polish`` is True, the ranks below it are then bisected with more effort
+    ``polish`` is True, the ranks below it (below another method's bound only if
+    the ascent came up to it, :func:`_polish_wanted`) are then bisected with more
+    effort
     (:func:`_polish`), above the largest ``k`` where the forward search left more
     than 10% of the ones wrong: each tried ``k`` (the midpoint; ``k - 1`` when no
     rank was skipped) gets a fresh SVD start, up to 4000 sweeps (stopped when the
@@ -388,7 +390,8 @@ def _lpca_search(
         Whether to try the rescue (reweighting and LP refinement) when few entries
         fail.
     polish : bool, default=True
-        Whether to run the polish phase below the first certified ``k``.
+        Whether to run the polish phase below the first certified ``k`` (or below
+        the known bound when the ascent reached it without a certificate).
     fit_bias : bool or "global", default="global"
         The model of :func:`~sklearn_rrank._lpca.lpca_fit`. The default, one
         scalar offset that uses no column, expresses exactly the roundings at
