@@ -259,6 +259,16 @@ def _projlp_search(
     return search.finish(*end)
 
 
+def _merged_rows(X, row_rep):
+    """The dense rows ``row_rep`` of ``X`` (``X`` itself when no row is merged).
+
+    Copies only what merging shrinks; of sparse ``X`` only the merged rows are
+    made dense.
+    """
+    Xr = X if row_rep.size == X.shape[0] else X[row_rep]
+    return Xr.toarray() if sp.issparse(Xr) else Xr
+
+
 @dataclass
 class _ProjLPSearch:
     """The state of one ProjLP rank search and its phases (see ``_projlp_search``).
@@ -306,9 +316,7 @@ class _ProjLPSearch:
         """
         col_rep, col_owner = incumbent.data.unique_columns
         row_rep, weights, row_owner = incumbent.data.unique_rows
-        # X itself where no row (column) is merged: copies only of what merging shrinks
-        Xr = X if row_rep.size == X.shape[0] else X[row_rep]
-        Xr = Xr.toarray() if sp.issparse(Xr) else Xr  # sparse: the merged rows only
+        Xr = _merged_rows(X, row_rep)
         Xu = Xr if col_rep.size == X.shape[1] else Xr[:, col_rep]  # read only
         del Xr  # the projection input is made when a projection is drawn (X0u)
         n_u = Xu.shape[1]
@@ -367,8 +375,7 @@ class _ProjLPSearch:
         Made on first use: phase 0 with ``tau > 0`` (large input) never projects,
         and on Abstracts this m x n copy was 500 MB beside ``Xu``.
         """
-        Xr = self.X if self.row_rep.size == self.X.shape[0] else self.X[self.row_rep]
-        Xr = Xr.toarray() if sp.issparse(Xr) else Xr
+        Xr = _merged_rows(self.X, self.row_rep)
         return _projection_input(Xr, self.nonnegative, self.tau)
 
     def elapsed(self):
