@@ -402,9 +402,35 @@ def test_copied_columns_factors_are_exact(tau):
     X[0] = 1.0  # a row of ones and one of zeros
     X[1] = 0.0
     Lu = np.ones((30, 1)) if tau <= 0 else np.zeros((30, 1))
-    L, R = _copied_columns_factors(Lu, np.zeros((12, 1)), np.zeros(12, bool), X, tau)
+    ident = np.arange(30), np.arange(12)
+    L, R = _copied_columns_factors(
+        Lu, np.zeros((12, 1)), np.zeros(12, bool), X, tau, *ident
+    )
     assert L.shape[1] == 13
     assert certify_rounding(X, L, R, tau=tau)
+
+
+@pytest.mark.parametrize("tau", [0.5, -0.3])
+def test_copied_columns_factors_expand_merged_rows_and_columns(tau):
+    # the merged matrix Xu stands for X = Xu[row_owner][:, col_owner]; the factors
+    # come out at the size of X, the separated columns keep their rows of R_sep
+    rng = np.random.default_rng(1)
+    Xu = (rng.random((20, 9)) < 0.4).astype(float)
+    Xu[3, 2] = np.nan  # a missing entry is copied as 0 and left unconstrained
+    row_owner = np.r_[np.arange(20), [0, 5, 5]]
+    col_owner = np.r_[np.arange(9), [8, 1]]
+    X = Xu[row_owner][:, col_owner]
+    Lu = np.hstack([np.ones((20, 1)), rng.standard_normal((20, 2))])
+    R_sep = np.zeros((9, 3))
+    R_sep[:, 0] = 2.0 if tau > 0 else tau + 1.0
+    Xu[:, 4] = 1.0  # an all-ones column, separated by the column of ones of Lu
+    separated = np.zeros(9, dtype=bool)
+    separated[4] = True
+    L, R = _copied_columns_factors(Lu, R_sep, separated, Xu, tau, row_owner, col_owner)
+    X = Xu[row_owner][:, col_owner]
+    assert L.shape == (23, 3 + (~separated).sum()) and R.shape == (11, L.shape[1])
+    assert certify_rounding(X, L, R, tau=tau)
+    np.testing.assert_array_equal(R[4, :3], R_sep[4])
 
 
 @pytest.mark.parametrize("tau", [0.5, 0.0, -0.3])
