@@ -135,7 +135,9 @@ def _copied_columns_factors(Lu, R_sep, separated, Xu, tau, row_owner, col_owner)
     L[:, :d] = Lu[row_owner]
     copies = d + np.arange(F.size)
     for block in gen_batches(F.size, _COPY_BLOCK) if F.size else ():
-        L[:, copies[block]] = np.nan_to_num(Xu[:, F[block]])[row_owner]
+        Xb = Xu[:, F[block]]
+        Xb = Xb.toarray() if sp.issparse(Xb) else np.nan_to_num(Xb)
+        L[:, copies[block]] = Xb[row_owner]
     R_u = np.zeros((n_u, d + F.size))
     R_u[separated, :d] = R_sep[separated]
     if tau > 0:
@@ -161,7 +163,7 @@ class _SVDStart:
     """
 
     def __init__(self, X0, deadline):
-        nnz = int(np.count_nonzero(X0))
+        nnz = int(X0.count_nonzero() if sp.issparse(X0) else np.count_nonzero(X0))
         self.nnz = nnz if nnz <= 0.1 * X0.size else None
         self.X0 = sp.csr_matrix(X0) if self.nnz is not None else X0
         self.deadline = deadline
@@ -233,7 +235,8 @@ def _copied_columns_search(
     m_u, n_u = Xu.shape
     if min(m_u, n_u) - 1 < 1:
         return
-    missing = np.isnan(Xu)
+    # a sparse Xu is complete (its stored entries are the ones)
+    missing = None if sp.issparse(Xu) else np.isnan(Xu)
     phase = _CopiedColumns(
         Xu=Xu,
         row_owner=row_owner,
@@ -247,7 +250,8 @@ def _copied_columns_search(
         # nested, drawn on demand (the offset column's widths of tau <= 0 only)
         proj=None if X0u is None else _Projection(X0u, projection, False, rng),
         svd_start=_SVDStart(
-            np.where(missing, 0.0, Xu) if missing.any() else Xu, deadline
+            np.where(missing, 0.0, Xu) if missing is not None and missing.any() else Xu,
+            deadline,
         ),
     )
     del missing
@@ -298,8 +302,13 @@ class _CopiedColumns:
 
     @cached_property
     def ones(self):
-        """Ones per merged column: the copied columns are tried fewest first."""
-        return np.nansum(self.Xu, axis=0)
+        """Ones per merged column: the copied columns are tried fewest first.
+
+        Counted without a copy of ``Xu`` (``nansum`` made one: 0.5 GB on Abstracts).
+        """
+        if sp.issparse(self.Xu):
+            return np.asarray(self.Xu.sum(axis=0)).ravel()
+        return np.count_nonzero(self.Xu == 1, axis=0).astype(np.float64)
 
     @property
     def d_max(self):
@@ -448,9 +457,10 @@ class _CopiedColumns:
                 break
             cols = todo[begin : begin + block]
             if how == "newton":
+                Xc = self.Xu[:, cols]
                 R_c, ok = separate_columns(
                     Lu,
-                    self.Xu[:, cols],
+                    Xc.toarray() if sp.issparse(Xc) else Xc,
                     tau=self.tau,
                     n_iter=_NEWTON_ITER,
                     solver="newton",

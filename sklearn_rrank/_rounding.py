@@ -219,19 +219,21 @@ def _uncertified_counts(X, L, R, tau, axis, margin=DEFAULT_MARGIN):
     """Observed entries per column (``axis=0``) or row (``axis=1``) not certified.
 
     The kernel of :func:`_count_uncertified`, by row blocks of about ``2**23``
-    entries (the float64 temporaries stay small), for a dense validated ``X``.
+    entries (the float64 temporaries stay small), for a validated ``X``: dense, or
+    CSR (each block of rows is made dense on its own).
     """
     m, n = X.shape
     abs_R = abs(R)
     if axis == 0:
         counts = np.zeros(n, dtype=np.int64)
         for rows in _row_batches(m, n):
-            ok = _certified_block(X[rows], L[rows], R, tau, margin, abs_R)
+            Xb = _dense_block(X[rows])
+            ok = _certified_block(Xb, L[rows], R, tau, margin, abs_R)
             counts += (~ok).sum(axis=0)
         return counts
     counts = np.empty(m, dtype=np.int64)
     for rows in _row_batches(m, n):
-        ok = _certified_block(X[rows], L[rows], R, tau, margin, abs_R)
+        ok = _certified_block(_dense_block(X[rows]), L[rows], R, tau, margin, abs_R)
         counts[rows] = (~ok).sum(axis=1)
     return counts
 

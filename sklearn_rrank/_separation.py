@@ -29,6 +29,7 @@ that is separable but not reached in ``n_iter`` steps is not reported separated.
 """
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.utils import gen_batches
 from sklearn.utils.parallel import Parallel, delayed
 
@@ -50,6 +51,11 @@ def _signs32(Xb):
     the descent's product): the NumPy expression ``where(isnan(X), 0, 2 X - 1)``
     made three float64 temporaries of the block's size.
     """
+    if sp.issparse(Xb):  # complete: the stored entries are the ones
+        q = Xb.astype(np.float32).toarray()
+        q *= 2.0
+        q -= 1.0
+        return q
     q = np.empty(Xb.shape, dtype=np.float32)
     np.multiply(Xb, 2.0, out=q, casting="unsafe")
     q -= 1.0
@@ -90,6 +96,13 @@ def _separate_block(Q32, X, block, n_iter, deadline, W0=None):
         step += Q32.T @ V
         W += step
     return W
+
+
+def _column(X, j):
+    """Column ``j`` of dense or sparse ``X`` as a dense 1-D array."""
+    if sp.issparse(X):
+        return X[:, [j]].toarray().ravel()
+    return X[:, j]
 
 
 def _newton_column(Q, x, n_iter, deadline, w0=None):
@@ -171,8 +184,12 @@ def _column_counts(X, L, R, tau):
     """Uncertified observed entries per column of ``X`` for ``(L, R)``.
 
     A transposed view (the row step of :func:`alternate_separation`) is counted in
-    the layout of its base array, by rows.
+    the layout of its base array, by rows; so is the CSC transpose of CSR data.
     """
+    if sp.issparse(X):
+        if X.format == "csc":
+            return _uncertified_counts(X.T, R, L, tau, axis=1)
+        return _uncertified_counts(X.tocsr(), L, R, tau, axis=0)
     if not X.flags.c_contiguous and X.T.flags.c_contiguous:
         return _uncertified_counts(X.T, R, L, tau, axis=1)
     return _uncertified_counts(X, L, R, tau, axis=0)
@@ -201,8 +218,10 @@ def separate_columns(
     ----------
     L : ndarray of shape (n_samples, d), dtype float64
         Fixed left factor (finite).
-    X : ndarray of shape (n_samples, n_features), dtype float64
-        Validated binary data; ``NaN`` marks missing entries (no constraint).
+    X : ndarray or sparse matrix of shape (n_samples, n_features), dtype float64
+        Validated binary data; ``NaN`` marks missing entries (no constraint). A
+        sparse ``X`` (CSR or CSC, complete: the stored entries are the ones) is
+        made dense one block of columns (rows in the row step) at a time.
     tau : float, default=0.5
         Rounding threshold.
     n_iter : int, default=100
@@ -269,7 +288,7 @@ def _separate(L, X, *, tau, n_iter, solver, deadline, n_jobs, basis, init):
         Q = np.ascontiguousarray(U[:, keep])
         Ws = Parallel(n_jobs=n_jobs, prefer="threads")(
             delayed(_newton_column)(
-                Q, X[:, j], n_iter, deadline, None if W0 is None else W0[:, j]
+                Q, _column(X, j), n_iter, deadline, None if W0 is None else W0[:, j]
             )
             for j in range(n)
         )
@@ -278,9 +297,11 @@ def _separate(L, X, *, tau, n_iter, solver, deadline, n_jobs, basis, init):
         Q32 = np.ascontiguousarray(U[:, keep], dtype=np.float32)
         W032 = None if W0 is None else W0.astype(np.float32)
         blocks = list(gen_batches(n, max(1, _BLOCK_ENTRIES // max(m, 1))))
+        # sparse X is read by blocks of columns: CSC (the row step's X.T already is)
+        Xc = X.tocsc() if sp.issparse(X) else X
         Ws = Parallel(n_jobs=n_jobs, prefer="threads")(
             delayed(_separate_block)(
-                Q32, X, b, n_iter, deadline, None if W032 is None else W032[:, b]
+                Q32, Xc, b, n_iter, deadline, None if W032 is None else W032[:, b]
             )
             for b in blocks
         )
@@ -335,8 +356,10 @@ def alternate_separation(
     ----------
     L : ndarray of shape (n_samples, d), dtype float64
         Starting left factor (e.g. a random projection ``X A``).
-    X : ndarray of shape (n_samples, n_features), dtype float64
-        Validated binary data; ``NaN`` marks missing entries (no constraint).
+    X : ndarray or sparse matrix of shape (n_samples, n_features), dtype float64
+        Validated binary data; ``NaN`` marks missing entries (no constraint). A
+        sparse ``X`` (CSR or CSC, complete: the stored entries are the ones) is
+        made dense one block of columns (rows in the row step) at a time.
     tau : float, default=0.5
         Rounding threshold.
     n_rounds : int, default=3

@@ -451,6 +451,31 @@ def test_phase0_certifies_and_is_reproducible(monkeypatch, planted, tau):
     np.testing.assert_array_equal(again.L, res.L)
 
 
+@pytest.mark.parametrize("tau", [0.5, 0.7])
+def test_phase0_on_sparse_input_never_densifies_the_merged_matrix(monkeypatch, tau):
+    # issue 28: sparse data stays sparse through phase 0 (0.5 GB on Abstracts); the
+    # bound and the certificate are those of the dense input
+    import scipy.sparse as sp
+
+    X = make_rounding_rank_matrix(60, 40, 3, random_state=1).astype(float)
+    X[:, :4] = 0.0  # fewer ones, and a merged (repeated) column
+    X[5] = X[4]  # a merged row
+    monkeypatch.setattr(modules.projlp, "_SEPARATION_ENTRIES", 0)
+    seen = []
+    real = modules.projlp_search._copied_columns_search
+    monkeypatch.setattr(
+        modules.projlp_search,
+        "_copied_columns_search",
+        lambda Xu, *a, **kw: seen.append(sp.issparse(Xu)) or real(Xu, *a, **kw),
+    )
+    dense = run_family("projlp", X, tau=tau, random_state=0, n_jobs=1)
+    sparse = run_family("projlp", sp.csr_matrix(X), tau=tau, random_state=0, n_jobs=1)
+    assert seen == [False, True]
+    assert sparse.certified and sparse.rank == dense.rank
+    assert certify_rounding(X, sparse.L, sparse.R, tau=tau)
+    assert sparse.info["phase0_tried"] == dense.info["phase0_tried"]
+
+
 def test_phase0_reports_its_steps(monkeypatch, planted):
     # on Abstracts one alternation step of phase 0 takes tens of seconds: each step
     # and the (uninterruptible) SVD start say so, with the uncertified entries
