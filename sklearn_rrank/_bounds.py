@@ -15,7 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, validate_params
 
-from sklearn_rrank._memory import dense_copy_refused
+from sklearn_rrank._memory import dense_copy_refused, held_on_disk, in_memory
 from sklearn_rrank._progress import event
 from sklearn_rrank._ranksearch import (
     BinaryData,
@@ -233,6 +233,7 @@ def _run_portfolio(
         run.first_pass()
         run.second_pass()
     except KeyboardInterrupt as exc:
+        run.load_best()
         # the methods that did not start say so; the caller finds the bounds
         # reached so far on the exception
         for spec in specs[len(run.report) :]:
@@ -246,6 +247,7 @@ def _run_portfolio(
             )
         exc.portfolio = run.outcome()
         raise
+    run.load_best()
     return run
 
 
@@ -308,6 +310,16 @@ class _Portfolio:
         self.report = []
         self.results = {}  # method -> its last RankSearchResult (best: with factors)
         self.memos = {}  # method -> its state across runs (Incumbent.memo)
+
+    def load_best(self):
+        """Load the best certificate back into memory (:func:`held_on_disk`)."""
+        if self.best is None:
+            return
+        rank, name, L, R = self.best
+        self.best = (rank, name, in_memory(L), in_memory(R))
+        res = self.results.get(name)
+        if res is not None and res.L is not None:
+            self.results[name] = replace(res, L=self.best[2], R=self.best[3])
 
     def outcome(self):
         return self.lower, self.lower_method, self.best, self.proven, self.report
@@ -494,19 +506,22 @@ class _Portfolio:
 
     def _take(self, spec, row, res):
         """Record a rank search's result in ``row`` and in the bounds."""
-        self.results[spec.name] = res
         report = res.report
         row["curve"] = list(report.curve)
         row["errors_by_k"] = dict(report.errors_by_k)
         row.update(stopped_early=bool(res.stopped_early), message=report.message)
         if res.rank is not None:
             row.update(bound=int(res.rank), certified=True)
-            self.best = (int(res.rank), spec.name, res.L, res.R)
+            # held on disk while later methods run, if large (no copy in memory)
+            L, R = held_on_disk(res.L, res.R)
+            res = replace(res, L=L, R=R)
+            self.best = (int(res.rank), spec.name, L, R)
             self.best_model = report.model
             # one certificate is held: the dominated ones' factors go at once
             for name, other in self.results.items():
                 if name != spec.name and other.L is not None:
                     self.results[name] = replace(other, L=None, R=None)
+        self.results[spec.name] = res
         if report.lower is not None and report.lower > self.lower:
             self.lower, self.lower_method = report.lower, spec.name
             if res.rank is None:  # a search that proved a lower bound

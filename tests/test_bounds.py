@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from sklearn_rrank import certify_rounding, rounding_rank_bounds, spectral_lower_bound
+from sklearn_rrank.datasets import make_rounding_rank_matrix
 
 
 def test_spectral_edge_cases():
@@ -356,3 +357,33 @@ def test_second_pass_resumes_a_search_where_it_stopped():
     assert run._resume(spec, {"errors_by_k": {3: 9, 4: 8, 5: 0}}) == 4
     run.memos, run.best = {}, (3, "rsvd", None, None)
     assert run._resume(spec, {"errors_by_k": {}}) == 2
+
+
+def test_a_large_certificate_is_held_on_disk_while_later_methods_run(monkeypatch):
+    # issue 28: on Abstracts R-SVD's certificate (0.63 GB) sat beside ProjLP's
+    # working set; it is now a read-only map of an anonymous file until the end, and
+    # the result's factors are in memory again, with the same values
+    X = make_rounding_rank_matrix(40, 30, 3, random_state=2)
+    kw = dict(methods=("rsvd", "lpca"), random_state=0)
+    plain = rounding_rank_bounds(X, **kw)
+    monkeypatch.setattr(modules.memory, "_HOLD_ON_DISK_BYTES", 0)
+    seen = []
+    real = modules.bounds.run_rank_search
+    monkeypatch.setattr(
+        modules.bounds,
+        "run_rank_search",
+        lambda *a, **k: seen.append(k["cap_factors"]) or real(*a, **k),
+    )
+    held = rounding_rank_bounds(X, **kw)
+    assert seen[0] is None  # R-SVD ran first, then L-PCA got the mapped certificate
+    assert all(isinstance(A, np.memmap) and not A.flags.writeable for A in seen[1])
+    assert held.upper == plain.upper
+    for A, B in ((held.L, plain.L), (held.R, plain.R)):
+        assert type(A) is np.ndarray and A.flags.writeable
+        np.testing.assert_array_equal(A, B)
+    assert certify_rounding(X, held.L, held.R)
+
+
+def test_held_on_disk_keeps_small_and_sparse_factors_as_they_are():
+    L, R = np.ones((3, 2)), sp.csr_matrix(np.ones((4, 2)))
+    assert modules.memory.held_on_disk(L, R) == (L, R)
