@@ -117,7 +117,10 @@ def _projlp_search(
     the bound by one. When no column is left, the search descends to 97% of the
     width, starting from the truncation of the factors just found, until the
     deadline. For ``tau <= 0`` phase 0 keeps ``L = [1, X A_{d-1}]`` (a column of ones
-    as the offset) and separates the columns only, without alternation.
+    as the offset) and separates the columns only, without alternation. On
+    sparse ``X`` with ``tau > 0`` the merged matrix stays CSR through phase 0:
+    every step makes only a block of its rows or columns dense (the LP phases,
+    if phase 0 leaves the search to them, get it dense).
     Measured on Abstracts: see the user guide, section "Large matrices".
 
     **Phase 1** (the paper's loop). For ``d = 1, 2, ...`` set ``L = X A_d`` and solve

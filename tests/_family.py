@@ -62,6 +62,7 @@ from sklearn_rrank import _projlp_search as _projlp_search_module
 from sklearn_rrank.datasets import _base as _datasets_base
 
 __all__ = [
+    "spy",
     "round_matrix",
     "_blocks_received",
     "_lpca_refine",
@@ -314,3 +315,19 @@ def run_family(
         verbose=verbose,
         params=check_method_params(spec, params, "search"),
     )
+
+
+def spy(monkeypatch, module, name, record):
+    """Wrap ``module.name``: each call appends ``record(*args, **kwargs)`` to a list.
+
+    Returns the list; the wrapped function still runs and returns as before.
+    """
+    seen = []
+    real = getattr(module, name)
+
+    def wrapper(*args, **kwargs):
+        seen.append(record(*args, **kwargs))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, wrapper)
+    return seen

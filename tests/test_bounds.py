@@ -7,6 +7,7 @@ from _family import (
     _Portfolio,
     _run_portfolio,
     modules,
+    spy,
     trivial_upper_bound,
 )
 from hypothesis import given
@@ -367,12 +368,8 @@ def test_a_large_certificate_is_held_on_disk_while_later_methods_run(monkeypatch
     kw = dict(methods=("rsvd", "lpca"), random_state=0)
     plain = rounding_rank_bounds(X, **kw)
     monkeypatch.setattr(modules.memory, "_HOLD_ON_DISK_BYTES", 0)
-    seen = []
-    real = modules.bounds.run_rank_search
-    monkeypatch.setattr(
-        modules.bounds,
-        "run_rank_search",
-        lambda *a, **k: seen.append(k["cap_factors"]) or real(*a, **k),
+    seen = spy(
+        monkeypatch, modules.bounds, "run_rank_search", lambda *a, **k: k["cap_factors"]
     )
     held = rounding_rank_bounds(X, **kw)
     assert seen[0] is None  # R-SVD ran first, then L-PCA got the mapped certificate

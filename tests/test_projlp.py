@@ -14,6 +14,7 @@ from _family import (
     run_family,
     run_rank_search,
     solve_columns_l1,
+    spy,
 )
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -461,12 +462,11 @@ def test_phase0_on_sparse_input_never_densifies_the_merged_matrix(monkeypatch, t
     X[:, :4] = 0.0  # fewer ones, and a merged (repeated) column
     X[5] = X[4]  # a merged row
     monkeypatch.setattr(modules.projlp, "_SEPARATION_ENTRIES", 0)
-    seen = []
-    real = modules.projlp_search._copied_columns_search
-    monkeypatch.setattr(
+    seen = spy(
+        monkeypatch,
         modules.projlp_search,
         "_copied_columns_search",
-        lambda Xu, *a, **kw: seen.append(sp.issparse(Xu)) or real(Xu, *a, **kw),
+        lambda Xu, *a, **kw: sp.issparse(Xu),
     )
     dense = run_family("projlp", X, tau=tau, random_state=0, n_jobs=1)
     sparse = run_family("projlp", sp.csr_matrix(X), tau=tau, random_state=0, n_jobs=1)
@@ -498,13 +498,7 @@ def test_phase0_makes_the_projection_input_only_when_it_projects(
     # with tau > 0 phase 0 never projects: no m x n copy of the points (500 MB
     # on Abstracts); its offset column for tau <= 0 is a projection
     monkeypatch.setattr(modules.projlp, "_SEPARATION_ENTRIES", 0)
-    made = []
-    real = modules.projlp_search._projection_input
-    monkeypatch.setattr(
-        modules.projlp_search,
-        "_projection_input",
-        lambda *args: made.append(1) or real(*args),
-    )
+    made = spy(monkeypatch, modules.projlp_search, "_projection_input", lambda *a: 1)
     res = run_family("projlp", planted, tau=tau, random_state=0, n_jobs=1)
     assert res.info["phase0_tried"] and res.certified
     assert (len(made) > 0) == (tau <= 0)
