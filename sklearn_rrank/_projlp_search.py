@@ -280,7 +280,7 @@ def _phase0_applies(shape, nonnegative):
 
 
 def _sparse_phase0(X, shape, tau, nonnegative):
-    """Whether the merged matrix stays CSR: sparse ``X`` whose phase 0 is sparse.
+    """Whether the merged matrix stays CSR: complete sparse ``X``, phase 0 with tau > 0.
 
     Phase 0 with ``tau > 0`` reads the merged matrix only by blocks of rows or
     columns (separations, certificates, the copied columns and their LPs), so it
@@ -288,7 +288,9 @@ def _sparse_phase0(X, shape, tau, nonnegative):
     matrix was 0.5 GB of the 2.6 GB peak of ``rrank bounds``. The LP phases (and
     phase 0 with ``tau <= 0``, which projects) read it dense.
     """
-    return sp.issparse(X) and tau > 0 and _phase0_applies(shape, nonnegative)
+    if not sp.issparse(X) or np.isnan(X.data).any():  # sparse and complete only
+        return False
+    return tau > 0 and _phase0_applies(shape, nonnegative)
 
 
 @dataclass

@@ -37,9 +37,9 @@ from sklearn_rrank._rounding import _uncertified_counts
 
 __all__ = ["alternate_separation", "separate_columns", "separation_basis"]
 
-# entries of X per column block (float32 temporaries of this size, a few per block:
-# 2**24 made the blocks of the column and row steps 0.6 GB of the 2.3 GB that
-# ProjLP's phase 0 took on Abstracts, 12841 x 4894)
+# entries of X per column block (float32 temporaries of this size, a few per block
+# and thread; at 2**24 that was 64 MB each, and the signs' float64 temporaries 128
+# MB each, while ProjLP alone peaked at 2.26 GB on Abstracts, 12841 x 4894)
 _BLOCK_ENTRIES = 1 << 22
 _MOMENTUM = 0.9
 
@@ -69,8 +69,8 @@ def _separate_block(Q32, X, block, n_iter, deadline, W0=None):
     Minimises ``sum_i max(0, 1 - q_i (Q w)_i)^2`` per column (threshold 0: the offset
     is a column of the caller's basis). ``W0`` (p, b) is a warm start, rescaled per
     column to its best least-squares multiple (columns where that multiple is not
-    positive start from the least-squares fit ``Q^T q``). The block is read here,
-    not by the caller: the tasks that joblib dispatches ahead hold no copy of it.
+    positive start from the least-squares fit ``Q^T q``). A block of sparse ``X``
+    is made dense here, per task, not by the caller.
     """
     q = _signs32(X[:, block])
     W = Q32.T @ q  # least-squares start: Q w = the projection of q
