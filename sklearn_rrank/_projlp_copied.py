@@ -21,6 +21,7 @@ from sklearn_rrank import _projlp
 from sklearn_rrank._lp_engine import _solve
 from sklearn_rrank._projlp import _Projection
 from sklearn_rrank._rounding import (
+    _dense_block,
     _uncertified_counts,
 )
 from sklearn_rrank._trivial import trivial_upper_bound
@@ -457,10 +458,9 @@ class _CopiedColumns:
                 break
             cols = todo[begin : begin + block]
             if how == "newton":
-                Xc = self.Xu[:, cols]
                 R_c, ok = separate_columns(
                     Lu,
-                    Xc.toarray() if sp.issparse(Xc) else Xc,
+                    _dense_block(self.Xu[:, cols]),
                     tau=self.tau,
                     n_iter=_NEWTON_ITER,
                     solver="newton",

@@ -199,16 +199,14 @@ def _dense_block(P):
     return P.toarray() if sp.issparse(P) else P
 
 
-def _certified_block(Xb, Lb, R, tau, margin, abs_R=None):
+def _certified_block(Xb, Lb, R, tau, margin, abs_R):
     """Boolean mask of the entries of a row block that are certified (or missing).
 
     ``Lb`` and ``R`` may be sparse (the trivial certificate of sparse data): their
     products are formed sparse and densified for this block only. ``abs_R`` is
-    ``abs(R)``, computed once by callers that loop over row blocks (an n x k copy
-    per block otherwise: 180 MB for R-SVD's 4421 columns on Abstracts).
+    ``abs(R)``, computed once by the callers, which loop over row blocks (an n x k
+    copy per block otherwise: 180 MB for R-SVD's 4421 columns on Abstracts).
     """
-    if abs_R is None:
-        abs_R = abs(R)
     gap = _dense_block(Lb @ R.T) - tau
     scale = _dense_block(abs(Lb) @ abs_R.T)
     ok = _certified_entries(gap, scale, Xb == 1, tau, Lb.shape[1], margin)
@@ -250,7 +248,7 @@ def _count_uncertified(X, L, R, tau, margin=DEFAULT_MARGIN, *, stop_early=False)
     n_failed = 0
     abs_R = abs(R)
     for rows in _row_batches(m, n):
-        Xb = X[rows].toarray() if sp.issparse(X) else X[rows]
+        Xb = _dense_block(X[rows])
         ok = _certified_block(Xb, L[rows], R, tau, margin, abs_R)
         n_failed += int(ok.size - np.count_nonzero(ok))
         if n_failed and stop_early:
@@ -393,7 +391,7 @@ def _row_error_counts(X, L, Rt, tau, *, uncertified=False, margin=DEFAULT_MARGIN
         return errors
     abs_R = abs(Rt.T) if uncertified else None
     for rows in _row_batches(m, n):
-        Xb = X[rows].toarray() if sp.issparse(X) else X[rows]
+        Xb = _dense_block(X[rows])
         ones = Xb == 1
         wrong = _rounded_block(L[rows], Rt, tau) != ones
         missing = np.isnan(Xb)

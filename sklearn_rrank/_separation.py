@@ -33,7 +33,7 @@ import scipy.sparse as sp
 from sklearn.utils import gen_batches
 from sklearn.utils.parallel import Parallel, delayed
 
-from sklearn_rrank._rounding import _uncertified_counts
+from sklearn_rrank._rounding import _dense_block, _uncertified_counts
 
 __all__ = ["alternate_separation", "separate_columns", "separation_basis"]
 
@@ -96,13 +96,6 @@ def _separate_block(Q32, X, block, n_iter, deadline, W0=None):
         step += Q32.T @ V
         W += step
     return W
-
-
-def _column(X, j):
-    """Column ``j`` of dense or sparse ``X`` as a dense 1-D array."""
-    if sp.issparse(X):
-        return X[:, [j]].toarray().ravel()
-    return X[:, j]
 
 
 def _newton_column(Q, x, n_iter, deadline, w0=None):
@@ -221,7 +214,8 @@ def separate_columns(
     X : ndarray or sparse matrix of shape (n_samples, n_features), dtype float64
         Validated binary data; ``NaN`` marks missing entries (no constraint). A
         sparse ``X`` (CSR or CSC, complete: the stored entries are the ones) is
-        made dense one block of columns (rows in the row step) at a time.
+        made dense one block of columns at a time (whole with
+        ``solver="newton"``, which is meant for a few columns).
     tau : float, default=0.5
         Rounding threshold.
     n_iter : int, default=100
@@ -286,9 +280,10 @@ def _separate(L, X, *, tau, n_iter, solver, deadline, n_jobs, basis, init):
         W0 = s[keep, None] * (Vt[keep] @ coef0.T)
     if solver == "newton":
         Q = np.ascontiguousarray(U[:, keep])
+        Xd = _dense_block(X)  # Newton is for the few columns the descent leaves
         Ws = Parallel(n_jobs=n_jobs, prefer="threads")(
             delayed(_newton_column)(
-                Q, _column(X, j), n_iter, deadline, None if W0 is None else W0[:, j]
+                Q, Xd[:, j], n_iter, deadline, None if W0 is None else W0[:, j]
             )
             for j in range(n)
         )
