@@ -26,6 +26,7 @@ added in another order than in the serial solver, so the two fits agree to round
 error per sweep, not bit for bit (see :func:`lpca_fit_distributed`).
 """
 
+import math
 import time
 from numbers import Integral, Real
 
@@ -52,6 +53,7 @@ from sklearn_rrank._lpca_distributed_block import _LPCABlock, _RowBlock
 from sklearn_rrank._lpca_init import _GLOBAL_INIT, _INIT_SCALE, _init_from_factors
 from sklearn_rrank._lpca_model import (
     _CHUNK_ENTRIES,
+    _gram_rows,
     _is_global,
     _offset_sign,
     _package,
@@ -109,8 +111,10 @@ def _add(parts):
 
 
 def _assign_blocks(m, n, n_blocks):
-    """Row ranges of the blocks: runs of whole serial chunks (see :func:`_chunks`)."""
-    size = max(1, _CHUNK_ENTRIES // max(n, 1))
+    """Row ranges of the blocks: runs of whole chunks of the serial warm start
+    (:func:`~sklearn_rrank._lpca_model._chunks`) and of the serial ``U`` half step
+    (:func:`~sklearn_rrank._lpca_model._gram_chunks`)."""
+    size = math.lcm(max(1, _CHUNK_ENTRIES // max(n, 1)), _gram_rows(n))
     n_chunks = -(-m // size)
     n_blocks = max(1, min(n_blocks, n_chunks))
     bounds = (np.arange(n_blocks + 1) * n_chunks // n_blocks) * size

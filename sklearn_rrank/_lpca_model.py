@@ -33,6 +33,14 @@ _EXP_CLIP32 = 80.0
 # matrix entries per chunk of rows: chunks are fixed by the data shape only, never by
 # n_jobs, so results do not depend on the number of workers
 _CHUNK_ENTRIES = 1 << 18
+# the Newton and bound updates form per-row Gram matrices ``h @ (F_a F_b)``: a chunk
+# of few rows makes that product a memory-bound pass over the (n_cols, p (p + 1) / 2)
+# pair products per chunk (the column half step of a 200000 x 5000 matrix read 300 MB
+# per column: 137 s per half step on one core), so their chunks have at least
+# _GRAM_ROWS rows (32 rows: 13.6 s), as long as a chunk stays within
+# _GRAM_MAX_ENTRIES entries (64 MB per float64 work array)
+_GRAM_ROWS = 32
+_GRAM_MAX_ENTRIES = 1 << 23
 # chunks run between two checks of a limited deadline in threads (the checks are in
 # the calling thread, between runs of the pool): 8M entries, about 0.1-0.2 s of a
 # Newton half step on two busy cores (serially the deadline is checked per chunk)
@@ -289,6 +297,18 @@ def _buffer(name, shape, dtype):
 def _chunks(n_rows, n_cols):
     """The row blocks of :func:`~sklearn_rrank._rounding._row_batches`, L-PCA's size."""
     return _row_batches(n_rows, n_cols, _CHUNK_ENTRIES)
+
+
+def _gram_rows(n_cols):
+    """Rows per chunk of the Newton and bound updates: :func:`_chunks`' rows, at
+    least ``_GRAM_ROWS`` (as long as a chunk stays within ``_GRAM_MAX_ENTRIES``)."""
+    least = min(_GRAM_ROWS, _GRAM_MAX_ENTRIES // max(n_cols, 1))
+    return max(1, _CHUNK_ENTRIES // max(n_cols, 1), least)
+
+
+def _gram_chunks(n_rows, n_cols):
+    """The chunks of the Newton and bound updates (see ``_GRAM_ROWS``)."""
+    return _row_batches(n_rows, n_cols, _gram_rows(n_cols) * max(n_cols, 1))
 
 
 class _Expired(Exception):

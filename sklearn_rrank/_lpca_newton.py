@@ -21,6 +21,7 @@ from sklearn_rrank._lpca_model import (
     _Expired,
     _grad_hess_terms,
     _gram_batched,
+    _gram_chunks,
     _is_global,
     _loss_terms,
     _mm_weights,
@@ -147,7 +148,7 @@ def _newton_block(
     passes (checked as in :func:`~sklearn_rrank._lpca_model._run_chunks`).
     """
     q, w, n_missing = data.side(transpose)
-    chunks = _chunks(P.shape[0], F.shape[0])
+    chunks = _gram_chunks(P.shape[0], F.shape[0])
     a, b = _pair_index(P.shape[1])
     pairs = (a, b, F[:, a] * F[:, b])
     args = (P, F, offset, q, w, n_missing, alpha, pairs, delta, row_loss)
@@ -196,7 +197,7 @@ def _mm_chunk(rows, P, F, offset, q, w, alpha):
 def _mm_block(parallel, P, F, offset, data, transpose, alpha, deadline=None):
     """Schein et al. bound update of every row of ``P``; see :func:`_mm_chunk`."""
     q, w, _ = data.side(transpose)
-    chunks = _chunks(P.shape[0], F.shape[0])
+    chunks = _gram_chunks(P.shape[0], F.shape[0])
     args = (P, F, offset, q, w, alpha)
     parts = _run_chunks(parallel, _mm_chunk, chunks, *args, deadline=deadline)
     return np.concatenate(parts, axis=0)
@@ -448,7 +449,7 @@ def _sweep_loop(
 def _transform_loop(parallel, data, P, F, offset, alpha, max_iter, tol, bound=None):
     """Newton steps on all rows of ``P`` (``F`` fixed) until the objective stalls."""
     q, w, n_missing = data.side(False)
-    chunks = _chunks(P.shape[0], F.shape[0])
+    chunks = _gram_chunks(P.shape[0], F.shape[0])
     parts = _run_chunks(
         parallel, _eval_chunk, chunks, P, F, offset, q, w, n_missing, 0.0
     )

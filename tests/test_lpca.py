@@ -444,6 +444,7 @@ def test_rank_search_with_missing_entries(rng):
 @pytest.mark.parametrize("model", MODELS)
 def test_results_do_not_depend_on_n_jobs(monkeypatch, solver, model):
     monkeypatch.setattr(_lpca_model, "_CHUNK_ENTRIES", 64)  # many chunks per block
+    monkeypatch.setattr(_lpca_model, "_GRAM_ROWS", 1)  # the same chunks
     X = _random_binary(np.random.default_rng(0), 40, 25, missing=0.1)
     kw = dict(fit_bias=model, solver=solver, max_iter=15, random_state=0)
     a = lpca_fit(X, 3, n_jobs=1, **kw)
@@ -455,6 +456,7 @@ def test_results_do_not_depend_on_n_jobs(monkeypatch, solver, model):
 
 def test_transform_and_search_do_not_depend_on_n_jobs(monkeypatch):
     monkeypatch.setattr(_lpca_model, "_CHUNK_ENTRIES", 600)
+    monkeypatch.setattr(_lpca_model, "_GRAM_ROWS", 1)  # the same chunks
     X = _planted(2, 60, 40, 3)
     a = run_family("lpca", X, random_state=0, n_jobs=1, polish=False)
     b = run_family("lpca", X, random_state=0, n_jobs=2, polish=False)
@@ -752,6 +754,7 @@ def test_lpca_fit_keeps_sparse_input_sparse(monkeypatch):
 
     monkeypatch.setattr(sp.csr_matrix, "toarray", blocks_only)
     monkeypatch.setattr(_lpca_model, "_CHUNK_ENTRIES", 2000)  # blocks of 10 rows
+    monkeypatch.setattr(_lpca_model, "_GRAM_ROWS", 1)  # the same chunks
     sparse = lpca_fit(Xs, 5, random_state=0, max_iter=20)
     assert sparse.info["n_errors"] == dense.info["n_errors"]
     assert_allclose(sparse.L @ sparse.R.T, dense.L @ dense.R.T, atol=1e-9)

@@ -51,6 +51,7 @@ def test_auto_solver_picks_by_size(monkeypatch):
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 def test_chunked_buffers_do_not_depend_on_n_jobs(monkeypatch, dtype):
     monkeypatch.setattr(_lpca_model, "_CHUNK_ENTRIES", 256)
+    monkeypatch.setattr(_lpca_model, "_GRAM_ROWS", 1)  # the same chunks
     X = _planted(3, 60, 40)
     X[np.random.default_rng(0).random(X.shape) < 0.1] = np.nan
     kw = dict(max_iter=10, random_state=0, dtype=dtype, solver="newton")
@@ -64,6 +65,7 @@ def _cut_after_one_sweep(monkeypatch, counting_deadline, extra, **kw):
     """Fits of 1 and of up to 50 sweeps, the latter on a deadline expiring after
     the checks of the first fit plus ``extra`` (inside its second sweep)."""
     monkeypatch.setattr(_lpca_model, "_CHUNK_ENTRIES", 256)  # 10 chunks a pass
+    monkeypatch.setattr(_lpca_model, "_GRAM_ROWS", 1)  # the same chunks
     X = _planted(4, 60, 40)
     kw = dict(tol=0.0, random_state=0, **kw)
     counter = counting_deadline()
@@ -135,3 +137,16 @@ def test_dense_svd_start_shrinks_to_the_time_left(monkeypatch):
     for a, b in zip(full, timed, strict=True):
         assert_array_equal(a, b)
     assert [a.shape for a in cut] == [a.shape for a in full]
+
+
+def test_gram_chunks_have_enough_rows_for_a_matrix_product():
+    # the column half step of a tall matrix: one-row chunks made the Hessians a
+    # memory-bound pass over the pair products per column
+    n_cols = 200_000
+    chunks = _lpca_model._gram_chunks(5000, n_cols)
+    assert {c.stop - c.start for c in chunks[:-1]} == {_lpca_model._GRAM_ROWS}
+    assert _lpca_model._chunks(5000, n_cols)[0].stop == 1
+    # never more than _GRAM_MAX_ENTRIES entries, never fewer rows than _chunks
+    huge = _lpca_model._gram_chunks(10, 10 * _lpca_model._GRAM_MAX_ENTRIES)
+    assert [c.stop - c.start for c in huge] == [1] * 10
+    assert _lpca_model._gram_chunks(1000, 50) == _lpca_model._chunks(1000, 50)
