@@ -9,7 +9,8 @@ threshold the 99.5% quantile of a 2000 x 1000 sample), written once as a
   certified upper bound <= 40 within 30 minutes, under 4 GB);
 * ``lpca``: ``RoundingRankFactorization(20, method="lpca", time_limit=T,
   n_jobs=2)`` fitted on the CSR matrix (target: relative error <= 0.05 within 30
-  minutes, under 4 GB).
+  minutes, under 4 GB); ``--method-params '{"fit_bias": "global"}'`` passes the
+  method's parameters (``method_params``).
 
 Usage::
 
@@ -46,7 +47,7 @@ def _make(path):
     scaling._make_sparse(M, N, tau, path)
 
 
-def _lpca(data, time_limit):
+def _lpca(data, time_limit, method_params=None):
     """Child: fit L-PCA on the CSR matrix, print one JSON line."""
     import warnings
 
@@ -58,7 +59,12 @@ def _lpca(data, time_limit):
     X = sp.load_npz(data).tocsr()
     t0 = time.perf_counter()
     est = RoundingRankFactorization(
-        20, method="lpca", time_limit=time_limit, n_jobs=2, random_state=0
+        20,
+        method="lpca",
+        time_limit=time_limit,
+        n_jobs=2,
+        random_state=0,
+        method_params=method_params,
     ).fit(X)
     print(
         json.dumps(
@@ -88,9 +94,13 @@ def main(argv=None):
     parser.add_argument("--data", required=True)
     parser.add_argument("--time-limit", type=float, default=1800.0)
     parser.add_argument("--n-jobs", default="2", help="bounds: rrank's --n-jobs")
+    parser.add_argument(
+        "--method-params", default=None, help="lpca: JSON of the method's parameters"
+    )
     args = parser.parse_args(argv)
     if args.case == "_lpca_child":
-        _lpca(args.data, args.time_limit)
+        params = json.loads(args.method_params) if args.method_params else None
+        _lpca(args.data, args.time_limit, params)
         return 0
     if not os.path.exists(args.data):
         _make(args.data)
@@ -101,6 +111,8 @@ def main(argv=None):
     else:
         cmd = [sys.executable, __file__, "_lpca_child", "--data", args.data]
         cmd += ["--time-limit", str(args.time_limit)]
+        if args.method_params:
+            cmd += ["--method-params", args.method_params]
     record = {"case": args.case, "commit": _commit(), "data": args.data}
     record["command"] = " ".join(cmd[1:])
     record["load_start"] = os.getloadavg()[0]
