@@ -195,7 +195,12 @@ class RoundingRankFactorization(
         Setting it for ``"rsvd"`` or ``"asso"`` (one-shot methods) raises
         ``ValueError``.
     method_params : dict or None, default=None
-        Extra parameters of the method's solver: ``"lpca"``: ``fit_bias``,
+        Extra parameters of the method's solver: ``"lpca"``: ``fit_bias``
+        (default ``"global"``, ``False`` at ``tau = 0``: one scalar offset that
+        uses no column, so ``n_components = k`` expresses exactly the roundings at
+        ``tau`` of rank-``k`` matrices, as in the rank search; ``True`` is Schein
+        et al.'s bias column, which leaves ``k - 1`` latent factors; see
+        :func:`~sklearn_rrank.lpca_fit`),
         ``solver``, ``alpha``, ``init``, ``dtype`` (``"float32"`` computes the
         sweeps in float32; the returned factors and the error count are float64;
         :meth:`transform` always computes in float64); ``"projlp"``:
@@ -642,10 +647,11 @@ class RoundingRankFactorization(
         its coordinates by the logistic regression of :meth:`transform` on the
         fixed components (missing entries are ignored), and the probabilities are
         the sigmoid of the model's logits ``theta``. With the default
-        ``fit_bias=True``, ``theta = transform(X) @ components_ - tau`` (the bias
-        column carries ``mu + tau``); with ``fit_bias=False`` the logits are
-        ``u_i @ components_`` before the per-row rescaling of :meth:`transform`,
-        and with ``fit_bias="global"`` they include the fitted global offset.
+        ``fit_bias="global"`` they are the latent product plus the fitted global
+        offset; with ``fit_bias=True``,
+        ``theta = transform(X) @ components_ - tau`` (the bias column carries
+        ``mu + tau``); with ``fit_bias=False`` the logits are ``u_i @ components_``
+        before the per-row rescaling of :meth:`transform`.
         With ``fit_bias=True``, rounding the probabilities at 1/2 gives
         ``inverse_transform(transform(X))``.
 

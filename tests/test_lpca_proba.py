@@ -47,7 +47,25 @@ def small():
 
 @pytest.fixture(scope="module")
 def fitted(small):
-    return RoundingRankFactorization(3, random_state=0).fit(small)
+    # the bias-column model (the estimator's default is "global", tested below)
+    return RoundingRankFactorization(
+        3, random_state=0, method_params={"fit_bias": True}
+    ).fit(small)
+
+
+@pytest.mark.parametrize("tau", [0.5, 0.0, -0.5])
+def test_default_model_is_the_global_offset(small, tau):
+    # n_components = k expresses the roundings of rank-k matrices: no bias column
+    # (at tau = 0 the offset would be 0: no bias at all)
+    default = RoundingRankFactorization(3, tau=tau, random_state=0).fit(small)
+    expected = "global" if tau != 0 else False
+    explicit = RoundingRankFactorization(
+        3, tau=tau, random_state=0, method_params={"fit_bias": expected}
+    ).fit(small)
+    assert default._logistic_model.fit_bias == expected
+    assert_array_equal(default.components_, explicit.components_)
+    assert_array_equal(default.transform(small), explicit.transform(small))
+    assert_array_equal(default.predict_proba(small), explicit.predict_proba(small))
 
 
 def test_predict_proba_is_sigmoid_of_transform_logits(fitted, small):
@@ -142,8 +160,15 @@ def test_fit_with_missing_entries_has_finite_deviance(small):
 def test_sparse_input(fitted, small):
     dense = fitted.predict_proba(small)
     assert_allclose(fitted.predict_proba(sp.csr_matrix(small)), dense)
-    est = RoundingRankFactorization(3, random_state=0).fit(sp.csr_matrix(small))
+    est = RoundingRankFactorization(
+        3, random_state=0, method_params={"fit_bias": True}
+    ).fit(sp.csr_matrix(small))
     assert_allclose(est.predict_proba(small), dense)
+    default = RoundingRankFactorization(3, random_state=0)
+    assert_allclose(
+        default.fit(sp.csr_matrix(small)).predict_proba(small),
+        default.fit(small).predict_proba(small),
+    )
 
 
 def test_paleo_deviance_explained_grows_with_k():
