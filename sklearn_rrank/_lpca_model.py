@@ -537,13 +537,16 @@ def _package(U, V, mu, tau):
         return L, R
     if tau == 0:
         return U.copy(), V.copy()
-    theta = U @ V.T
-    if tau > 0:
-        masked = np.where(theta > 0, theta, np.inf)
-        ref = masked.min(axis=1)
-    else:
-        masked = np.where(theta < 0, theta, -np.inf)
-        ref = masked.max(axis=1)
+    # the reference logit of every row, by blocks of rows (no m x n array)
+    ref = np.empty(m)
+    for rows in _row_batches(m, V.shape[0]):
+        theta = U[rows] @ V.T
+        if tau > 0:
+            theta[theta <= 0] = np.inf
+            ref[rows] = theta.min(axis=1, initial=np.inf)
+        else:
+            theta[theta >= 0] = -np.inf
+            ref[rows] = theta.max(axis=1, initial=-np.inf)
     scale = np.where(
         np.isfinite(ref), 2.0 * tau / np.where(np.isfinite(ref), ref, 1), 1
     )

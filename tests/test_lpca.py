@@ -783,3 +783,34 @@ def test_sweep_loop_starts_no_sweep_the_deadline_cannot_hold():
     assert out[4:] == (1, "time_limit") and sweep.calls == 1  # 0.2 s left < 0.3 s
     assert Deadline(None).leaves_room_for(1e9)
     assert not Deadline(1.0).leaves_room_for(2.0)
+
+
+@pytest.mark.parametrize("tau", [0.5, -0.5])
+def test_package_without_bias_scales_rows_by_blocks(monkeypatch, tau):
+    # the per-row scale of the no-bias model needs each row's reference logit: it
+    # is found by blocks of rows (the whole m x n logits took 8 bytes per entry
+    # in every fit of the default model, whose transform packages this way)
+    rng = np.random.default_rng(0)
+    U, V = rng.normal(size=(57, 3)), rng.normal(size=(23, 3))
+    U[5] = 0.0  # a row without a logit on the scaled side keeps its scale 1
+    original = _lpca_model._row_batches
+    blocks = []
+
+    def small(n_rows, n_cols, entries=None):
+        out = original(n_rows, n_cols, 100)
+        blocks.append(len(out))
+        return out
+
+    monkeypatch.setattr(_lpca_model, "_row_batches", small)
+    L, R = _lpca_model._package(U, V, None, tau)
+    assert blocks and blocks[0] > 1
+    theta = U @ V.T
+    side = theta > 0 if tau > 0 else theta < 0
+    ref = np.where(side, theta, np.inf if tau > 0 else -np.inf)
+    ref = ref.min(axis=1) if tau > 0 else ref.max(axis=1)
+    scale = np.where(np.isfinite(ref), 2 * tau / np.where(np.isfinite(ref), ref, 1), 1)
+    assert_allclose(L, U * scale[:, None], rtol=1e-13)
+    assert_array_equal(R, V)
+    # exact but for logits that are exactly 0 (row 5; documented for tau > 0)
+    nonzero = theta != 0
+    assert_array_equal((L @ R.T >= tau)[nonzero], (theta >= 0)[nonzero])
