@@ -4,7 +4,8 @@ Each case runs in its own process under ``/usr/bin/time -v`` (its "Maximum resid
 set size" is the peak) with the data handed over as a ``scipy.sparse`` CSR matrix:
 
 * ``abstracts_lpca``: ``RoundingRankFactorization(100, method="lpca", n_jobs=2,
-  time_limit=T, method_params={"fit_bias": True})`` on Abstracts (12841 x 4894, 0.9% ones);
+  time_limit=T, method_params={"fit_bias": True})`` on Abstracts (12841 x 4894,
+  0.9% ones);
 * ``abstracts_lpca30``: the same with ``max_iter=30`` and no effective time limit
   (30 L-BFGS iterations: the errors are comparable between commits);
 * ``abstracts_bounds``: ``rounding_rank_bounds`` with the default methods,
