@@ -23,7 +23,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from sklearn_rrank._lpca import lpca_row_logits
+from sklearn_rrank._lpca import _lpca_row_logits
 from sklearn_rrank._memory import check_sparse_memory, fits_in_memory, gib
 from sklearn_rrank._methods import (
     FIT_METHODS,
@@ -627,7 +627,7 @@ class RoundingRankFactorization(
                 return theta
             nll = np.where(X == 1, np.logaddexp(0.0, -theta), np.logaddexp(0.0, theta))
             return -np.where(np.isnan(X), 0.0, nll).sum(axis=1)
-        return lpca_row_logits(
+        return _lpca_row_logits(
             X,
             self.components_.T,
             tau=float(self.tau),

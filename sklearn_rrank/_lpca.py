@@ -703,9 +703,10 @@ def _fit_rows(X, P, F, offset, alpha, max_iter, tol, n_jobs, bound=None):
 
 
 def _row_model(X, R, tau, fit_bias, offset, alpha, max_iter, tol, n_jobs):
-    """``(P, F, bias)`` with the logits of the rows of ``X`` equal ``P F^T + bias``."""
-    X = check_binary_matrix(X, allow_missing=True, method="lpca")
-    tau = check_tau(tau)
+    """``(P, F, bias)`` with the logits of the rows of ``X`` equal ``P F^T + bias``.
+
+    Trusts ``X`` (validated) and ``tau`` (checked).
+    """
     R = np.asarray(R, dtype=np.float64)
     kind = _model_kind(fit_bias, tau)
     if kind == "column":
@@ -721,7 +722,12 @@ def _row_model(X, R, tau, fit_bias, offset, alpha, max_iter, tol, n_jobs):
         F, bias = R / np.sqrt(tau / -float(offset)), np.asarray(float(offset))
     P = np.zeros((X.shape[0], F.shape[1]))
     P = _fit_rows(X, P, F, bias, alpha, max_iter, tol, n_jobs)
-    return X, P, F, bias
+    return P, F, bias
+
+
+# Newton steps and tolerance of the per-row regressions of lpca_row_logits
+ROW_MAX_ITER = 100
+ROW_TOL = 1e-8
 
 
 def lpca_row_logits(
@@ -732,8 +738,8 @@ def lpca_row_logits(
     fit_bias=True,
     offset=None,
     alpha=DEFAULT_ALPHA,
-    max_iter=100,
-    tol=1e-8,
+    max_iter=ROW_MAX_ITER,
+    tol=ROW_TOL,
     n_jobs=None,
     return_log_likelihood=False,
 ):
@@ -778,9 +784,36 @@ def lpca_row_logits(
         Logits: ``P(X_ij = 1) = sigmoid(theta_ij)``, for missing entries too.
         With ``return_log_likelihood``, an ndarray of shape (n_samples,) instead.
     """
-    X, P, F, bias = _row_model(
-        X, R, tau, fit_bias, offset, alpha, max_iter, tol, n_jobs
+    X = check_binary_matrix(X, allow_missing=True, method="lpca")
+    return _lpca_row_logits(
+        X,
+        R,
+        tau=check_tau(tau),
+        fit_bias=fit_bias,
+        offset=offset,
+        alpha=alpha,
+        max_iter=max_iter,
+        tol=tol,
+        n_jobs=n_jobs,
+        return_log_likelihood=return_log_likelihood,
     )
+
+
+def _lpca_row_logits(
+    X,
+    R,
+    *,
+    tau,
+    fit_bias,
+    offset,
+    alpha,
+    n_jobs,
+    return_log_likelihood,
+    max_iter=ROW_MAX_ITER,
+    tol=ROW_TOL,
+):
+    """:func:`lpca_row_logits` on validated ``X`` and a checked ``tau``; no checks."""
+    P, F, bias = _row_model(X, R, tau, fit_bias, offset, alpha, max_iter, tol, n_jobs)
     if return_log_likelihood:
         return row_log_likelihood(X, P, F, bias)
     return _logits_of(P, F, bias)
