@@ -234,6 +234,10 @@ def _run_portfolio(
         run.second_pass()
     except KeyboardInterrupt as exc:
         run.load_best()
+        # a method interrupted while it was being started (before its own handler
+        # could mark it) says so too
+        if run.current is not None and run.current["status"] == "ok":
+            run.current.update(status="interrupted", stopped_early=True)
         # the methods that did not start say so; the caller finds the bounds
         # reached so far on the exception
         for spec in specs[len(run.report) :]:
@@ -308,6 +312,9 @@ class _Portfolio:
         else:
             self.lower = max(lower, 1)
         self.report = []
+        # the row of the method being started or run (None between methods): an
+        # interrupt before the method's own handler is reached still marks it
+        self.current = None
         self.results = {}  # method -> its last RankSearchResult (best: with factors)
         self.memos = {}  # method -> its state across runs (Incumbent.memo)
 
@@ -333,6 +340,7 @@ class _Portfolio:
         for i, spec in enumerate(specs):
             row = _new_row(spec.name, spec.lower is not None)
             self.report.append(row)
+            self.current = row
             if self.met():
                 row.update(status="skipped", message="bounds already meet")
                 continue
@@ -421,6 +429,7 @@ class _Portfolio:
 
     def _run(self, spec, row, sub, params):
         """Run one method on the deadline ``sub``; fill ``row``, update the bounds."""
+        self.current = row
         t0 = time.monotonic()
         res = None
         use_sparse = spec.sparse and (self.given_sparse or spec.sparse_from_dense)
@@ -471,6 +480,7 @@ class _Portfolio:
             row["status"] = "stopped"
         if spec.lower is not None:
             self._event(spec.name, "end", row["bound"], row["message"])
+        self.current = None
 
     def _event(self, method, stage, bound, message):
         """A progress event for a lower bound (rank searches send their own)."""

@@ -384,3 +384,24 @@ def test_a_large_certificate_is_held_on_disk_while_later_methods_run(monkeypatch
 def test_held_on_disk_keeps_small_and_sparse_factors_as_they_are():
     L, R = np.ones((3, 2)), sp.csr_matrix(np.ones((4, 2)))
     assert modules.memory.held_on_disk(L, R) == (L, R)
+
+
+def test_interrupt_while_a_method_starts_marks_it(monkeypatch):
+    # Ctrl-C after a method's report row exists but before its own handler runs
+    # (here: while its input is fetched) still marks that method "interrupted"
+    _bounds = modules.bounds
+    X, _, _ = _planted_rank_two()
+    original = _bounds._DenseCopy.get
+    calls = []
+
+    def get(self):
+        calls.append(1)
+        if len(calls) == 3:  # spectral, rsvd, then lpca's fetch
+            raise KeyboardInterrupt
+        return original(self)
+
+    monkeypatch.setattr(_bounds._DenseCopy, "get", get)
+    with pytest.raises(KeyboardInterrupt) as caught:
+        rounding_rank_bounds(X, methods=("spectral", "rsvd", "lpca"))
+    status = {row["method"]: row["status"] for row in caught.value.bounds.report}
+    assert status == {"spectral": "ok", "rsvd": "ok", "lpca": "interrupted"}
