@@ -41,9 +41,9 @@ _SCAN_BLOCK_ENTRIES = 1 << 17
 def truncated_svd(X, n_components=None, *, random_state=None):
     """First ``n_components`` singular triplets of ``X`` (LAPACK, Gram or ARPACK).
 
-    A request for at most a quarter of ``min(m, n)`` components (or at most half, for
-    sparse or large input) uses ARPACK (:func:`scipy.sparse.linalg.svds`), accurate
-    to 1e-10 relative in the singular values; otherwise small dense input gets one
+    A request for at most a quarter of ``min(m, n)`` components uses ARPACK
+    (:func:`scipy.sparse.linalg.svds`), accurate to 1e-10 relative in the singular
+    values; otherwise small dense input gets one
     full LAPACK SVD (``gesdd``) and sparse or large input the eigenvectors of its
     Gram matrix (:func:`_gram_svd`).
 
@@ -67,9 +67,8 @@ def truncated_svd(X, n_components=None, *, random_state=None):
     nnz = X.count_nonzero() if sp.issparse(X) else np.count_nonzero(X)
     if nnz == 0:  # ARPACK cannot start on the zero matrix; every triplet is zero
         return _zero_triplets(m, n, K)
-    if K <= full // 4 or (
-        K <= full // 2 and (sp.issparse(X) or m * n > _DENSE_SVD_ENTRIES)
-    ):
+    route = _svd_route(m, n, K, sp.issparse(X))
+    if route == "arpack":
         # Lanczos (ARPACK) for a few leading triplets, to a relative accuracy of
         # 1e-10 in the singular values (unlike a randomized SVD)
         rng = check_random_state(random_state)
@@ -78,10 +77,26 @@ def truncated_svd(X, n_components=None, *, random_state=None):
         order = np.argsort(s)[::-1]
         return U[:, order], s[order], Vt[order]
     with _lapack_threads():
-        if sp.issparse(X) or m * n > _DENSE_SVD_ENTRIES:
+        if route == "gram":
             return _gram_svd(X, K)
         U, s, Vt = scipy.linalg.svd(X, full_matrices=False, lapack_driver="gesdd")
     return U[:, :K], s[:K], Vt[:K]
+
+
+def _svd_route(m, n, K, sparse):
+    """The route of :func:`truncated_svd` for K triplets: arpack, gram or gesdd.
+
+    ARPACK for at most a quarter of ``min(m, n)`` components; beyond, the Gram
+    route for sparse or large input and a full ``gesdd`` for small dense input.
+    The one choice behind both the SVD and its time estimate
+    (:func:`_svd_seconds`): ARPACK for a third of the components of a sparse
+    16000 x 8000 matrix ran for minutes past a budget its Gram estimate fitted.
+    """
+    if K <= min(m, n) // 4:
+        return "arpack"
+    if sparse or m * n > _DENSE_SVD_ENTRIES:
+        return "gram"
+    return "gesdd"
 
 
 def _lapack_threads():
@@ -282,9 +297,10 @@ def _svd_seconds(m, n, K, nnz=None):
     a fraction of the GEMM rate, taken as a half here.
     """
     a, b = max(m, n), min(m, n)
-    if K <= b // 4:
+    route = _svd_route(m, n, K, nnz is not None)
+    if route == "arpack":
         flops = 20.0 * a * b * K
-    elif nnz is not None or m * n > _DENSE_SVD_ENTRIES:
+    elif route == "gram":
         return _gram_svd_seconds(m, n, nnz)
     else:
         flops = 4.0 * a * b * b + 22.0 * b**3
@@ -516,7 +532,9 @@ def _rsvd_search(
         K = fit
         info["memory"] += f"; the SVD keeps {K}"
     if deadline.limited:
-        estimate = _svd_seconds(m, n, K, X.nnz if sp.issparse(X) else None)
+        # at tau <= 0 the SVD is of a dense shifted copy (:func:`_target_svd`)
+        sparse = sp.issparse(X) and tau > 0
+        estimate = _svd_seconds(m, n, K, X.nnz if sparse else None)
         info["svd_seconds_estimate"] = estimate
         if estimate > deadline.remaining():
             info["message"] = (

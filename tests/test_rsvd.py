@@ -107,6 +107,43 @@ def test_all_zero_matrix():
     assert res.rank == 1 and res.certified
 
 
+@pytest.mark.parametrize(
+    ("K", "sparse", "route"),
+    [
+        (37, True, "arpack"),
+        (38, True, "gram"),
+        (75, True, "gram"),
+        (38, False, "gesdd"),
+    ],
+)
+def test_svd_and_its_estimate_take_one_route(monkeypatch, K, sparse, route):
+    # a third of the components of a sparse matrix went to ARPACK while the budget
+    # check estimated the Gram route: both now follow _svd_route
+    X = sp.random(300, 150, density=0.05, random_state=0, format="csr")
+    X.data[:] = 1.0
+    X = X if sparse else X.toarray()
+    taken = []
+
+    def spy(name, real):
+        def call(*args, **kwargs):
+            taken.append(name)
+            return real(*args, **kwargs)
+
+        return call
+
+    rsvd = modules.rsvd
+    monkeypatch.setattr(rsvd, "svds", spy("arpack", rsvd.svds))
+    monkeypatch.setattr(rsvd, "_gram_svd", spy("gram", rsvd._gram_svd))
+    monkeypatch.setattr(rsvd.scipy.linalg, "svd", spy("gesdd", rsvd.scipy.linalg.svd))
+    monkeypatch.setattr(rsvd, "_gram_svd_seconds", spy("gram", lambda *a: 0.0))
+    U, s, Vt = truncated_svd(X, K, random_state=0)
+    rsvd._svd_seconds(300, 150, K, X.nnz if sparse else None)
+    assert taken == [route, route] if route == "gram" else taken == [route]
+    assert rsvd._svd_route(300, 150, K, sparse) == route
+    s_exact = np.linalg.svd(np.asarray(sp.csr_matrix(X).toarray()), compute_uv=False)
+    np.testing.assert_allclose(s, s_exact[:K], rtol=1e-6, atol=1e-8)
+
+
 def test_time_limit_skips_an_svd_that_cannot_finish(monkeypatch, rng):
     monkeypatch.setattr(modules.rsvd, "_svd_seconds", lambda *args: 1e6)
     X = (rng.random((30, 20)) < 0.3).astype(float)
