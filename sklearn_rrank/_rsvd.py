@@ -105,7 +105,7 @@ def _lapack_threads():
     With the cores busy, OpenBLAS's threads wait for each other: a full SVD of a
     2000 x 1000 matrix took 2.1-13.1 s with two threads and 0.8-0.9 s with one,
     beside two busy processes on this 2-core machine (0.38 s and 0.57 s idle). A
-    1-minute load average of at least one per core counts as busy.
+    load of at least one per core (:func:`_load_average`) counts as busy.
     """
     if _load_average() >= 1.0:
         return threadpool_limits(limits=1, user_api="blas")
@@ -291,9 +291,10 @@ def _svd_seconds(m, n, K, nnz=None):
     """Rough seconds of :func:`truncated_svd` for K components (for the budget).
 
     A dense ``gesdd`` costs about ``4 m n^2 + 22 n^3`` operations (``n = min(m, n)``),
-    the Gram path about ``2 m n^2 + 4 n^3`` (``4 nnz n + 4 n^3`` for sparse input
-    with ``nnz`` stored entries; ``4 n^3`` was calibrated on ``eigh`` of a
-    4894 x 4894 matrix, 14.6 s here), ARPACK a few sweeps of K vectors; LAPACK reaches
+    the Gram path about ``2 m n^2 + 6 n^3`` (``4 nnz n + 6 n^3`` for sparse input
+    with ``nnz`` stored entries; ``6 n^3`` was calibrated on ``eigh`` of an
+    8000 x 8000 Gram matrix, 57 s here at a GEMM rate of 100 GFLOP/s, idle; the
+    4 n^3 used before estimated 41 s), ARPACK a few sweeps of K vectors; LAPACK reaches
     a fraction of the GEMM rate, taken as a half here.
     """
     a, b = max(m, n), min(m, n)
@@ -311,7 +312,7 @@ def _gram_svd_seconds(m, n, nnz=None):
     """Rough seconds of :func:`_gram_svd` (see :func:`_svd_seconds`)."""
     a, b = max(m, n), min(m, n)
     product = 4.0 * nnz * b if nnz is not None else 2.0 * a * b * b
-    return (product + 4.0 * b**3) / (_gemm_rate() / 2) * _load_factor()
+    return (product + 6.0 * b**3) / (_gemm_rate() / 2) * _load_factor()
 
 
 def _load_factor():
@@ -320,18 +321,32 @@ def _load_factor():
     The GEMM probe sees the load of one moment; an SVD that cannot be stopped runs
     for seconds while other processes come and go (on this 2-core machine a full
     SVD estimated at 1.8 s took 7.3 s at a load average of 8.8, and 0.5 s a minute
-    later). The estimate is scaled by the 1-minute load average per core, when it
-    exceeds 1, so that such a call is skipped rather than overrun its budget.
+    later). The estimate is scaled by the load per core (:func:`_load_average`),
+    when it exceeds 1, so that such a call is skipped rather than overrun its
+    budget.
     """
     return max(1.0, _load_average())
 
 
 def _load_average():
-    """The 1-minute load average per core (0 where the platform has none)."""
+    """Processes wanting a core per core: the larger of now and the last minute.
+
+    The 1-minute load average lags: two busy processes started 45 s before a call
+    showed 0.77 per core on this 2-core machine. Where ``/proc/loadavg`` exists, the
+    processes runnable at this moment (this one included) count as well. 0 where
+    the platform tells neither.
+    """
+    cores = max(os.cpu_count() or 1, 1)
     try:
-        return os.getloadavg()[0] / max(os.cpu_count() or 1, 1)
+        average = os.getloadavg()[0]
     except (AttributeError, OSError):
-        return 0.0
+        average = 0.0
+    try:
+        with open("/proc/loadavg") as f:
+            now = float(f.read().split()[3].split("/")[0])
+    except (OSError, ValueError, IndexError):
+        now = 0.0
+    return max(average, now) / cores
 
 
 def _offer_truncation(incumbent, U, s, Vt, k):

@@ -187,3 +187,16 @@ def test_bounds_door_validates_rsvd_params(params, match):
         rounding_rank_bounds(
             np.eye(3), methods=("rsvd",), method_params={"rsvd": params}
         )
+
+
+def test_load_counts_the_processes_runnable_now(monkeypatch):
+    # the 1-minute average lags a load that just began; what runs now counts too
+    rsvd = modules.rsvd
+    cores = max(rsvd.os.cpu_count() or 1, 1)
+    monkeypatch.setattr(rsvd.os, "getloadavg", lambda: (8.0 * cores, 0.0, 0.0))
+    assert rsvd._load_average() >= 8.0
+    monkeypatch.setattr(rsvd.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    if rsvd.os.path.exists("/proc/loadavg"):  # this test's own process is runnable
+        assert rsvd._load_average() >= 1.0 / cores
+    else:
+        assert rsvd._load_average() == 0.0
