@@ -332,21 +332,31 @@ def _load_average():
     """Processes wanting a core per core: the larger of now and the last minute.
 
     The 1-minute load average lags: two busy processes started 45 s before a call
-    showed 0.77 per core on this 2-core machine. Where ``/proc/loadavg`` exists, the
-    processes runnable at this moment (this one included) count as well. 0 where
-    the platform tells neither.
+    showed 0.77 per core on this 2-core machine. Where ``/proc`` exists, the
+    threads of other processes runnable at this moment count as well, plus one for
+    this process (its own BLAS threads, which spin for a while after a product,
+    are not a load). 0 where the platform tells neither.
     """
     cores = max(os.cpu_count() or 1, 1)
     try:
         average = os.getloadavg()[0]
     except (AttributeError, OSError):
         average = 0.0
+    return max(average, _runnable_elsewhere() + 1.0) / cores
+
+
+def _runnable_elsewhere():
+    """Threads of other processes runnable now (Linux ``/proc``; else -1)."""
     try:
         with open("/proc/loadavg") as f:
-            now = float(f.read().split()[3].split("/")[0])
+            total = int(f.read().split()[3].split("/")[0])
+        own = 0
+        for task in os.listdir("/proc/self/task"):
+            with open(f"/proc/self/task/{task}/stat") as f:
+                own += f.read().rsplit(")", 1)[1].split()[0] == "R"
     except (OSError, ValueError, IndexError):
-        now = 0.0
-    return max(average, now) / cores
+        return -1
+    return max(total - own, 0)
 
 
 def _offer_truncation(incumbent, U, s, Vt, k):
