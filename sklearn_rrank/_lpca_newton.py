@@ -280,16 +280,19 @@ def _offset_mm_step(parallel, U, V, b, data, alpha, tau, deadline=None):
 def _stalled(counts, stall, n_observed):
     """Whether the unsafe counts have stalled.
 
-    ``stall = (window, fraction[, rate[, far[, near]]])``: the count has not
-    dropped, over the last ``window`` sweeps, by ``fraction`` of its value nor by
-    ``rate`` times the number of observed entries; or (with ``far``) it is still
-    above ``far`` after ``window`` sweeps: the fit is far from an exact rounding;
-    or (with ``near``, at any sweep) it is at most ``near``: close enough for the
-    caller's next step (the L-PCA search's rescue).
+    ``stall = (window, fraction[, rate[, far[, near[, (early, hopeless)]]]])``: the
+    count has not dropped, over the last ``window`` sweeps, by ``fraction`` of its
+    value nor by ``rate`` times the number of observed entries; or (with ``far``)
+    it is still above ``far`` after ``window`` sweeps: the fit is far from an exact
+    rounding; or (with ``near``, at any sweep) it is at most ``near``: close enough
+    for the caller's next step (the L-PCA search's rescue); or it is still above
+    ``hopeless`` after ``early`` sweeps (the L-PCA search's ascent within a budget).
     """
     if stall is None:
         return False
     if len(stall) > 4 and counts and counts[-1] <= stall[4]:
+        return True
+    if len(stall) > 5 and len(counts) > stall[5][0] and counts[-1] > stall[5][1]:
         return True
     if len(counts) <= stall[0]:
         return False

@@ -208,7 +208,7 @@ _LPCA_SEARCH = {
     "refine": ["boolean"],
     "polish": ["boolean"],
     "fit_bias": ["boolean", StrOptions({"global"})],
-    "dtype": [StrOptions({"float64", "float32"})],
+    "dtype": [StrOptions({"auto", "float64", "float32"})],
 }
 _PROJLP_FIT = _projlp.PROJLP_PARAMS
 _PROJLP_SEARCH = {

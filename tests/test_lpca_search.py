@@ -358,3 +358,40 @@ def test_search_in_float32_fits_in_float32_and_certifies_in_float64(monkeypatch)
     assert res.info["fit_params"] == {"fit_bias": "global", "dtype": "float32"}
     plain = run_family("lpca", X, random_state=0)
     assert "dtype" not in plain.info["fit_params"]
+
+
+def test_search_sweeps_in_float32_by_default_on_large_data(monkeypatch):
+    # dtype="auto": float32 from _FLOAT32_ENTRIES entries on (lowered here)
+    X = _planted(3, 50, 40, 3)
+    monkeypatch.setattr(modules.lpca_search, "_FLOAT32_ENTRIES", 50 * 40)
+    dtypes = spy(
+        monkeypatch, modules.lpca_search, "_fit_core", lambda data, *a, **k: data.dtype
+    )
+    res = run_family("lpca", X, random_state=0)
+    assert set(dtypes) == {np.dtype(np.float32)}
+    assert res.info["fit_params"]["dtype"] == "float32"
+    monkeypatch.setattr(modules.lpca_search, "_FLOAT32_ENTRIES", 50 * 40 + 1)
+    assert "dtype" not in run_family("lpca", X, random_state=0).info["fit_params"]
+
+
+def test_hopeless_rule_gives_up_early_within_a_budget_only():
+    _solver_budget = modules.lpca_search._solver_budget
+    _stalled = modules.lpca_newton._stalled
+    early = modules.lpca_search._EARLY_SWEEPS
+    f = modules.lpca_search._LBFGS_SWEEP_FACTOR
+    p = modules.lpca._AUTO_NEWTON_MAX_P
+
+    kw = dict(far=70, hopeless=90)
+    assert _solver_budget(p, (50, 40), 300, (30, 0.02), **kw)["stall"] == (30, 0.02)
+    newton = _solver_budget(p, (50, 40), 300, (30, 0.02), limited=True, **kw)
+    assert newton["stall"] == (30, 0.02, 0.0, 70, -1, (early, 90))
+    lbfgs = _solver_budget(p + 1, (50, 40), 300, (30, 0.02), limited=True, **kw)
+    assert lbfgs["stall"] == (30 * f, 0.02, 0.0, 70, -1, (early * f, 90))
+    near = _solver_budget(p, (50, 40), 300, (30, 0.02), limited=True, near=5, **kw)
+    assert near["stall"] == (30, 0.02, 0.0, 70, 5, (early, 90))
+    stall = (30, 0.02, 0.0, np.inf, -1, (5, 90))
+    slow = [100 - i for i in range(7)]  # 94 left after 6 sweeps: still hopeless
+    assert not _stalled(slow[:5], stall, 10**6)  # before the early window
+    assert _stalled(slow, stall, 10**6)
+    fast = [100 - 3 * i for i in range(7)]  # 82 left: goes on
+    assert not _stalled(fast, stall, 10**6)
