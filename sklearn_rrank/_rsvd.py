@@ -291,10 +291,11 @@ def _svd_seconds(m, n, K, nnz=None):
     """Rough seconds of :func:`truncated_svd` for K components (for the budget).
 
     A dense ``gesdd`` costs about ``4 m n^2 + 22 n^3`` operations (``n = min(m, n)``),
-    the Gram path about ``2 m n^2 + 6 n^3`` (``4 nnz n + 6 n^3`` for sparse input
-    with ``nnz`` stored entries; ``6 n^3`` was calibrated on ``eigh`` of an
-    8000 x 8000 Gram matrix, 57 s here at a GEMM rate of 100 GFLOP/s, idle; the
-    4 n^3 used before estimated 41 s), ARPACK a few sweeps of K vectors; LAPACK reaches
+    the Gram path about ``2 m n^2 + 9 n^3`` (``4 nnz n + 9 n^3`` for sparse input
+    with ``nnz`` stored entries; ``9 n^3`` was calibrated on the Gram SVD of a
+    sparse 16000 x 8000 matrix, 2925 components: 90-92 s here, idle, where
+    ``6 n^3`` estimated 62-68 s and the ``4 n^3`` used before 41 s;
+    ``benchmarks/rsvd_budget.py``), ARPACK a few sweeps of K vectors; LAPACK reaches
     a fraction of the GEMM rate, taken as a half here.
     """
     a, b = max(m, n), min(m, n)
@@ -312,7 +313,7 @@ def _gram_svd_seconds(m, n, nnz=None):
     """Rough seconds of :func:`_gram_svd` (see :func:`_svd_seconds`)."""
     a, b = max(m, n), min(m, n)
     product = 4.0 * nnz * b if nnz is not None else 2.0 * a * b * b
-    return (product + 6.0 * b**3) / (_gemm_rate() / 2) * _load_factor()
+    return (product + 9.0 * b**3) / (_gemm_rate() / 2) * _load_factor()
 
 
 def _load_factor():
