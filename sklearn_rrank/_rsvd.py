@@ -43,9 +43,9 @@ def truncated_svd(X, n_components=None, *, random_state=None):
 
     A request for at most a quarter of ``min(m, n)`` components uses ARPACK
     (:func:`scipy.sparse.linalg.svds`), accurate to 1e-10 relative in the singular
-    values; otherwise small dense input gets one
-    full LAPACK SVD (``gesdd``) and sparse or large input the eigenvectors of its
-    Gram matrix (:func:`_gram_svd`).
+    values; otherwise small dense input gets one full LAPACK SVD (``gesdd``) and
+    sparse or large input the eigenvectors of its Gram matrix (:func:`_gram_svd`);
+    :func:`_svd_route` makes the choice.
 
     Parameters
     ----------
