@@ -375,9 +375,12 @@ class _Portfolio:
         What is left goes, by weight, to the rank searches that the deadline
         stopped, again under the best bound; a search that takes ``start`` resumes
         where it stopped (:meth:`_resume`). Lower bounds that the deadline stopped
-        run again only if their new share is larger than their first.
+        run again only if their new share is larger than their first. Without any
+        certificate yet (a 200,000 x 5,000 matrix: R-SVD found none, L-PCA's share
+        ended at k = 9) the searches resume below the trivial rank; the call ended
+        after 735 s of a 1800 s budget before.
         """
-        if not self.deadline.limited or self.met() or self.best is None:
+        if not self.deadline.limited or self.met():
             return
         rows = {row["method"]: row for row in self.report}
         todo = [
@@ -419,8 +422,13 @@ class _Portfolio:
         the rank above the last one it tried; always below the best certificate
         (only smaller ranks can improve it), and never far above where the search
         was: on Abstracts R-SVD's certificate is 4421 while L-PCA stopped at k = 13.
+        Without a certificate, below the trivial rank (``min(m, n)``, one more for
+        ``tau <= 0``).
         """
-        top = self.best[0] - 1
+        if self.best is not None:
+            top = self.best[0] - 1
+        else:
+            top = min(self.data.shape) + (self.tau <= 0) - 1
         cut = [k for k in self.memos.get(spec.name, {}) if k <= top]
         if cut:
             return max(cut)

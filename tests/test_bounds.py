@@ -1,3 +1,6 @@
+import time
+from dataclasses import replace
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -155,7 +158,6 @@ def _planted_rank_two():
 def test_keyboard_interrupt_keeps_the_bounds(monkeypatch, where):
     # Ctrl-C inside a method: KeyboardInterrupt is raised again, carrying the
     # bounds reached so far (with what the interrupted search had certified)
-    from dataclasses import replace
 
     _methods = modules.methods
 
@@ -358,6 +360,39 @@ def test_second_pass_resumes_a_search_where_it_stopped():
     assert run._resume(spec, {"errors_by_k": {3: 9, 4: 8, 5: 0}}) == 4
     run.memos, run.best = {}, (3, "rsvd", None, None)
     assert run._resume(spec, {"errors_by_k": {}}) == 2
+    # no certificate yet (1e9 entries: R-SVD found none): below the trivial rank
+    run.best, run.tau, run.data = None, 0.5, BinaryData(np.zeros((9, 7)))
+    assert run._resume(spec, {"errors_by_k": {2: 9, 3: 9}}) == 4
+    assert run._resume(spec, {"errors_by_k": {}}) == 6
+    run.tau = 0.0
+    assert run._resume(spec, {"errors_by_k": {}}) == 7
+
+
+def test_second_pass_runs_without_any_certificate(monkeypatch):
+    # the 1e9-entry run ended after 735 s of 1800: no method had certified, and the
+    # second pass was skipped; now the stopped search gets the time left
+    X = make_rounding_rank_matrix(40, 30, 3, random_state=2)
+    starts = []
+    search = modules.lpca_search._lpca_search
+
+    def slow_then_nothing(X, incumbent, deadline, **kw):
+        starts.append(kw.get("start", 1))
+        if len(starts) == 1:  # the first pass: stopped by its share, nothing found
+            while not deadline.expired():
+                time.sleep(0.01)
+            return {"stopped_early": True, "message": "no certificate"}
+        return search(X, incumbent, deadline, **kw)
+
+    methods = dict(modules.methods.METHODS)
+    methods["lpca"] = replace(methods["lpca"], search=slow_then_nothing)
+    # a method after it that finds nothing at once (ProjLP skipped at 1e9)
+    methods["projlp"] = replace(methods["projlp"], search=lambda *a, **k: {})
+    monkeypatch.setattr(modules.methods, "METHODS", methods)
+    res = rounding_rank_bounds(
+        X, methods=("lpca", "projlp"), time_limit=8, random_state=0
+    )
+    assert len(starts) == 2
+    assert res.upper_method == "lpca" and certify_rounding(X, res.L, res.R)
 
 
 def test_a_large_certificate_is_held_on_disk_while_later_methods_run(monkeypatch):
