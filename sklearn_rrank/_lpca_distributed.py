@@ -26,6 +26,7 @@ added in another order than in the serial solver, so the two fits agree to round
 error per sweep, not bit for bit (see :func:`lpca_fit_distributed`).
 """
 
+import asyncio
 import math
 import time
 from numbers import Integral, Real
@@ -79,6 +80,22 @@ __all__ = ["lpca_fit_distributed"]
 _SVD_OVERSAMPLES = 10
 _SVD_ITER = 7
 
+# while the client waits for the workers, it checks every this many seconds that the
+# workers holding the blocks are still in the cluster: an actor whose worker died (or
+# was restarted by its nanny) never answers. A healthy call may take any time.
+_POLL_SECONDS = 2.0
+
+# what ``result(timeout=...)`` of a Dask (actor) future raises: distributed's
+# TimeoutError, asyncio's, which is the builtin one from Python 3.11 on
+_TIMEOUTS = (TimeoutError, asyncio.TimeoutError)
+
+# statuses of an actor's future once the scheduler has given the actor up (its
+# worker left the cluster: "Worker holding Actor was lost")
+_LOST = ("error", "lost", "cancelled")
+
+# checks of the workers, in ``_POLL_SECONDS``, before an OSError of a call is raised
+_OS_ERROR_CHECKS = 10
+
 
 def _largest(rows):
     """The row of largest norm among the candidates ``rows`` (1 x p arrays)."""
@@ -86,18 +103,97 @@ def _largest(rows):
 
 
 class _Blocks:
-    """The client's handle on the row blocks: calls every actor and waits."""
+    """The client's handle on the row blocks: calls every actor and waits.
 
-    def __init__(self, actors):
-        self.actors = actors
+    ``workers[i]`` is the address of the worker holding block ``i`` and
+    ``handles[i]`` the future of its actor. The results are awaited in slices of
+    ``_POLL_SECONDS``; between two slices the blocks not yet answered are checked
+    (see :func:`_wait_all`), so the fit stops with a RuntimeError, instead of
+    waiting for ever, when a worker holding a block dies or restarts.
+    """
+
+    def __init__(self, actors, client, workers, handles):
+        self.actors, self.client = actors, client
+        self.workers, self.handles = workers, handles
 
     def call(self, name, *args):
+        for i, handle in enumerate(self.handles):  # local: no call to the scheduler
+            if handle.status in _LOST:
+                raise _lost_block(i, self.workers[i])
         futures = [getattr(a, name)(*args) for a in self.actors]
-        return [f.result() for f in futures]
+        return _wait_all(futures, self.client, self.workers, self.handles)
 
     def total(self, name, *args):
         """Sum of the (array or number) results of every block."""
         return _add(self.call(name, *args))
+
+
+def _lost_block(i, address, setup=False):
+    """The error of a fit whose row block ``i`` lost its worker ``address``."""
+    what = "chosen for" if setup else "holding"
+    return RuntimeError(
+        f"The Dask worker {what} row block {i} ({address}) died or restarted (was "
+        "its memory limit too small?); the distributed L-PCA fit cannot go on "
+        "without the block's rows."
+    )
+
+
+def _live_workers(client):
+    """The addresses of the client's workers, as the scheduler knows them now."""
+    try:  # recent clients list only the first few workers unless asked for all
+        info = client.scheduler_info(n_workers=-1)
+    except TypeError:
+        info = client.scheduler_info()
+    return set(info["workers"])
+
+
+def _wait_all(futures, client, workers, handles=None):
+    """The results of ``futures`` (Dask futures or actor futures), in order.
+
+    Never waits for ever on a lost worker: each future is awaited in slices of
+    ``_POLL_SECONDS`` and, after a slice without an answer (or an OSError, which
+    an actor call raises when it cannot reach its worker), a RuntimeError is raised
+    if the worker ``workers[i]`` of a future not yet done has left the cluster or,
+    with ``handles`` (the actors' futures), its actor was given up by the
+    scheduler. A healthy call is waited for as long as it takes.
+    """
+    out = []
+    for i, f in enumerate(futures):
+        while True:
+            try:
+                out.append(f.result(timeout=_POLL_SECONDS))
+                break
+            except _TIMEOUTS:
+                lost = _lost_worker(futures, i, client, workers, handles)
+                if lost is not None:
+                    raise lost from None
+            except OSError as exc:  # e.g. "Unable to contact Actor's worker"
+                # the scheduler may drop the worker a moment after its comms broke
+                for _ in range(_OS_ERROR_CHECKS):
+                    lost = _lost_worker(futures, i, client, workers, handles)
+                    if lost is not None:
+                        raise lost from exc
+                    time.sleep(_POLL_SECONDS / _OS_ERROR_CHECKS)
+                raise
+    return out
+
+
+def _lost_worker(futures, first, client, workers, handles):
+    """The RuntimeError to raise if the worker of ``futures[first]`` or of a later
+    future not yet done has left the cluster or, with ``handles``, its actor was
+    given up by the scheduler; None if they are all still there."""
+    pending = [first] + [
+        j for j in range(first + 1, len(futures)) if not futures[j].done()
+    ]
+    if handles is not None:  # local: no call to the scheduler
+        for j in pending:
+            if handles[j].status in _LOST:
+                return _lost_block(j, workers[j])
+    live = _live_workers(client)
+    for j in pending:
+        if workers[j] not in live:
+            return _lost_block(j, workers[j], setup=handles is None)
+    return None
 
 
 def _add(parts):
@@ -418,6 +514,11 @@ def lpca_fit_distributed(
     ValueError
         If ``X`` is not binary or has missing entries, a parameter is out of range,
         ``init`` does not match, or the client has no workers.
+    RuntimeError
+        If a worker holding a block (or chosen for one) dies or restarts during the
+        fit: the fit cannot go on without the block's rows. While it waits for the
+        workers, the client checks every few seconds that they are still in the
+        cluster, so a lost worker ends the fit instead of hanging it.
 
     See Also
     --------
@@ -448,7 +549,13 @@ def lpca_fit_distributed(
     >>> from sklearn_rrank.datasets import make_rounding_rank_matrix
     >>> X = make_rounding_rank_matrix(200, 30, 3, random_state=0)
     >>> with (
-    ...     LocalCluster(n_workers=1, processes=False, dashboard_address=None) as cl,
+    ...     LocalCluster(
+    ...         n_workers=1,
+    ...         threads_per_worker=1,
+    ...         processes=False,  # an in-process worker: no nanny, no process to die
+    ...         memory_limit=0,  # nor pausing on this whole process' memory
+    ...         dashboard_address=None,
+    ...     ) as cl,
     ...     Client(cl) as client,
     ... ):
     ...     res = lpca_fit_distributed(X, 4, client=client, random_state=0)
@@ -478,11 +585,7 @@ def lpca_fit_distributed(
 
 def _worker_addresses(client):
     """The sorted addresses of all the client's workers; raises if there are none."""
-    try:  # recent clients list only the first few workers unless asked for all
-        info = client.scheduler_info(n_workers=-1)
-    except TypeError:
-        info = client.scheduler_info()
-    workers = sorted(info["workers"])
+    workers = sorted(_live_workers(client))
     if not workers:
         raise ValueError("The Dask client has no workers.")
     return workers
@@ -492,29 +595,40 @@ def _ship_blocks(client, X, ranges, workers, U0, p, column):
     """Send the row blocks of ``X`` (and of ``U0``) to the workers in turn.
 
     Each block becomes one :class:`_LPCABlock` actor on its worker. Returns the
-    actors and every future to cancel when the fit ends.
+    :class:`_Blocks` and every future to cancel when the fit ends.
     """
-    futures, scattered = [], []
-    for i, (lo, hi) in enumerate(ranges):
-        where = [workers[i % len(workers)]]
-        block = _RowBlock(sp.csr_matrix(X[lo:hi]), lo)
-        U = None if U0 is None else U0[lo:hi]
-        fut, ufut = client.scatter([block, U], workers=where, hash=False)
-        scattered += [fut, ufut]
-        futures.append(
-            client.submit(
-                _LPCABlock,
-                fut,
-                ufut,
-                p,
-                column,
-                actor=True,
-                workers=where,
-                allow_other_workers=False,
-                pure=False,
+    futures, scattered, holders = [], [], []
+    try:  # a lost worker raises a RuntimeError, not a KeyError or a wait for ever
+        for i, (lo, hi) in enumerate(ranges):
+            holders.append(workers[i % len(workers)])
+            where = holders[-1:]
+            block = _RowBlock(sp.csr_matrix(X[lo:hi]), lo)
+            U = None if U0 is None else U0[lo:hi]
+            try:
+                fut, ufut = client.scatter([block, U], workers=where, hash=False)
+            except (KeyError, OSError, *_TIMEOUTS) as exc:  # KeyError: it left
+                if where[0] not in _live_workers(client):
+                    raise _lost_block(i, where[0], setup=True) from exc
+                raise
+            scattered += [fut, ufut]
+            futures.append(
+                client.submit(
+                    _LPCABlock,
+                    fut,
+                    ufut,
+                    p,
+                    column,
+                    actor=True,
+                    workers=where,
+                    allow_other_workers=False,
+                    pure=False,
+                )
             )
-        )
-    return [a.result() for a in futures], futures + scattered
+        actors = _wait_all(futures, client, holders)
+    except BaseException:
+        client.cancel(futures + scattered)
+        raise
+    return _Blocks(actors, client, holders, futures), futures + scattered
 
 
 def _fit_info(parts, history, status, col_counts, m, **fields):
@@ -569,8 +683,7 @@ def _lpca_fit_distributed(
     X = sp.csr_matrix(X)
     X.eliminate_zeros()  # the blocks read every stored entry as a one
     ranges = _assign_blocks(m, n, len(workers) if n_blocks is None else n_blocks)
-    actors, futures = _ship_blocks(client, X, ranges, workers, U0, p, kind == "column")
-    blocks = _Blocks(actors)
+    blocks, futures = _ship_blocks(client, X, ranges, workers, U0, p, kind == "column")
     try:
         col_counts = blocks.total("col_counts")
         if init is None:
@@ -606,7 +719,7 @@ def _lpca_fit_distributed(
             "finish", V, mu, tau, Rt, _stop_delta(sweep.top, V, mu, tau), certify
         )
     finally:
-        del blocks, actors
+        del blocks
         client.cancel(futures)
     info = _fit_info(
         parts,

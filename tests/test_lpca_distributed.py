@@ -5,6 +5,9 @@ same numbers except for the order in which sums over rows are added (per block, 
 over blocks), so after 25 sweeps the loss histories agree to a relative 1e-9, the
 logits ``L @ R.T`` to 1e-6 of their largest magnitude, and the roundings (hence the
 error counts) are identical.
+
+A worker that dies or restarts during the fit ends it with a RuntimeError instead of
+a wait for ever (a fake client whose worker dies at a chosen call, at the end).
 """
 
 import numpy as np
@@ -150,3 +153,153 @@ def test_inputs_are_validated_at_the_door(client, X):
         lpca_fit_distributed(
             X, K, client=client, init=(np.ones((3, K)), np.ones((300, K)))
         )
+
+
+# ---- a worker that dies during the fit -----------------------------------------
+# A fake client whose two "workers" keep the (real) row block actors in this process;
+# one of them dies at a chosen call: the call never answers (as an actor call to a
+# dead worker may not) and the scheduler forgets the worker or gives its actor up.
+# The fit must raise a RuntimeError instead of waiting for ever; its futures only
+# answer to waits with a timeout (distributed's TimeoutError, as a real one does).
+
+_MAX_WAITS = 1000  # more slices than that without an answer: the fit would hang
+
+
+class _FakeFuture:
+    """A Dask future (or actor future) that answers ``value`` after ``n_waits``
+    timed-out waits, never (``n_waits=None``) or by raising ``error``."""
+
+    def __init__(self, value=None, n_waits=0, error=None):
+        self.value, self.n_waits, self.error = value, n_waits, error
+        self.waits = 0
+        self.status = "finished"
+
+    def done(self):
+        return self.n_waits is not None and self.waits >= self.n_waits
+
+    def result(self, timeout=None):
+        if timeout is None:
+            pytest.fail(
+                "waited for a Dask future without a timeout: a dead worker hangs"
+            )
+        if not self.done():
+            self.waits += 1
+            if self.waits > _MAX_WAITS:
+                pytest.fail("the fit kept waiting for a dead worker")
+            raise distributed.TimeoutError(f"timed out after {timeout} s.")
+        if self.error is not None:
+            raise self.error
+        return self.value
+
+
+class _FakeActor:
+    """An actor of ``cluster``'s worker ``address``: calls run here, at once."""
+
+    def __init__(self, obj, cluster, address):
+        self.obj, self.cluster, self.address = obj, cluster, address
+        self.handle = None
+
+    def __getattr__(self, name):
+        method = getattr(self.obj, name)
+
+        def call(*args):
+            return self.cluster.answer(self, name, lambda: method(*args))
+
+        return call
+
+
+class _FakeCluster:
+    """The client of two workers; the second one dies at the ``die_at``-th call of
+    the method ``die_in`` (counting the calls to that worker; "submit": when its
+    first actor is being set up). ``how`` the death shows: "gone" (the scheduler
+    no longer lists the worker), "error" (still listed, as a worker restarted at the
+    same address, but its actor's future has erred) or "unreachable" (the call
+    raises OSError, as distributed's "Unable to contact Actor's worker"). Every
+    answer comes after ``n_waits`` timed-out waits (a slow, healthy cluster)."""
+
+    def __init__(self, die_in=None, die_at=1, how="gone", n_waits=0):
+        self.die_in, self.die_at, self.how, self.n_waits = die_in, die_at, how, n_waits
+        self.workers = ["tcp://127.0.0.1:1", "tcp://127.0.0.1:2"]
+        self.victim = self.workers[1]
+        self.n_calls = self.n_info = self.n_answers = 0
+        self.dead = False
+        self.cancelled = []
+
+    def scheduler_info(self, n_workers=0):
+        self.n_info += 1
+        return {"workers": {w: {} for w in self.workers}}
+
+    def scatter(self, data, workers, hash=True):
+        return [_FakeFuture(d) for d in data]
+
+    def submit(self, cls, *args, actor, workers, **kwargs):
+        assert actor and workers
+        args = [a.value if isinstance(a, _FakeFuture) else a for a in args]
+        obj = _FakeActor(cls(*args), self, workers[0])
+        if self.die_in == "submit" and workers[0] == self.victim:
+            return self._die(None)
+        obj.handle = _FakeFuture(obj, self.n_waits)
+        return obj.handle
+
+    def answer(self, actor, name, compute):
+        assert not (self.dead and actor.address == self.victim), "call to the dead"
+        self.n_answers += 1
+        if name == self.die_in and actor.address == self.victim:
+            self.n_calls += 1
+            if self.n_calls == self.die_at:
+                return self._die(actor.handle)
+        return _FakeFuture(compute(), self.n_waits)
+
+    def _die(self, handle):
+        self.dead = True
+        if self.how == "unreachable":
+            self.workers.remove(self.victim)
+            return _FakeFuture(error=OSError("Unable to contact Actor's worker"))
+        if self.how == "gone":
+            self.workers.remove(self.victim)
+        else:
+            handle.status = "error"
+        return _FakeFuture(n_waits=None)
+
+    def cancel(self, futures):
+        self.cancelled += futures
+
+
+@pytest.mark.parametrize("how", ["gone", "error", "unreachable"])
+@pytest.mark.parametrize(
+    "die_in, die_at",
+    [("col_counts", 1), ("ztzq", 3), ("u_step", 2), ("v_grad", 4), ("finish", 1)],
+)
+def test_a_dead_worker_raises_instead_of_hanging(X, die_in, die_at, how):
+    cluster = _FakeCluster(die_in, die_at, how)
+    with pytest.raises(
+        RuntimeError, match=r"worker holding row block 1 .*died or rest"
+    ):
+        lpca_fit_distributed(X, K, client=cluster, max_iter=5, n_blocks=2)
+    assert cluster.dead and cluster.n_calls == die_at  # it died where asked
+    assert cluster.cancelled  # the fit released its blocks
+
+
+@pytest.mark.parametrize("how", ["gone", "unreachable"])
+def test_a_worker_dead_before_its_block_is_set_up_raises(X, how):
+    cluster = _FakeCluster("submit", how=how)
+    with pytest.raises(RuntimeError, match=r"worker chosen for row block 1 .*died"):
+        lpca_fit_distributed(X, K, client=cluster, max_iter=5, n_blocks=2)
+    assert len(cluster.cancelled) == 2 + 4  # both actors and the scattered data
+
+
+def test_a_slow_healthy_cluster_is_waited_for(X):
+    # every answer takes 3 slices of waiting: the workers are checked, the fit goes
+    # on and ends as with a cluster that answers at once
+    fast = lpca_fit_distributed(
+        X, K, client=_FakeCluster(), max_iter=3, n_blocks=2, random_state=0
+    )
+    slow_cluster = _FakeCluster(n_waits=3)
+    slow = lpca_fit_distributed(
+        X, K, client=slow_cluster, max_iter=3, n_blocks=2, random_state=0
+    )
+    assert slow.n_iter == fast.n_iter == 3
+    np.testing.assert_array_equal(slow.L, fast.L)
+    np.testing.assert_array_equal(slow.R, fast.R)
+    # the workers were checked while the fit waited for each answer
+    assert slow_cluster.n_info > slow_cluster.n_answers > 10
