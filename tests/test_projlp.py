@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from _family import (
     Deadline,
     _copied_columns_factors,
@@ -456,8 +457,6 @@ def test_phase0_certifies_and_is_reproducible(monkeypatch, planted, tau):
 def test_phase0_on_sparse_input_never_densifies_the_merged_matrix(monkeypatch, tau):
     # issue 28: sparse data stays sparse through phase 0 (0.5 GB on Abstracts); the
     # bound and the certificate are those of the dense input
-    import scipy.sparse as sp
-
     X = make_rounding_rank_matrix(60, 40, 3, random_state=1).astype(float)
     X[:, :4] = 0.0  # fewer ones, and a merged (repeated) column
     X[5] = X[4]  # a merged row
@@ -521,6 +520,27 @@ def test_phase0_skips_an_svd_start_that_does_not_fit_the_deadline(monkeypatch, p
     assert res.certified and certify_rounding(planted, res.L, res.R)  # phase 1 did
     unlimited = run_family("projlp", planted, random_state=0)  # no estimate asked
     assert unlimited.info["phase0_skipped"] is None
+
+
+def test_sparse_data_skip_the_lp_phases_when_phase0_could_not_start(
+    monkeypatch, planted
+):
+    # a 22,627 x 11,313 CSR matrix with a 60 s budget: phase 0's SVD start did not
+    # fit, and the LP phases made the merged matrix dense (4.3 GB peak) for 32 LPs
+    monkeypatch.setattr(modules.projlp, "_SEPARATION_ENTRIES", 0)
+    monkeypatch.setattr(modules.rsvd, "_gram_svd_seconds", lambda *args: 1e9)
+    made_dense = spy(monkeypatch, sp.csr_matrix, "toarray", lambda *a: 1)
+    res = run_family("projlp", sp.csr_matrix(planted), random_state=0, time_limit=30)
+    info = res.info
+    assert info["phase0_tried"] == [] and "SVD start" in info["phase0_skipped"]
+    assert "LP phases were not run" in info["message"] and res.stopped_early
+    assert info["n_lps"] == 0 and not made_dense and not res.certified
+    # dense data keep the LP phases (the test above), as does sparse data whose
+    # phase 0 ran
+    monkeypatch.undo()
+    monkeypatch.setattr(modules.projlp, "_SEPARATION_ENTRIES", 0)
+    res = run_family("projlp", sp.csr_matrix(planted), random_state=0, time_limit=30)
+    assert res.info["phase0_tried"] and res.certified
 
 
 def test_svd_start_sparse_gram_equals_the_dense_one():
