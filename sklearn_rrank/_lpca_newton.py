@@ -319,8 +319,9 @@ class _NewtonSweep:
     def __init__(self, data, U, V, mu, *, alpha, tau, parallel, deadline=None):
         self.data, self.alpha, self.tau, self.parallel = data, alpha, tau, parallel
         self.deadline = deadline
-        self.row_loss, _, n_unsafe = _evaluate(parallel, U, V, mu, data, tau)
+        self.row_loss, n_wrong, n_unsafe = _evaluate(parallel, U, V, mu, data, tau)
         self.start = (_objective(self.row_loss, U, V, mu, alpha), n_unsafe)
+        self.start_wrong = n_wrong  # the wrong entries of the start (see _fit_core)
 
     def __call__(self, U, V, mu, stop_when_exact):
         data, alpha, tau, parallel = self.data, self.alpha, self.tau, self.parallel
@@ -362,8 +363,9 @@ class _MMSweep:
     def __init__(self, data, U, V, mu, *, alpha, tau, parallel, deadline=None):
         self.data, self.alpha, self.tau, self.parallel = data, alpha, tau, parallel
         self.deadline = deadline
-        losses, _, n_unsafe = _evaluate(parallel, U, V, mu, data, tau)
+        losses, n_wrong, n_unsafe = _evaluate(parallel, U, V, mu, data, tau)
         self.start = (_objective(losses, U, V, mu, alpha), n_unsafe)
+        self.start_wrong = n_wrong
 
     def __call__(self, U, V, mu, stop_when_exact):
         data, alpha, tau, parallel = self.data, self.alpha, self.tau, self.parallel

@@ -3,6 +3,7 @@
 import time
 
 import numpy as np
+import pytest
 from _family import (
     Deadline,
     Incumbent,
@@ -395,3 +396,54 @@ def test_hopeless_rule_gives_up_early_within_a_budget_only():
     assert _stalled(slow, stall, 10**6)
     fast = [100 - 3 * i for i in range(7)]  # 82 left: goes on
     assert not _stalled(fast, stall, 10**6)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_a_fit_cut_before_its_first_sweep_counts_its_start_once(monkeypatch, dtype):
+    # on 1e9 entries each pass over the data took 11 s: the wrong entries of the
+    # start are counted while the start is evaluated, not again after the deadline
+    X = _planted(0, 60, 40, 3)
+    data = modules.lpca_model._Data(X, dtype=dtype)
+    U, V, mu = modules.lpca_init._svd_init(data, 3, "global", 0, 0.5)
+    after = spy(monkeypatch, modules.lpca, "_evaluate", lambda *a, **k: 1)
+    *_, n_iter, finfo = modules.lpca._fit_core(
+        data, U, V, mu, tau=0.5, solver="newton", alpha=1e-4, max_iter=10, tol=0.0,
+        n_jobs=1, verbose=0, stop_when_exact=True, deadline=Deadline(0.0),
+    )  # fmt: skip
+    assert n_iter == 0 and finfo["status"] == "time_limit" and not after
+    _, n_wrong, _ = modules.lpca_model._evaluate(None, U, V, mu, data, 0.5)
+    assert finfo["n_errors_logit"] == n_wrong > 0
+    # a fit that swept counts its end state
+    *_, n_iter, finfo = modules.lpca._fit_core(
+        data, U, V, mu, tau=0.5, solver="newton", alpha=1e-4, max_iter=2, tol=0.0,
+        n_jobs=1, verbose=0, stop_when_exact=True, deadline=Deadline(None),
+    )  # fmt: skip
+    assert n_iter == 2 and len(after) == 1
+
+
+def test_a_far_fit_cut_by_its_deadline_is_neither_offered_nor_counted(monkeypatch):
+    # two passes over the data after the deadline (14 s on 1e9 entries) that could
+    # not change what follows: more entries wrong than the rescue takes
+    X = _planted(1, 60, 40, 4)
+    incumbent = Incumbent(X, 0.5, "lpca")
+    data = modules.lpca_model._Data(X)
+    state = modules.lpca_init._svd_init(data, 1, "global", 0, 0.5)
+    offered = spy(monkeypatch, modules.lpca_search, "_offer", lambda *a, **k: 1)
+    counted = spy(monkeypatch, incumbent, "count_uncertified", lambda *a, **k: 1)
+    fit = {"tau": 0.5, "alpha": 1e-4, "n_jobs": 1, "verbose": 0}
+    budget = {"solver": "newton", "max_iter": 3, "stall": None, "tol": 0.0}
+
+    def run(own, limit):
+        return modules.lpca_search._fit_and_rescue(
+            incumbent, {}, data, state, own, Deadline(None), budget=budget,
+            near=None, limit=limit, fit=fit, tick=None,
+        )  # fmt: skip
+
+    res = run(Deadline(0.0), limit=5)
+    assert res["failed"] == res["finfo"]["n_errors_logit"] > 5 and not res["ok"]
+    assert not offered and not counted
+    res = run(Deadline(None), limit=5)  # not cut by a deadline: offered and counted
+    assert offered and counted and res["failed"] > 5
+    del offered[:], counted[:]
+    res = run(Deadline(0.0), limit=10**6)  # near enough for a rescue: counted
+    assert offered and counted
