@@ -438,7 +438,9 @@ def _lpca_search(
     -------
     info : dict (the ``info`` of the RankSearchResult)
         ``"failed_by_k"`` (entries failing the certificate after the fit, before
-        any rescue; the skeleton adds ``"errors_by_k"``, the wrong entries),
+        any rescue; for a fit its deadline cut with more wrong entries than the
+        rescue takes, the wrong entries; the skeleton adds ``"errors_by_k"``, the
+        wrong entries),
         ``"seconds_by_k"``, ``"sweeps_by_k"``, ``"status_by_k"``,
         ``"solver_by_k"`` (``"newton"`` or ``"lbfgs"``),
         ``"rescued_by_refinement"`` (True if the returned certificate needed the
