@@ -24,7 +24,7 @@ from sklearn_rrank._ranksearch import (
     run_rank_search,
 )
 from sklearn_rrank._spectral import spectral_lower_bound
-from sklearn_rrank._trivial import trivial_upper_bound
+from sklearn_rrank._trivial import trivial_rank, trivial_upper_bound
 from sklearn_rrank._validation import check_binary_matrix, check_n_jobs, check_tau
 
 __all__ = ["RoundingRankBounds", "rounding_rank_bounds", "spectral_lower_bound"]
@@ -428,7 +428,7 @@ class _Portfolio:
         if self.best is not None:
             top = self.best[0] - 1
         else:
-            top = min(self.data.shape) + (self.tau <= 0) - 1
+            top = trivial_rank(self.data.shape, self.tau) - 1
         cut = [k for k in self.memos.get(spec.name, {}) if k <= top]
         if cut:
             return max(cut)

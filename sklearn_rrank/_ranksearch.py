@@ -46,6 +46,7 @@ from sklearn_rrank._rounding import (
     _as_factor,
     _count_uncertified,
 )
+from sklearn_rrank._trivial import trivial_rank
 
 __all__ = [
     "BinaryData",
@@ -336,7 +337,7 @@ class Incumbent:
         The trivial factorization (``X`` itself as a factor) certifies it, so no
         search offers a wider certificate (ProjLP's copied columns could).
         """
-        return min(self.X.shape) + (1 if self.tau <= 0 else 0)
+        return trivial_rank(self.X.shape, self.tau)
 
     def limit_text(self):
         """``"the known bound b"``, or ``"the trivial rank c"`` without a bound."""

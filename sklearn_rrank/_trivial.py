@@ -6,6 +6,12 @@ import scipy.sparse as sp
 __all__ = ["trivial_upper_bound"]
 
 
+def trivial_rank(shape, tau):
+    """The rank of :func:`trivial_upper_bound` for ``shape``: ``min(m, n)``, one
+    more when ``tau <= 0`` (its constant column)."""
+    return min(shape) + (1 if tau <= 0 else 0)
+
+
 def trivial_upper_bound(X, *, tau=0.5):
     """Certified factors of rank ``min(m, n)`` (one more when ``tau <= 0``).
 
