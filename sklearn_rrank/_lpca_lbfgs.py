@@ -6,6 +6,7 @@ of rows, see :func:`_joint_task`); :func:`_lbfgs_fit` minimises it with scipy's
 L-BFGS-B under the stopping rules of the sweep solvers.
 """
 
+import math
 import time
 
 import numpy as np
@@ -198,6 +199,29 @@ def _joint_objective(
     return f, grad
 
 
+def _offset_scale(U, V, m, n):
+    """Scale of the global offset in the L-BFGS variables.
+
+    At the logits 0 the diagonal of the Hessian of the data term is a quarter of
+    ``|V[:, c]|^2`` for a factor entry ``U[i, c]`` (``|U[:, c]|^2`` for
+    ``V[j, c]``) and of ``m n`` for the global offset: with m rows the offset's
+    curvature is about ``m`` times the factors' (the factors of a start share
+    their singular values), an ill-conditioning that grows with the data. L-BFGS
+    runs in ``z / scale`` with this scale on the offset, which then has about the
+    factors' mean curvature. On a planted 10,000 x 5,000 matrix (rank 20, 0.5%
+    ones, float32) the fit at k = 40 certified after 60 iterations instead of 126,
+    at k = 20 after 315 instead of 429. (The same scaling of a column bias, by
+    ``sqrt(typical / m)``, made the k = 20 fit with ``fit_bias=True`` worse: 30,311
+    wrong entries after 250 s instead of 6,143; not done.)
+    """
+    typical = max(
+        float(np.einsum("ij,ij->", U, U) + np.einsum("ij,ij->", V, V))
+        / (2 * max(U.shape[1], 1)),
+        1.0,
+    )
+    return min(1.0, math.sqrt(typical / (m * n)))
+
+
 def _lbfgs_fit(
     data,
     U,
@@ -230,18 +254,25 @@ def _lbfgs_fit(
     if unsafe_history is None:
         unsafe_history = []
 
-    def unpack(z):
-        return _unpack(z, m, n, p, kind)
+    def unpack(y):
+        return _unpack(y * scale, m, n, p, kind)
 
     last = {}  # the last point evaluated (a copy) and its unsafe count
 
-    def fun(z, deadline=deadline):
-        counts = {}
-        out = _joint_objective(z, data, p, kind, alpha, parallel, tau, counts, deadline)
-        last["z"], last["unsafe"] = z.copy(), counts["unsafe"]
-        return out
-
     z0 = np.concatenate([U.ravel(), V.ravel()] + ([] if mu is None else [np.ravel(mu)]))
+    # L-BFGS runs in the scaled parameters z / scale (see _bias_scale)
+    scale = np.ones_like(z0)
+    if kind == "global":
+        scale[-1] = _offset_scale(U, V, m, n)
+
+    def fun(y, deadline=deadline):
+        counts = {}
+        z = y * scale
+        args = (parallel, tau, counts, deadline)
+        f, g = _joint_objective(z, data, p, kind, alpha, *args)
+        last["z"], last["unsafe"] = y.copy(), counts["unsafe"]
+        return f, g * scale
+
     bounds = None
     if kind == "global":
         # as arrays: a list of (lo, hi) pairs took scipy 1.8 s to convert for
@@ -249,10 +280,11 @@ def _lbfgs_fit(
         lower = np.full(z0.size, -np.inf)
         upper = np.full(z0.size, np.inf)
         if tau > 0:
-            upper[-1] = -_B_MIN
+            upper[-1] = -_B_MIN / scale[-1]
         else:
-            lower[-1] = _B_MIN
+            lower[-1] = _B_MIN / scale[-1]
         bounds = scipy.optimize.Bounds(lower, upper)
+    z0 = z0 / scale
     history = [fun(z0, None)[0]]  # the start's objective, not interrupted
     state = {"status": "max_iter", "n_iter": 0, "x": z0, "t": time.monotonic()}
 

@@ -257,6 +257,29 @@ def test_lbfgs_decreases_from_the_same_start(rng):
     assert b.info["loss"][-1] == pytest.approx(a.info["loss"][-1], rel=0.05)
 
 
+def test_lbfgs_runs_the_global_offset_scaled_to_its_curvature(rng, monkeypatch):
+    # a tall planted matrix: the offset's curvature (m n) is far above the
+    # factors'; L-BFGS runs it scaled (a change of variables only: the same start,
+    # the same objective, an exact fit whose offset keeps its bound)
+    m, n = 2000, 40
+    L, R = rng.uniform(-0.5, 0.5, (m, 3)), rng.uniform(-0.5, 0.5, (n, 3))
+    P = L @ R.T
+    X = (P >= np.quantile(P, 0.97)).astype(float)
+    U, V, _ = _lpca_init._svd_init(_lpca_model._Data(X), 6, "global", 0, 0.5)
+    scale = _lpca_lbfgs._offset_scale(U, V, m, n)
+    typical = (np.sum(U**2) + np.sum(V**2)) / 12
+    assert scale == pytest.approx(np.sqrt(max(typical, 1.0) / (m * n)))
+    assert scale < 0.1
+    kwargs = dict(fit_bias="global", solver="lbfgs", alpha=1e-4, random_state=0)
+    fits = [lpca_fit(X, 6, stop_when_exact=True, max_iter=3000, **kwargs)]
+    monkeypatch.setattr(_lpca_lbfgs, "_offset_scale", lambda *args: 1.0)
+    fits.append(lpca_fit(X, 6, stop_when_exact=True, max_iter=3000, **kwargs))
+    assert fits[0].info["loss"][0] == pytest.approx(fits[1].info["loss"][0])
+    for fit in fits:
+        assert fit.info["status"] == "exact"
+        assert certify_rounding(X, fit.L, fit.R, tau=0.5)
+
+
 # ---------------------------------------------------------------------------------
 # missing entries
 # ---------------------------------------------------------------------------------
