@@ -246,7 +246,9 @@ def _lbfgs_fit(
     callback after every iteration (``tol`` is also scipy's ``ftol``). A limited
     ``deadline`` is also checked inside every evaluation of the objective (see
     :func:`_joint_objective`); an interrupted iteration is discarded and the fit
-    returns the last accepted iterate with status ``"time_limit"``.
+    returns the last accepted iterate with status ``"time_limit"``. A global offset
+    is seen by L-BFGS divided by :func:`_offset_scale` (a change of variables that
+    leaves the objective and its minimiser as they are).
     """
     m, n = data.shape
     p = U.shape[1]
@@ -254,25 +256,31 @@ def _lbfgs_fit(
     if unsafe_history is None:
         unsafe_history = []
 
+    # L-BFGS runs in the variables y, z with the global offset divided by its scale
+    # (see _offset_scale); the factors and a column bias are not scaled
+    scale = _offset_scale(U, V, m, n) if kind == "global" else 1.0
+
+    def to_z(y):
+        if scale == 1.0:
+            return y
+        z = y.copy()
+        z[-1] *= scale
+        return z
+
     def unpack(y):
-        return _unpack(y * scale, m, n, p, kind)
+        return _unpack(to_z(y), m, n, p, kind)
 
     last = {}  # the last point evaluated (a copy) and its unsafe count
 
-    z0 = np.concatenate([U.ravel(), V.ravel()] + ([] if mu is None else [np.ravel(mu)]))
-    # L-BFGS runs in the scaled parameters z / scale (see _bias_scale)
-    scale = np.ones_like(z0)
-    if kind == "global":
-        scale[-1] = _offset_scale(U, V, m, n)
-
     def fun(y, deadline=deadline):
         counts = {}
-        z = y * scale
         args = (parallel, tau, counts, deadline)
-        f, g = _joint_objective(z, data, p, kind, alpha, *args)
+        f, g = _joint_objective(to_z(y), data, p, kind, alpha, *args)
         last["z"], last["unsafe"] = y.copy(), counts["unsafe"]
-        return f, g * scale
+        g[-1] *= scale  # the gradient in y (a fresh array)
+        return f, g
 
+    z0 = np.concatenate([U.ravel(), V.ravel()] + ([] if mu is None else [np.ravel(mu)]))
     bounds = None
     if kind == "global":
         # as arrays: a list of (lo, hi) pairs took scipy 1.8 s to convert for
@@ -280,11 +288,11 @@ def _lbfgs_fit(
         lower = np.full(z0.size, -np.inf)
         upper = np.full(z0.size, np.inf)
         if tau > 0:
-            upper[-1] = -_B_MIN / scale[-1]
+            upper[-1] = -_B_MIN / scale
         else:
-            lower[-1] = _B_MIN / scale[-1]
+            lower[-1] = _B_MIN / scale
         bounds = scipy.optimize.Bounds(lower, upper)
-    z0 = z0 / scale
+    z0[-1] /= scale
     history = [fun(z0, None)[0]]  # the start's objective, not interrupted
     state = {"status": "max_iter", "n_iter": 0, "x": z0, "t": time.monotonic()}
 
