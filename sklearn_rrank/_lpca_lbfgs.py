@@ -256,7 +256,7 @@ def _lbfgs_fit(
     if unsafe_history is None:
         unsafe_history = []
 
-    # L-BFGS runs in the variables y, z with the global offset divided by its scale
+    # L-BFGS sees y: the parameters z with the global offset divided by its scale
     # (see _offset_scale); the factors and a column bias are not scaled
     scale = _offset_scale(U, V, m, n) if kind == "global" else 1.0
 
