@@ -3,8 +3,8 @@
 * :func:`_svd_init`: the truncated SVD of ``c (2X - 1)`` (centred for the column
   bias, shifted for the global offset), by a randomized SVD of an operator on
   sparse data (:func:`_svd_init_sparse`);
-* :func:`_add_column`: one more latent column along the steepest rank-one descent
-  direction (the warm starts of the rank search);
+* :func:`_add_column`, :func:`_add_columns`: more latent columns along the steepest
+  descent directions (the warm starts of the rank search);
 * :func:`_init_from_factors`: user factors in the returned format.
 """
 
@@ -199,29 +199,35 @@ def _add_column(data, U, V, mu, deadline=None):
 
     The new column is the top singular pair ``(a, b)`` of the negative gradient of
     the data loss with respect to the logits, scaled by one Newton step on the
-    objective along ``t a b^T`` (at least a small positive step). On sparse data
-    the pair is found by chunks of rows (:func:`_top_gradient_pair`, which cuts its
-    power iterations short once ``deadline`` has expired); on dense data by
-    :func:`_randomized_svd` (cut to the time ``deadline`` leaves).
+    objective along ``t a b^T`` (at least a small positive step): :func:`_add_columns`
+    with ``r = 1``.
     """
-    if data.sparse:
-        a, b, s0, curvature = _top_gradient_pair(data, U, V, mu, deadline)
-        t = min(max(s0 / max(curvature, 1e-12), 1e-2), 1e2)
-        root = np.sqrt(t)
-        return np.hstack([U, root * a[:, None]]), np.hstack([V, root * b[:, None]]), mu
     return _add_columns(data, U, V, mu, 1, deadline)
 
 
 def _add_columns(data, U, V, mu, r, deadline=None):
     """Add ``r`` latent columns along the top ``r`` singular pairs of the gradient.
 
-    Dense data only. One gradient and one truncated SVD for all ``r`` columns
-    (:func:`_add_column` is ``r = 1``; ``r`` calls of it cost ``r`` gradients and
-    SVDs): each pair ``(a_j, b_j)`` of the negative gradient is scaled by its own
-    Newton step along ``t a_j b_j^T`` (clipped to ``[1e-2, 1e2]``). The pairs are
-    orthogonal, so the block is the steepest rank-``r`` direction at the current
-    model, not the ``r`` successive rank-one steps (each taken after the previous).
+    One gradient and one truncated SVD for all ``r`` columns (``r`` calls of
+    :func:`_add_column` cost ``r`` of each): each pair ``(a_j, b_j)`` of the
+    negative gradient is scaled by its own Newton step along ``t a_j b_j^T``
+    (clipped to ``[1e-2, 1e2]``). The pairs are orthogonal, so the block is the
+    steepest rank-``r`` direction at the current model, not the ``r`` successive
+    rank-one steps (each taken after the previous). On dense data the pairs come
+    from :func:`_randomized_svd` (cut to the time ``deadline`` leaves); on sparse
+    data from :func:`_top_gradient_pairs`, by chunks of rows (no m x n array).
     """
+    if data.sparse:
+        A, s, B, curvature = _top_gradient_pairs(data, U, V, mu, r, deadline)
+    else:
+        A, s, B, curvature = _dense_gradient_pairs(data, U, V, mu, r, deadline)
+    t = np.clip(s / np.maximum(curvature, 1e-12), 1e-2, 1e2)
+    root = np.sqrt(t)
+    return np.hstack([U, A * root]), np.hstack([V, B * root]), mu
+
+
+def _dense_gradient_pairs(data, U, V, mu, r, deadline):
+    """Top ``r`` singular pairs of ``-g`` (dense data) and the curvature along each."""
     m, n = data.shape
     theta = U @ V.T
     if mu is not None:
@@ -239,9 +245,7 @@ def _add_columns(data, U, V, mu, r, deadline=None):
     curvature = np.array(
         [float((A[:, j] * A[:, j]) @ h @ (B[:, j] * B[:, j])) for j in range(r)]
     )
-    t = np.clip(s / np.maximum(curvature, 1e-12), 1e-2, 1e2)
-    root = np.sqrt(t)
-    return np.hstack([U, A * root]), np.hstack([V, B * root]), mu
+    return A, s, B, curvature
 
 
 def _gradient_blocks(data, U, V, mu, curvature=False):
@@ -271,18 +275,21 @@ def _gradient_blocks(data, U, V, mu, curvature=False):
 _ADD_COLUMN_POWER_ITER = 2
 
 
-def _top_gradient_pair(data, U, V, mu, deadline=None):
-    """Top singular pair of ``-g`` and the curvature along it, by chunks of rows.
+def _top_gradient_pairs(data, U, V, mu, r, deadline=None):
+    """Top ``r`` singular pairs of ``-g`` and the curvature along each, by chunks.
 
-    The sparse-data counterpart of the dense SVD in :func:`_add_column`: ``g`` is
+    The sparse-data counterpart of the dense SVD in :func:`_add_columns`: ``g`` is
     recomputed chunk by chunk in every product of a randomized power iteration
-    (one vector plus 10 samples, ``_ADD_COLUMN_POWER_ITER`` iterations, fewer once
-    ``deadline`` has expired), so no m x n array is held. Returns ``(a, b, sigma,
-    (a * a) @ h @ (b * b))``.
+    (``r`` vectors plus 10 samples, ``_ADD_COLUMN_POWER_ITER`` iterations, fewer
+    once ``deadline`` has expired), so no m x n array is held, and the passes
+    over the data do not grow with ``r``. Returns ``(A, sigma, B, curvature)``:
+    the pairs as the columns of ``A`` (m, r) and ``B`` (n, r), the singular
+    values (r,), and ``(A[:, j] * A[:, j]) @ h @ (B[:, j] * B[:, j])`` for each
+    ``j``.
     """
     m, n = data.shape
     rng = np.random.RandomState(0)
-    size = min(1 + _INIT_OVERSAMPLES, m, n)
+    size = min(r + _INIT_OVERSAMPLES, m, n)
 
     def matmat(G):  # -g @ G
         out = np.empty((m, G.shape[1]))
@@ -305,12 +312,13 @@ def _top_gradient_pair(data, U, V, mu, deadline=None):
         Q = matmat(Q)
     Q, _ = np.linalg.qr(Q)
     Ab, sv, Bt = np.linalg.svd(rmatmat(Q).T, full_matrices=False)
-    a, b = Q @ Ab[:, 0], Bt[0]
-    b2 = b * b
-    curvature = 0.0
+    r = min(r, sv.size)
+    A, B = Q @ Ab[:, :r], Bt[:r].T
+    B2 = B * B
+    curvature = np.zeros(r)
     for rows, _, h in _gradient_blocks(data, U, V, mu, curvature=True):
-        curvature += float((a[rows] * a[rows]) @ (h @ b2))
-    return a, b, float(sv[0]), curvature
+        curvature += np.sum((A[rows] * A[rows]) * (h @ B2), axis=0)
+    return A, sv[:r], B, curvature
 
 
 def _init_from_factors(L, R, kind, tau, m, n, k):

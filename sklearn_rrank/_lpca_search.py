@@ -29,6 +29,7 @@ from sklearn_rrank._lpca_init import _add_column, _add_columns, _svd_init
 from sklearn_rrank._lpca_model import _Data, _is_global, _package, _stop_delta
 from sklearn_rrank._lpca_refine import _lpca_refine
 from sklearn_rrank._memory import fits_in_memory
+from sklearn_rrank._ranksearch import Incumbent
 
 __all__ = []
 
@@ -81,12 +82,22 @@ _EARLY_FAR_FRACTION = 0.9
 _FLOAT32_ENTRIES = 10**7
 # share of the time left that one fit of the ascent may take (limited budgets only)
 _ASCENT_SHARE = 0.3
-# on dense data of at least this many entries a jump of the ascent adds its latent
-# columns in one block (one gradient and one truncated SVD, :func:`_add_columns`)
-# instead of one column per gradient: on Abstracts (12841 x 4894, 6.3e7 entries,
-# load 4) four columns took 14.5 s one at a time and 2.8 s in one block; smaller
-# data keep the one-at-a-time columns (and their results)
+# on data of at least this many entries (dense or sparse) a jump of the ascent adds
+# its latent columns in one block (one gradient and one truncated SVD,
+# :func:`_add_columns`) instead of one column per gradient: on Abstracts (12841 x
+# 4894, 6.3e7 entries, load 4) four columns took 14.5 s one at a time and 2.8 s in
+# one block; smaller data keep the one-at-a-time columns (and their results)
 _BLOCK_ADD_ENTRIES = 10**7
+# within a budget, on data of at least _SCOUT_MIN_ENTRIES entries, the ascent is
+# first run on a random sample of about _SCOUT_ENTRIES entries (whole rows, or
+# whole columns when there are more columns), on _SCOUT_SHARE of the budget; the
+# ascent on X starts at the rank that certifies the sample (or the last rank the
+# sample's ascent reached): the far fits below it cost a fraction of their time on
+# X (planted 200,000 x 5,000: the ascent's fits at k = 2, 3, 5, 9, 10, 12, 16
+# took 1466 s of a 1800 s budget and left over 92% of the ones wrong)
+_SCOUT_MIN_ENTRIES = 4 * 10**7
+_SCOUT_ENTRIES = 10**7
+_SCOUT_SHARE = 0.25
 # seconds between two progress events inside a long fit
 _TICK_SECONDS = 1.0
 # bytes per entry of the boost on densified sparse data: the weights in both
@@ -353,9 +364,9 @@ def _lpca_search(
     while ``incumbent.worth_trying(k)`` and ``k <= max_rank``) fit L-PCA with ``k``
     columns in all (see :func:`~sklearn_rrank._lpca.lpca_fit` for how the columns
     are counted), warm-started from the previous ``k`` with latent columns added
-    one at a time along the steepest rank-one descent direction (on dense data of
-    at least 1e7 entries all of a jump's columns at once, along the top singular
-    pairs of one gradient) (the first ``k``
+    one at a time along the steepest rank-one descent direction (on data of at
+    least 1e7 entries, dense or sparse, all of a jump's columns at once, along the
+    top singular pairs of one gradient) (the first ``k``
     continues a model an earlier run left at ``k`` in ``incumbent.memo``, or starts
     from the truncated SVD); see :func:`_ascent_step`. While a fit leaves more than
     10% of the ones uncertified, the next ``k`` jumps ahead by half the distance
@@ -380,6 +391,15 @@ def _lpca_search(
     multiplied by 10 per round, up to 4 rounds of 30 sweeps), then
     :func:`~sklearn_rrank._lpca_refine._lpca_refine` (alternating L1-slack LPs).
     Within a budget (only there, so that unlimited results stay as they were):
+    on data of at least 4e7 entries a search that begins at its default ``start``
+    first runs this ascent on a random sample of whole rows (columns, if there are
+    more columns) of about 1e7 entries, on a quarter of the time left, with its
+    own certification (:func:`_scout`: a certificate of the sample bounds nothing
+    of ``X`` and is never offered); the ascent on ``X`` then starts at the rank
+    that certified the sample, else at the last rank the sample's ascent fitted,
+    and the polish phase bisects above the sample's last far rank;
+    an ascent fit that its share stops before its first sweep ends the ascent
+    (its model is kept for a second pass);
     an ascent fit that still leaves more than half of the ones uncertified after
     its first stall window stops (Newton fits too); after a fit that leaves more
     than 90% of them uncertified the next ``k`` starts from the truncated SVD
@@ -483,6 +503,23 @@ def _lpca_search(
     fit = dict(tau=tau, alpha=_SEARCH_ALPHA, n_jobs=n_jobs, verbose=verbose)
     began = time.monotonic()
     k = first = max(int(start), int(incumbent.lower), 1)
+    floor = first - 1  # the polish phase bisects above it
+    if start == 1:  # not a search resumed above its start (a portfolio's second pass)
+        scout = _scout(
+            X,
+            incumbent,
+            deadline,
+            first=first,
+            max_rank=max_rank,
+            seed=rng.randint(np.iinfo(np.int32).max),
+            fit=fit,
+            fit_bias=fit_bias,
+            dtype=dtype,
+        )
+        if scout is not None:
+            info["scout"] = scout
+            floor = max(first - 1, scout["floor"])
+            k = first = max(first, scout["start"])
     reason = "max_rank"
     state = None
     while k <= max_rank:
@@ -511,6 +548,13 @@ def _lpca_search(
         if n_failed is None:  # the deadline passed while latent columns were added
             reason = "time limit"
             break
+        if info["status_by_k"][k] == "time_limit" and not info["sweeps_by_k"][k]:
+            # its share passed before the fit's first sweep: a larger k would get
+            # less time still (on a planted 10,000 x 5,000 matrix the ascent went
+            # on to k = 64, 128 and 256 without a sweep, 35 s of a 120 s budget);
+            # the model stays in the memo, where a second pass resumes
+            reason = "time limit"
+            break
         k = _next_rank(
             k, first, n_failed, n_ones, incumbent, max_rank, gallop=deadline.limited
         )
@@ -530,7 +574,7 @@ def _lpca_search(
             deadline.child(seconds=budget) if deadline.limited else deadline,
             kind=kind,
             tau=tau,
-            start=first,
+            start=floor + 1,
             seed=seeds[1],
             n_ones=n_ones,
             rescue_limit=rescue_limit,
@@ -539,6 +583,82 @@ def _lpca_search(
         )
     _conclude(info, incumbent, deadline, reason, max_rank)
     return info
+
+
+def _scout(X, incumbent, deadline, *, first, max_rank, seed, fit, fit_bias, dtype):
+    """The ascent on a random sample of ``X``: where the ascent on ``X`` starts.
+
+    Within a limited ``deadline`` and on data of at least ``_SCOUT_MIN_ENTRIES``
+    entries only (else None): ``size`` whole rows of ``X`` (whole columns if ``X``
+    has more columns than rows), about ``_SCOUT_ENTRIES`` entries and at most a
+    quarter of them, drawn uniformly from ``seed``, get the search's ascent from
+    ``first`` (no polish) on ``_SCOUT_SHARE`` of the time left, with their own
+    certification: a certificate of the sample bounds nothing of ``X``, so none is
+    offered to ``incumbent``, and the sample's progress reaches the user as steps.
+    A rounding rank of a sample of rows (columns) is at most that of ``X``, and the
+    far fits on the sample stand in for those on ``X`` (a heuristic: these are
+    local fits). Returns the sample's record: ``"axis"`` (0: rows), ``"size"``,
+    ``"rank"`` (certified on the sample, or None), ``"failed_by_k"``,
+    ``"seconds"`` and ``"start"``, the rank where the ascent on ``X`` starts (the
+    sample's certified rank, else the last rank its ascent fitted), and
+    ``"floor"``, the largest rank at which the sample's fit left more than
+    ``_POLISH_FRACTION`` of its ones wrong (``first - 1`` if none): the polish
+    phase on ``X`` bisects above it, the ranks the scout skipped included.
+    """
+    m, n = X.shape
+    axis = 0 if m >= n else 1
+    long, short = (m, n) if axis == 0 else (n, m)
+    size = -(-_SCOUT_ENTRIES // short)
+    if not deadline.limited or m * n < _SCOUT_MIN_ENTRIES or 4 * size > long:
+        return None
+    t0 = time.monotonic()
+    pick = np.sort(np.random.RandomState(seed).choice(long, size, replace=False))
+    Xs = X[pick] if axis == 0 else X[:, pick]
+    if sp.issparse(Xs):
+        Xs = sp.csr_matrix(Xs)
+    label = f"scout on {size} {'rows' if axis == 0 else 'columns'}"
+
+    def relay(event):  # the sample's fits as steps of this search, never a bound
+        if event["stage"] == "step":
+            message = f"{label}: {event['message']}".rstrip(": ")
+            incumbent.event("step", k=event["k"], error=event["error"], message=message)
+
+    sample = Incumbent(Xs, fit["tau"], incumbent.method, cap=incumbent.bound)
+    sample.progress = relay
+    found = _lpca_search(
+        Xs,
+        sample,
+        deadline.child(fraction=_SCOUT_SHARE),
+        tau=fit["tau"],
+        random_state=seed,
+        n_jobs=fit["n_jobs"],
+        verbose=0,
+        start=first,
+        max_rank=max_rank,
+        polish=False,
+        fit_bias=fit_bias,
+        dtype=dtype,
+    )
+    tried = found["failed_by_k"]
+    fitted = [k for k in tried if found["sweeps_by_k"][k]]  # not cut before a sweep
+    start = sample.rank if sample.rank is not None else max(fitted, default=first)
+    far = _POLISH_FRACTION * max(sample.data.n_ones, 1)
+    floor = max((k for k in fitted if tried[k] > far), default=first - 1)
+    record = {
+        "axis": axis,
+        "size": size,
+        "rank": sample.rank,
+        "failed_by_k": dict(tried),
+        "seconds": time.monotonic() - t0,
+        "start": int(start),
+        "floor": int(min(floor, start - 1)),
+    }
+    if fit["verbose"]:
+        print(
+            f"[lpca search] {label}: certified {sample.rank}, tried "
+            f"{sorted(tried)}, {record['seconds']:.2f}s; the ascent starts at {start}"
+        )
+    return record
 
 
 def _polish_wanted(incumbent, reason):
@@ -581,8 +701,8 @@ def _ascent_step(
 
     ``state`` is the model of the previous ``k`` (None at the first ``k``: the
     model an earlier run left at ``k`` in ``incumbent.memo``, else a fresh SVD
-    start from ``seed``); latent columns are added one at a time (on dense data of
-    at least ``_BLOCK_ADD_ENTRIES`` entries all at once). The rescue runs when at
+    start from ``seed``); latent columns are added one at a time (on data of at
+    least ``_BLOCK_ADD_ENTRIES`` entries all at once). The rescue runs when at
     most ``rescue_limit`` entries fail (None: never; within a budget, at the last
     rank below the known bound, when at most ``_POLISH_FRACTION`` of the ones do,
     and the fit stops there: :func:`_fit_and_rescue`). Returns the fitted
@@ -611,7 +731,7 @@ def _ascent_step(
             data, p, kind, seed, tau, deadline=own
         )
     U, V, mu = state
-    block = not data.sparse and data.shape[0] * data.shape[1] >= _BLOCK_ADD_ENTRIES
+    block = data.shape[0] * data.shape[1] >= _BLOCK_ADD_ENTRIES
     while U.shape[1] < p:  # one column (large dense data: all) per step
         if own.expired():  # each step costs an SVD of the gradient: stop
             return (U, V, mu), False, None

@@ -254,6 +254,88 @@ def test_ascent_stops_adding_columns_once_the_deadline_passes(monkeypatch):
     assert "time limit" in res.report.message
 
 
+def test_ascent_ends_at_a_fit_its_share_cut_before_its_first_sweep(monkeypatch):
+    # a fit cut by its share before its first sweep says nothing about its k, and
+    # a larger k would get less time still: the ascent ends there (its model kept
+    # for a second pass) instead of galloping on with columns and no sweeps
+    lpca_search = modules.lpca_search
+    tried = []
+
+    def fit_and_rescue(incumbent, info, data, state, own, deadline, **kwargs):
+        k = state[0].shape[1]
+        tried.append(k)
+        finfo = {"status": "time_limit", "solver_used": "newton"}
+        finfo["n_errors_logit"] = incumbent.data.n_ones
+        out = dict(state=state, best=state, ok=False, rescue=None, rescued=False)
+        return dict(out, failed=finfo["n_errors_logit"], finfo=finfo, sweeps=k < 4)
+
+    monkeypatch.setattr(lpca_search, "_fit_and_rescue", fit_and_rescue)
+    X = _planted(3, 60, 40, 4)
+    memo = {}
+    res = run_rank_search(
+        _lpca_search,
+        X,
+        method="lpca",
+        tau=0.5,
+        deadline=1000.0,
+        random_state=0,
+        params={"polish": False, "fit_bias": False},
+        memo=memo,
+    )
+    assert tried == [1, 2, 4]  # one sweep at k = 1 and 2, none at 4: the end
+    assert res.stopped_early and "time limit" in res.report.message
+    assert sorted(memo) == [1, 2, 4]
+
+
+def test_scout_starts_the_ascent_where_a_row_sample_certifies(monkeypatch):
+    # large data within a budget: the ascent runs first on a sample of whole rows
+    # (their rounding rank is at most X's) with its own certification, and the
+    # ascent on X starts at the rank that certified the sample
+    lpca_search = modules.lpca_search
+    X = _planted(4, 400, 30, 3)
+    monkeypatch.setattr(lpca_search, "_SCOUT_MIN_ENTRIES", X.size)
+    monkeypatch.setattr(lpca_search, "_SCOUT_ENTRIES", 100 * 30)
+    events = []
+    res = run_rank_search(
+        _lpca_search,
+        X,
+        method="lpca",
+        tau=0.5,
+        deadline=1000.0,
+        random_state=0,
+        progress=events.append,
+    )
+    scout = res.info["scout"]
+    assert scout["axis"] == 0 and scout["size"] == 100 and scout["rank"] is not None
+    assert scout["start"] == scout["rank"] == min(res.info["failed_by_k"])
+    assert res.certified and certify_rounding(X, res.L, res.R, tau=0.5)
+    # the polish bisects above the sample's last far rank, below the scout's start
+    assert scout["floor"] < scout["start"] - 1 and res.rank < scout["start"]
+    # the sample's fits reach the user as steps of the search, never as a bound
+    steps = [e for e in events if "scout on 100 rows" in e["message"]]
+    assert steps and all(e["stage"] == "step" for e in steps)
+    improved = [e for e in events if e["stage"] == "improved"]
+    assert [e["bound"] for e in improved] == [scout["start"], res.rank]
+    # no scout without a budget, on smaller data, or when resumed above its start
+    free = run_rank_search(_lpca_search, X, method="lpca", tau=0.5, random_state=0)
+    assert "scout" not in free.info
+    resumed = run_rank_search(
+        _lpca_search,
+        X,
+        method="lpca",
+        tau=0.5,
+        deadline=1000.0,
+        random_state=0,
+        params={"start": 2},
+    )
+    assert "scout" not in resumed.info
+    # a wide matrix: whole columns
+    wide = run_rank_search(
+        _lpca_search, X.T.copy(), method="lpca", tau=0.5, deadline=1000.0
+    )
+    assert wide.info["scout"]["axis"] == 1
+
+
 def test_rescues_repeat_within_a_budget_while_the_failures_drop(monkeypatch):
     # a stand-in state is (failing entries, 0, 0); each rescue maps it to the next
     mod = modules.lpca_search
@@ -307,7 +389,35 @@ def test_block_of_columns_is_the_top_pairs_of_one_gradient():
     assert np.allclose(G, np.diag(np.diag(G)), atol=1e-8 * np.abs(G).max())
 
 
-def test_large_dense_data_add_a_jumps_columns_in_one_block(monkeypatch):
+def test_sparse_block_of_columns_is_the_dense_block():
+    # sparse data: the top pairs of the gradient by chunks of rows (no m x n array),
+    # with fewer power iterations than the dense SVD; the same directions
+    import scipy.sparse as sp
+
+    init = modules.lpca_init
+    _Data = modules.lpca_model._Data
+    X = _planted(6, 90, 70, 4)
+    dense, sparse = _Data(X), _Data(sp.csr_matrix(X))
+    kind = modules.lpca._model_kind("global", 0.5)
+    U, V, mu = init._svd_init(dense, 1, kind, 0, 0.5)
+    Ud, Vd, _ = init._add_columns(dense, U, V, mu, 3)
+    Us, Vs, _ = init._add_columns(sparse, U, V, mu, 3)
+    assert Us.shape == (90, 4) and Vs.shape == (70, 4)
+    assert np.array_equal(Us[:, :1], U) and np.array_equal(Vs[:, :1], V)
+    for j in (1, 2):  # the leading new directions, and their Newton steps
+        for a, b in ((Ud[:, j], Us[:, j]), (Vd[:, j], Vs[:, j])):
+            cosine = abs(a @ b) / (np.linalg.norm(a) * np.linalg.norm(b))
+            assert cosine > 0.99
+        assert np.isclose(
+            np.linalg.norm(Us[:, j]) * np.linalg.norm(Vs[:, j]),
+            np.linalg.norm(Ud[:, j]) * np.linalg.norm(Vd[:, j]),
+            rtol=0.05,
+        )
+    one = init._add_column(sparse, U, V, mu)
+    assert np.allclose(np.abs(Us[:, :2]), np.abs(one[0]), rtol=0.05, atol=1e-3)
+
+
+def test_large_data_add_a_jumps_columns_in_one_block(monkeypatch):
     lpca_search = modules.lpca_search
     blocks = []
     real = lpca_search._add_columns
@@ -327,6 +437,11 @@ def test_large_dense_data_add_a_jumps_columns_in_one_block(monkeypatch):
     res = run_rank_search(_lpca_search, X, deadline=1000.0, **kwargs)
     assert blocks == [(1, 1), (2, 2)]  # k = 1 -> 2, then the jump 2 -> 4 at once
     assert 4 in res.info["failed_by_k"]
+    blocks.clear()  # sparse data of as many entries: the same blocks
+    import scipy.sparse as sp
+
+    run_rank_search(_lpca_search, sp.csr_matrix(X), deadline=1000.0, **kwargs)
+    assert blocks == [(1, 1), (2, 2)]
 
 
 def test_no_polish_far_below_a_cap_the_ascent_never_reached():
