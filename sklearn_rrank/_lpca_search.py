@@ -26,7 +26,13 @@ from sklearn.utils import check_random_state
 from sklearn_rrank._base import LogisticModel
 from sklearn_rrank._lpca import _fit_core, _model_kind, _resolve_solver
 from sklearn_rrank._lpca_init import _add_column, _add_columns, _svd_init
-from sklearn_rrank._lpca_model import _Data, _is_global, _package, _stop_delta
+from sklearn_rrank._lpca_model import (
+    _chunks,
+    _Data,
+    _is_global,
+    _package,
+    _stop_delta,
+)
 from sklearn_rrank._lpca_refine import _lpca_refine
 from sklearn_rrank._memory import fits_in_memory
 from sklearn_rrank._ranksearch import Incumbent
@@ -100,20 +106,27 @@ _SCOUT_ENTRIES = 10**7
 _SCOUT_SHARE = 0.25
 # seconds between two progress events inside a long fit
 _TICK_SECONDS = 1.0
-# bytes per entry of the boost on densified sparse data: the weights in both
-# orientations (float64) and the dense signs (int8, both orientations)
-_BOOST_BYTES_PER_ENTRY = 18
+# bytes per entry of the boost on densified sparse data besides its weights (in
+# both orientations, in the precision of the sweeps): the dense signs (int8, both
+# orientations) and the mask of unsafe entries
+_BOOST_BYTES_PER_ENTRY = 3
 
 
 def _unsafe_mask(U, V, mu, data, tau):
-    """Boolean (m, n) mask of the observed entries that are wrong or unsafe."""
+    """Boolean (m, n) mask of the observed entries that are wrong or unsafe.
+
+    The logits are formed by the chunks of rows of the sweeps (no m x n float
+    array: on Abstracts one took 500 MB on top of the boost's weights).
+    """
     delta = _stop_delta(U, V, mu, tau)
-    theta = U @ V.T
-    if mu is not None:
-        theta += mu
-    mask = data.q * theta <= delta
-    if data.w is not None:
-        mask &= data.w > 0
+    mask = np.empty(data.shape, dtype=bool)
+    for rows in _chunks(*data.shape):
+        theta = U[rows] @ V.T
+        if mu is not None:
+            theta += mu
+        np.less_equal(data.q[rows] * theta, delta, out=mask[rows])
+        if data.w is not None:
+            mask[rows] &= data.w[rows] > 0
     return mask
 
 
@@ -145,10 +158,12 @@ def _boost(data, U, V, mu, *, tau, alpha, n_jobs, deadline, verbose, tick=None):
         # the weights are an m x n array: sparse data is densified for the boost
         # only when that fits in memory
         m, n = data.shape
-        if not fits_in_memory(m * n * _BOOST_BYTES_PER_ENTRY):
+        per_entry = _BOOST_BYTES_PER_ENTRY + 2 * data.dtype.itemsize
+        if not fits_in_memory(m * n * per_entry):
             return U, V, mu, False
         data = data.densified()
-    weights = np.ones(data.shape)
+    # in the precision of the sweeps (float32 on large data: half the memory)
+    weights = np.ones(data.shape, dtype=data.dtype)
     for _ in range(_BOOST_ROUNDS):
         if deadline.expired():
             break
@@ -383,10 +398,11 @@ def _lpca_search(
     window; such an ascent fit also stops when more than half of the ones are
     still uncertified after its first window (300 iterations). Within a budget
     one ascent fit gets at most 30% of the time left (all of it at the last rank
-    below the known bound). Every candidate goes through ``incumbent.offer`` (the
-    one certification, :func:`~sklearn_rrank.certify_rounding`'s kernel, margin
-    1e-9), never here. If only a few entries fail (at most ``max(30, 0.005 *
-    number of ones)``) and ``refine`` is True, a rescue is tried
+    below the known bound, and after a scout, below, a near fit cut short). Every
+    candidate goes through ``incumbent.offer`` (the one certification,
+    :func:`~sklearn_rrank.certify_rounding`'s kernel, margin 1e-9), never here.
+    If only a few entries fail (at most ``max(30, 0.005 * number of ones)``) and
+    ``refine`` is True, a rescue is tried
     (:func:`_rescue`): reweighted L-PCA (the weights of the failing entries are
     multiplied by 10 per round, up to 4 rounds of 30 sweeps), then
     :func:`~sklearn_rrank._lpca_refine._lpca_refine` (alternating L1-slack LPs).
@@ -397,7 +413,9 @@ def _lpca_search(
     own certification (:func:`_scout`: a certificate of the sample bounds nothing
     of ``X`` and is never offered); the ascent on ``X`` then starts at the rank
     that certified the sample, else at the last rank the sample's ascent fitted,
-    and the polish phase bisects above the sample's last far rank;
+    a fit on ``X`` that its share cuts while at most 10% of the ones fail goes on
+    at the same ``k`` with all the time left (once per ``k``), and the polish
+    phase bisects above the sample's last far rank;
     an ascent fit that its share stops before its first sweep ends the ascent
     (its model is kept for a second pass);
     an ascent fit that still leaves more than half of the ones uncertified after
@@ -504,6 +522,7 @@ def _lpca_search(
     began = time.monotonic()
     k = first = max(int(start), int(incumbent.lower), 1)
     floor = first - 1  # the polish phase bisects above it
+    scouted = False
     if start == 1:  # not a search resumed above its start (a portfolio's second pass)
         scout = _scout(
             X,
@@ -518,10 +537,12 @@ def _lpca_search(
         )
         if scout is not None:
             info["scout"] = scout
+            scouted = True
             floor = max(first - 1, scout["floor"])
             k = first = max(first, scout["start"])
     reason = "max_rank"
     state = None
+    continued = set()  # the ranks whose near fit goes on with all the time left
     while k <= max_rank:
         if not incumbent.worth_trying(k):
             reason = "bound"
@@ -541,6 +562,7 @@ def _lpca_search(
             n_ones=n_ones,
             rescue_limit=rescue_limit if refine else None,
             fit=fit,
+            share=1.0 if k in continued else _ASCENT_SHARE,
         )
         if ok:
             reason = "certified"
@@ -555,6 +577,19 @@ def _lpca_search(
             # the model stays in the memo, where a second pass resumes
             reason = "time limit"
             break
+        if (
+            scouted
+            and k not in continued
+            and info["status_by_k"][k] == "time_limit"
+            and n_failed <= _POLISH_FRACTION * n_ones
+        ):
+            # after a scout, a near fit that its share cut goes on at the same k
+            # with all the time left (its model is in the memo): on the planted
+            # 200,000 x 5,000 matrix such fits went on at k + 1, one column per
+            # share (k = 24 to 29, 8.9% to 6% of the ones wrong, no certificate)
+            continued.add(k)
+            state = None
+            continue
         k = _next_rank(
             k, first, n_failed, n_ones, incumbent, max_rank, gallop=deadline.limited
         )
@@ -695,7 +730,19 @@ def _search_info(fit_bias):
 
 
 def _ascent_step(
-    incumbent, data, info, deadline, state, *, k, kind, seed, n_ones, rescue_limit, fit
+    incumbent,
+    data,
+    info,
+    deadline,
+    state,
+    *,
+    k,
+    kind,
+    seed,
+    n_ones,
+    rescue_limit,
+    fit,
+    share=_ASCENT_SHARE,
 ):
     """One ``k`` of the ascent: warm start, fit, offer, rescue of a near miss.
 
@@ -720,7 +767,7 @@ def _ascent_step(
     # gets when any near fit (as in the polish phase)
     limited = deadline.limited
     last = incumbent.bound == k + 1
-    own = deadline.child(fraction=1.0 if last else _ASCENT_SHARE)
+    own = deadline.child(fraction=1.0 if last else share)
     near = None
     if last and limited and rescue_limit is not None:
         near = rescue_limit = max(rescue_limit, int(_POLISH_FRACTION * n_ones))

@@ -336,6 +336,35 @@ def test_scout_starts_the_ascent_where_a_row_sample_certifies(monkeypatch):
     assert wide.info["scout"]["axis"] == 1
 
 
+def test_after_a_scout_a_near_fit_cut_short_goes_on_with_all_the_time(monkeypatch):
+    # 1e9 entries: near fits that their shares cut went on at k + 1, one column per
+    # share; after a scout such a fit goes on at the same k with the time left, once
+    lpca_search = modules.lpca_search
+    X = _planted(4, 400, 30, 3)
+    n_ones = int(X.sum())
+    steps = []
+
+    def ascent_step(incumbent, data, info, deadline, state, *, k, share, **kwargs):
+        steps.append((k, share))
+        ok = len(steps) == 4
+        info["status_by_k"][k] = "exact" if ok else "time_limit"
+        info["sweeps_by_k"][k] = 5
+        info["failed_by_k"][k] = 0 if ok else n_ones // 20  # near: 5% of the ones
+        return state, ok, info["failed_by_k"][k]
+
+    scout = {"start": 3, "floor": 1}
+    monkeypatch.setattr(lpca_search, "_scout", lambda *a, **kw: scout)
+    monkeypatch.setattr(lpca_search, "_ascent_step", ascent_step)
+    kwargs = dict(method="lpca", tau=0.5, deadline=1000.0, random_state=0)
+    run_rank_search(_lpca_search, X, params={"polish": False}, **kwargs)
+    share = lpca_search._ASCENT_SHARE
+    assert steps == [(3, share), (3, 1.0), (4, share), (4, 1.0)]
+    steps.clear()  # without a scout: k + 1 after each near fit, as before
+    monkeypatch.setattr(lpca_search, "_scout", lambda *a, **kw: None)
+    run_rank_search(_lpca_search, X, params={"polish": False, "start": 3}, **kwargs)
+    assert steps == [(3, share), (4, share), (5, share), (6, share)]
+
+
 def test_rescues_repeat_within_a_budget_while_the_failures_drop(monkeypatch):
     # a stand-in state is (failing entries, 0, 0); each rescue maps it to the next
     mod = modules.lpca_search
