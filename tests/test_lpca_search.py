@@ -16,6 +16,9 @@ from _family import (
 
 from sklearn_rrank import certify_rounding, rounding_rank_bounds
 
+# run_rank_search's arguments of an L-PCA search within a budget
+_BUDGETED = dict(method="lpca", tau=0.5, deadline=1000.0, random_state=0)
+
 
 def _planted(seed, m, n, k):
     rng = np.random.default_rng(seed)
@@ -271,17 +274,8 @@ def test_ascent_ends_at_a_fit_its_share_cut_before_its_first_sweep(monkeypatch):
 
     monkeypatch.setattr(lpca_search, "_fit_and_rescue", fit_and_rescue)
     X = _planted(3, 60, 40, 4)
-    memo = {}
-    res = run_rank_search(
-        _lpca_search,
-        X,
-        method="lpca",
-        tau=0.5,
-        deadline=1000.0,
-        random_state=0,
-        params={"polish": False, "fit_bias": False},
-        memo=memo,
-    )
+    memo, params = {}, {"polish": False, "fit_bias": False}
+    res = run_rank_search(_lpca_search, X, **_BUDGETED, params=params, memo=memo)
     assert tried == [1, 2, 4]  # one sweep at k = 1 and 2, none at 4: the end
     assert res.stopped_early and "time limit" in res.report.message
     assert sorted(memo) == [1, 2, 4]
@@ -296,15 +290,7 @@ def test_scout_starts_the_ascent_where_a_row_sample_certifies(monkeypatch):
     monkeypatch.setattr(lpca_search, "_SCOUT_MIN_ENTRIES", X.size)
     monkeypatch.setattr(lpca_search, "_SCOUT_ENTRIES", 100 * 30)
     events = []
-    res = run_rank_search(
-        _lpca_search,
-        X,
-        method="lpca",
-        tau=0.5,
-        deadline=1000.0,
-        random_state=0,
-        progress=events.append,
-    )
+    res = run_rank_search(_lpca_search, X, **_BUDGETED, progress=events.append)
     scout = res.info["scout"]
     assert scout["axis"] == 0 and scout["size"] == 100 and scout["rank"] is not None
     assert scout["start"] == scout["rank"] == min(res.info["failed_by_k"])
@@ -319,20 +305,10 @@ def test_scout_starts_the_ascent_where_a_row_sample_certifies(monkeypatch):
     # no scout without a budget, on smaller data, or when resumed above its start
     free = run_rank_search(_lpca_search, X, method="lpca", tau=0.5, random_state=0)
     assert "scout" not in free.info
-    resumed = run_rank_search(
-        _lpca_search,
-        X,
-        method="lpca",
-        tau=0.5,
-        deadline=1000.0,
-        random_state=0,
-        params={"start": 2},
-    )
+    resumed = run_rank_search(_lpca_search, X, **_BUDGETED, params={"start": 2})
     assert "scout" not in resumed.info
     # a wide matrix: whole columns
-    wide = run_rank_search(
-        _lpca_search, X.T.copy(), method="lpca", tau=0.5, deadline=1000.0
-    )
+    wide = run_rank_search(_lpca_search, X.T.copy(), **_BUDGETED)
     assert wide.info["scout"]["axis"] == 1
 
 
@@ -355,7 +331,7 @@ def test_after_a_scout_a_near_fit_cut_short_goes_on_with_all_the_time(monkeypatc
     scout = {"start": 3, "floor": 1}
     monkeypatch.setattr(lpca_search, "_scout", lambda *a, **kw: scout)
     monkeypatch.setattr(lpca_search, "_ascent_step", ascent_step)
-    kwargs = dict(method="lpca", tau=0.5, deadline=1000.0, random_state=0)
+    kwargs = _BUDGETED
     run_rank_search(_lpca_search, X, params={"polish": False}, **kwargs)
     share = lpca_search._ASCENT_SHARE
     assert steps == [(3, share), (3, 1.0), (4, share), (4, 1.0)]
