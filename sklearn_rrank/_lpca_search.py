@@ -106,28 +106,25 @@ _SCOUT_ENTRIES = 10**7
 _SCOUT_SHARE = 0.25
 # seconds between two progress events inside a long fit
 _TICK_SECONDS = 1.0
-# bytes per entry of the boost on densified sparse data besides its weights (in
-# both orientations, in the precision of the sweeps): the dense signs (int8, both
-# orientations) and the mask of unsafe entries
-_BOOST_BYTES_PER_ENTRY = 3
 
 
-def _unsafe_mask(U, V, mu, data, tau):
-    """Boolean (m, n) mask of the observed entries that are wrong or unsafe.
+def _unsafe_entries(U, V, mu, data, tau):
+    """Sorted row-major flat indices of the observed entries wrong or unsafe.
 
-    The logits are formed by the chunks of rows of the sweeps (no m x n float
-    array: on Abstracts one took 500 MB on top of the boost's weights).
+    The logits are formed by the chunks of rows of the sweeps (no m x n array).
     """
     delta = _stop_delta(U, V, mu, tau)
-    mask = np.empty(data.shape, dtype=bool)
+    n = data.shape[1]
+    parts = []
     for rows in _chunks(*data.shape):
         theta = U[rows] @ V.T
         if mu is not None:
             theta += mu
-        np.less_equal(data.q[rows] * theta, delta, out=mask[rows])
+        mask = data.q[rows] * theta <= delta
         if data.w is not None:
-            mask[rows] &= data.w[rows] > 0
-    return mask
+            mask &= data.w[rows] > 0
+        parts.append(np.flatnonzero(mask) + rows.start * n)
+    return np.concatenate(parts)
 
 
 def _ticker(incumbent, k):
@@ -154,28 +151,25 @@ def _boost(data, U, V, mu, *, tau, alpha, n_jobs, deadline, verbose, tick=None):
     when only a handful of entries resist; returns the final state and whether it
     is exact.
     """
-    if data.sparse:
-        # the weights are an m x n array: sparse data is densified for the boost
-        # only as far as the package copies sparse data dense (at most 2 GiB of
-        # float64, dense_copy_refused) and when that fits in memory: on the planted
-        # 200,000 x 5,000 matrix a boost took 12 GB
-        m, n = data.shape
-        per_entry = _BOOST_BYTES_PER_ENTRY + 2 * data.dtype.itemsize
-        if dense_copy_refused(m, n) or not fits_in_memory(m * n * per_entry):
-            return U, V, mu, False
-        data = data.densified()
-    # in the precision of the sweeps (float32 on large data: half the memory)
-    weights = np.ones(data.shape, dtype=data.dtype)
+    # the weights differ from 1 at the entries ever unsafe only (_EntryWeights):
+    # no m x n array, on sparse data as on dense; the factors in the precision of
+    # the sweeps
+    flat = np.empty(0, dtype=np.int64)
+    values = np.empty(0, dtype=data.dtype)
     for _ in range(_BOOST_ROUNDS):
         if deadline.expired():
             break
-        mask = _unsafe_mask(U, V, mu, data, tau)
-        if not mask.any():
+        unsafe = _unsafe_entries(U, V, mu, data, tau)
+        if not unsafe.size:
             return U, V, mu, True
-        weights[mask] *= _BOOST_FACTOR
+        merged = np.union1d(flat, unsafe)
+        grown = np.ones(merged.size, dtype=data.dtype)
+        grown[np.searchsorted(merged, flat)] = values
+        grown[np.searchsorted(merged, unsafe)] *= _BOOST_FACTOR
+        flat, values = merged, grown
         budget = _solver_budget(U.shape[1], data.shape, _BOOST_SWEEPS, None)
         U, V, mu, _, finfo = _fit_core(
-            data.reweighted(weights),
+            data.reweighted(flat, values),
             U,
             V,
             mu,

@@ -143,7 +143,7 @@ def test_joint_objective_ones_as_corrections_match_weighted_path(rng):
     for dtype, rtol in [(np.float64, 1e-12), (np.float32, 1e-5)]:
         data = _lpca_model._Data(X, dtype=dtype)
         assert data.ones is not None
-        weighted = data.reweighted(np.ones((m, n)))
+        weighted = data.reweighted(np.empty(0, dtype=np.int64), np.empty(0))
         counts, counts_w = {}, {}
         f, g = _lpca_lbfgs._joint_objective(
             z, data, p, "column", 0.3, None, 0.5, counts

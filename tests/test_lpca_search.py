@@ -422,6 +422,64 @@ def test_sparse_block_of_columns_is_the_dense_block():
     assert np.allclose(np.abs(Us[:, :2]), np.abs(one[0]), rtol=0.05, atol=1e-3)
 
 
+def test_entry_weights_are_the_dense_weights_by_blocks_of_rows():
+    # the boost's weights: the observation weights times a few factors, read by
+    # slices of rows in both orientations, equal to the dense m x n weights
+    _EntryWeights = modules.lpca_model._EntryWeights
+    rng = np.random.default_rng(0)
+    m, n = 13, 9
+    flat = np.sort(rng.choice(m * n, size=20, replace=False))
+    values = rng.uniform(2, 5, size=20)
+    for base in (None, (rng.random((m, n)) > 0.2).astype(float)):
+        dense = np.ones((m, n)) if base is None else base.copy()
+        dense.reshape(-1)[flat] *= values
+        weights = _EntryWeights((m, n), np.float64, flat, values, base)
+        base_t = None if base is None else np.ascontiguousarray(base.T)
+        weights_t = weights.transposed(base_t)
+        assert np.array_equal(weights[0:m], dense)
+        assert np.array_equal(weights[4:9], dense[4:9])
+        assert np.array_equal(weights_t[2:7], dense.T[2:7])
+        assert weights[5:5].shape == (0, n)
+        with pytest.raises(TypeError, match="slices"):
+            weights[3]
+
+
+def test_boost_of_sparse_data_is_the_dense_boost_by_blocks_of_rows(monkeypatch):
+    # the boost reweights sparse data without an m x n array (it used to densify,
+    # or give up past the dense-copy limit: 12 GB on 1e9 entries) and ends where
+    # the boost of the same dense data ends
+    import scipy.sparse as sp
+
+    lpca, model = modules.lpca, modules.lpca_model
+    X = _planted(3, 80, 60, 3)
+    dense = model._Data(X)
+    kind = lpca._model_kind("global", 0.5)
+    U, V, mu = modules.lpca_init._svd_init(dense, 3, kind, 0, 0.5)
+    U, V, mu, _, finfo = lpca._fit_core(
+        dense, U, V, mu, tau=0.5, solver="newton", alpha=1e-3, max_iter=10,
+        tol=0.0, n_jobs=1, verbose=0, stop_when_exact=True, deadline=Deadline(None),
+    )  # fmt: skip
+    assert finfo["n_errors_logit"] > 0  # a near fit for the boost to finish
+    args = dict(tau=0.5, alpha=1e-3, n_jobs=1, deadline=Deadline(None), verbose=0)
+    Ud, Vd, mud, exact_dense = modules.lpca_search._boost(dense, U, V, mu, **args)
+    monkeypatch.setattr(model, "_CHUNK_ENTRIES", 600)  # chunks of 10 rows
+    monkeypatch.setattr(model, "_GRAM_ROWS", 16)
+    blocks = []
+    read = model._SparseSigns.__getitem__
+    monkeypatch.setattr(
+        model._SparseSigns,
+        "__getitem__",
+        lambda self, rows: (
+            blocks.append(rows.indices(self.shape[0])) or read(self, rows)
+        ),
+    )
+    sparse = model._Data(sp.csr_matrix(X))
+    Us, Vs, mus, exact_sparse = modules.lpca_search._boost(sparse, U, V, mu, **args)
+    assert exact_dense and exact_sparse
+    assert blocks and max(stop - start for start, stop, _ in blocks) <= 16
+    assert np.allclose(Us, Ud) and np.allclose(Vs, Vd) and np.allclose(mus, mud)
+
+
 def test_large_data_add_a_jumps_columns_in_one_block(monkeypatch):
     lpca_search = modules.lpca_search
     blocks = []
