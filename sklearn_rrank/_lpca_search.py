@@ -410,8 +410,6 @@ def _lpca_search(
     own certification (:func:`_scout`: a certificate of the sample bounds nothing
     of ``X`` and is never offered); the ascent on ``X`` then starts at the rank
     that certified the sample, else at the last rank the sample's ascent fitted,
-    the jumps of the ascent on ``X`` still count the distance from the search's
-    first rank (the sample's far fits stand in for those below its start),
     a fit on ``X`` that its share cuts while at most 10% of the ones fail goes on
     at the same ``k`` with all the time left (once per ``k``), and the polish
     phase bisects above the sample's last far rank;
@@ -538,11 +536,7 @@ def _lpca_search(
             info["scout"] = scout
             scouted = True
             floor = max(first - 1, scout["floor"])
-            # the stride of the ascent still counts from the search's first rank:
-            # the sample's far fits stand in for those on X below its start (on
-            # Abstracts a scout that stopped at k = 70 was followed by the fits
-            # 70, 71, 73, 77, 85, 101 and 133 on X, none certified)
-            k = max(first, scout["start"])
+            k = first = max(first, scout["start"])
     reason = "max_rank"
     state = None
     continued = set()  # the ranks whose near fit goes on with all the time left

@@ -341,35 +341,6 @@ def test_after_a_scout_a_near_fit_cut_short_goes_on_with_all_the_time(monkeypatc
     assert steps == [(3, share), (4, share), (5, share), (6, share)]
 
 
-def test_after_a_scout_the_ascent_jumps_by_the_distance_from_the_first_rank(
-    monkeypatch,
-):
-    # Abstracts: a scout that stopped at k = 70 was followed by the fits 70, 71, 73,
-    # 77, 85, 101, 133 on X (the stride counted from 70); the sample's far fits
-    # stand in for those below its start, so the stride counts from the first rank
-    lpca_search = modules.lpca_search
-    X = _planted(4, 400, 30, 3)
-    n_ones = int(X.sum())
-    ranks = []
-
-    def ascent_step(incumbent, data, info, deadline, state, *, k, share, **kwargs):
-        ranks.append(k)
-        info["status_by_k"][k] = "stalled"
-        info["sweeps_by_k"][k] = 5
-        info["failed_by_k"][k] = n_ones // 2  # far
-        return state, False, info["failed_by_k"][k]
-
-    scout = {"start": 5, "floor": 4}
-    monkeypatch.setattr(lpca_search, "_scout", lambda *a, **kw: scout)
-    monkeypatch.setattr(lpca_search, "_ascent_step", ascent_step)
-    params = {"polish": False, "max_rank": 25}
-    run_rank_search(_lpca_search, X, params=params, **_BUDGETED)
-    assert ranks == [5, 10, 20, 25]
-    ranks.clear()  # a search resumed at 5 (no scout) counts from 5, as before
-    run_rank_search(_lpca_search, X, params=params | {"start": 5}, **_BUDGETED)
-    assert ranks == [5, 6, 8, 12, 20, 25]
-
-
 def test_rescues_repeat_within_a_budget_while_the_failures_drop(monkeypatch):
     # a stand-in state is (failing entries, 0, 0); each rescue maps it to the next
     mod = modules.lpca_search
