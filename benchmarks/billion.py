@@ -20,6 +20,10 @@ Usage::
 ``bounds`` runs on any data file (``--n-jobs None`` leaves rrank's default), e.g. the
 Abstracts target ``--data /work/shared/data/abstracts_nsf.npz --time-limit 600``.
 
+``bounds --certificate PATH`` also writes the certificate (``rrank --output``) and
+re-checks it in a separate process (``_recheck``: ``certify_rounding`` on the data
+file and the saved factors), recorded as ``"recheck"``.
+
 Each run appends a record to ``benchmarks/results/billion.json``: the commit, the
 1-minute load average at the start and at the end, the wall-clock seconds, the peak
 resident memory (``Maximum resident set size``) and the result.
@@ -78,6 +82,37 @@ def _lpca(data, time_limit, method_params=None):
     )
 
 
+def _recheck(data, certificate):
+    """Child: certify the saved factors against the data file, print one JSON line."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    from sklearn_rrank import certify_rounding
+
+    X = sp.load_npz(data).tocsr() if data.endswith(".npz") else None
+    if X is None:
+        raise SystemExit(f"{data}: only .npz data files are re-checked")
+    with np.load(certificate) as z:
+        factors = []
+        for name in ("L", "R"):
+            if name in z:
+                factors.append(z[name])
+            else:
+                factors.append(
+                    sp.csr_matrix(
+                        (z[f"{name}_data"], z[f"{name}_indices"], z[f"{name}_indptr"]),
+                        shape=tuple(z[f"{name}_shape"]),
+                    )
+                )
+        tau = float(z["tau"])
+    t0 = time.perf_counter()
+    ok = bool(certify_rounding(X, *factors, tau=tau))
+    rank = int(factors[0].shape[1])
+    print(
+        json.dumps({"certified": ok, "rank": rank, "seconds": time.perf_counter() - t0})
+    )
+
+
 def _commit():
     out = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"],
@@ -90,14 +125,22 @@ def _commit():
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("case", choices=("bounds", "lpca", "_lpca_child"))
+    parser.add_argument("case", choices=("bounds", "lpca", "_lpca_child", "_recheck"))
     parser.add_argument("--data", required=True)
     parser.add_argument("--time-limit", type=float, default=1800.0)
     parser.add_argument("--n-jobs", default="2", help="bounds: rrank's --n-jobs")
     parser.add_argument(
         "--method-params", default=None, help="lpca: JSON of the method's parameters"
     )
+    parser.add_argument(
+        "--certificate",
+        default=None,
+        help="bounds: write the certificate here (.npz) and re-check it",
+    )
     args = parser.parse_args(argv)
+    if args.case == "_recheck":
+        _recheck(args.data, args.certificate)
+        return 0
     if args.case == "_lpca_child":
         params = json.loads(args.method_params) if args.method_params else None
         _lpca(args.data, args.time_limit, params)
@@ -108,6 +151,7 @@ def main(argv=None):
         cmd = [sys.executable, "-m", "sklearn_rrank", "bounds", args.data]
         cmd += ["--time-limit", str(args.time_limit), "--json", "-q"]
         cmd += ["--n-jobs", args.n_jobs] if args.n_jobs != "None" else []
+        cmd += ["--output", args.certificate] if args.certificate else []
     else:
         cmd = [sys.executable, __file__, "_lpca_child", "--data", args.data]
         cmd += ["--time-limit", str(args.time_limit)]
@@ -146,6 +190,17 @@ def main(argv=None):
             ]
         }
     record["result"] = out
+    if args.case == "bounds" and args.certificate and proc.returncode == 0:
+        check = subprocess.run(
+            [sys.executable, __file__, "_recheck", "--data", args.data]
+            + ["--certificate", args.certificate],
+            capture_output=True,
+            text=True,
+        )
+        try:
+            record["recheck"] = json.loads(check.stdout)
+        except json.JSONDecodeError:
+            record["recheck"] = {"stderr": check.stderr[-2000:]}
     runs = json.loads(RESULTS.read_text())["runs"] if RESULTS.exists() else []
     runs.append(record)
     RESULTS.write_text(json.dumps({"runs": runs}, indent=1) + "\n")
