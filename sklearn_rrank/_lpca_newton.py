@@ -208,8 +208,9 @@ def _offset_chunk(rows, U, V, b, q, w):
     theta += b
     g, h = _grad_hess_terms(theta, q[rows])
     if w is not None:
-        g *= w[rows]
-        h *= w[rows]
+        wc = w[rows]  # one block: boost weights are formed per read
+        g *= wc
+        h *= wc
     return g.sum(), h.sum()
 
 
@@ -262,8 +263,9 @@ def _offset_mm_step(parallel, U, V, b, data, alpha, tau, deadline=None):
         T = _mm_weights(theta)
         q = data.q[rows]
         if data.w is not None:
-            T *= data.w[rows]
-            q = q * data.w[rows]
+            wc = data.w[rows]  # one block: boost weights are formed per read
+            T *= wc
+            q = q * wc
         return float(np.sum(q) - np.sum(T * theta)), float(T.sum())
 
     parts = _run_chunks(parallel, chunk, chunks, deadline=deadline)
