@@ -25,7 +25,13 @@ from sklearn_rrank._ranksearch import (
 )
 from sklearn_rrank._spectral import spectral_lower_bound
 from sklearn_rrank._trivial import trivial_rank, trivial_upper_bound
-from sklearn_rrank._validation import check_binary_matrix, check_n_jobs, check_tau
+from sklearn_rrank._validation import (
+    SPARSE_FRACTION,
+    check_binary_matrix,
+    check_n_jobs,
+    check_tau,
+    sparse_if_few_ones,
+)
 
 __all__ = ["RoundingRankBounds", "rounding_rank_bounds", "spectral_lower_bound"]
 
@@ -43,9 +49,6 @@ _MIN_SHARE = 1.0
 # the second pass (time left after every method ran once) starts a method only with
 # at least this many seconds
 _SECOND_PASS_MIN = 2.0
-
-# data with fewer ones than this fraction goes to R-SVD and the spectral bound sparse
-_SPARSE_FRACTION = 0.1
 
 
 @dataclass
@@ -278,7 +281,7 @@ class _Portfolio:
         if any(s.sparse for s in specs):
             if sp.issparse(X):
                 self.X_sparse = X
-            elif np.count_nonzero(X) < _SPARSE_FRACTION * X.size:
+            elif np.count_nonzero(X) < SPARSE_FRACTION * X.size:
                 self.X_sparse = sp.csr_matrix(X)
         # sparse data stays sparse: the methods that need dense data get one dense
         # copy, made when the first of them runs and only if it fits in memory
@@ -650,7 +653,11 @@ def rounding_rank_bounds(
     rows); the other methods, and VC, get a dense copy only up to 2 GiB that fits
     in memory, else they are skipped with a message. R-SVD computes at most the
     singular triplets that fit in 1 GiB (its message says when it keeps fewer), and
-    the trivial certificate of sparse data is sparse (``L`` and ``R`` CSR).
+    the trivial certificate of sparse data is sparse (``L`` and ``R`` CSR). A
+    dense array of at least ``1e7`` entries with fewer than 10% ones (and no NaN)
+    is taken as its CSR matrix when every requested method works on sparse data
+    (the default methods do), so that no float64 copy of its entries is made
+    (Abstracts: 503 MB).
 
     Parameters
     ----------
@@ -726,7 +733,7 @@ def rounding_rank_bounds(
     >>> b.lower, b.upper, b.upper_method
     (2, 5, 'rsvd')
     """
-    from sklearn_rrank._methods import BOUND_METHODS, DEFAULT_METHODS
+    from sklearn_rrank._methods import BOUND_METHODS, DEFAULT_METHODS, METHODS
 
     deadline = Deadline(time_limit)
     tau = check_tau(tau)
@@ -736,6 +743,9 @@ def rounding_rank_bounds(
     methods = _check_methods(methods, BOUND_METHODS)
     if progress is not None:  # the checks of a large input take a while: say so
         progress(event("data", "start", message="checking the input"))
+    if all(METHODS[name].sparse for name in methods):
+        # large dense data with few ones is worked on sparse (no float64 copy)
+        X = sparse_if_few_ones(X)
     X = check_binary_matrix(X, accept_sparse=True, method="rounding_rank_bounds")
     return _bounds_result(
         X,

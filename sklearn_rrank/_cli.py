@@ -89,11 +89,11 @@ def _large_file(spec):
 
 def _dense_unless_sparse(X, keep_sparse):
     """``X`` as loaded if it is sparse with few ones and may stay so, else dense."""
-    from sklearn_rrank._bounds import _SPARSE_FRACTION
+    from sklearn_rrank._validation import SPARSE_FRACTION
 
     if sp.issparse(X):
         m, n = X.shape
-        if keep_sparse and X.nnz < _SPARSE_FRACTION * m * n:
+        if keep_sparse and X.nnz < SPARSE_FRACTION * m * n:
             return sp.csr_matrix(X)
         return X.toarray()
     return np.asarray(X)

@@ -45,6 +45,7 @@ from sklearn_rrank._validation import (
     object_to_float,
     reject_complex,
     reject_strings,
+    sparse_if_few_ones,
 )
 
 __all__ = ["RoundingRankFactorization"]
@@ -321,6 +322,9 @@ class RoundingRankFactorization(
         reject_complex(X)
         if isinstance(X, np.ndarray) and X.dtype == object:
             X = object_to_float(X)
+        if METHODS[self.method].sparse_fit and self.binarize is None:
+            # large dense data with few ones is fitted sparse (no float64 copy)
+            X = sparse_if_few_ones(X)
         X = validate_data(
             self,
             X,
@@ -403,6 +407,10 @@ class RoundingRankFactorization(
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Binary data (``NaN`` = missing entry for ``"lpca"`` and ``"projlp"``).
+            The methods that fit sparse data (``"lpca"``, ``"rsvd"``) take a dense
+            array of at least ``1e7`` entries with fewer than 10% ones (no NaN, and
+            ``binarize=None``) as its CSR matrix: no float64 copy of its entries is
+            made, and the fit is that of the CSR input.
         y : Ignored
             Not used, present for API consistency.
 

@@ -103,7 +103,9 @@ class MethodSpec:
     sparse_from_dense : bool
         With ``sparse``: the portfolio also hands the method a sparse copy of dense
         data with few ones (False for a method whose sparse path computes in another
-        order, so that dense data keeps its results bit for bit).
+        order, so that dense data keeps its results bit for bit; dense data of at
+        least 1e7 entries with few ones is made sparse at the door anyway,
+        :func:`~sklearn_rrank._validation.sparse_if_few_ones`).
     sparse_fit : bool
         ``fit`` works on CSR input without densifying (the estimator keeps sparse
         input sparse).

@@ -114,6 +114,7 @@ __all__ = [
     "check_binary_matrix",
     "check_method_params",
     "check_tau",
+    "sparse_if_few_ones",
     "modules",
     "nuclear_norm_minimization",
     "projlp_fit",
@@ -140,6 +141,7 @@ __all__ = [
 # _methods, _ranksearch, _rounding, _trivial)
 check_binary_matrix = _validation.check_binary_matrix  # the door's binary check
 check_tau = _validation.check_tau  # the door's check of the rounding threshold
+sparse_if_few_ones = _validation.sparse_if_few_ones  # large dense, few ones -> CSR
 METHODS = _methods.METHODS  # the registry: method name -> MethodSpec
 BOUND_METHODS = _methods.BOUND_METHODS  # registry methods with a bound or search
 FIT_METHODS = _methods.FIT_METHODS  # registry methods with a rank-k fit
