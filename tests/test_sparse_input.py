@@ -22,6 +22,21 @@ def small_threshold(monkeypatch):
     monkeypatch.setattr(modules.validation, "SPARSE_INPUT_ENTRIES", 100)
 
 
+def _spy(mp, module, name):
+    """Wrap ``module.name`` (a door's validation step); returns, per call, whether
+    its data argument was sparse."""
+    seen, inner = [], getattr(module, name)
+
+    def wrapper(*args, **kwargs):
+        seen.append(
+            sp.issparse(args[1] if module is modules.factorization else args[0])
+        )
+        return inner(*args, **kwargs)
+
+    mp.setattr(module, name, wrapper)
+    return seen
+
+
 def test_rule_of_sparse_if_few_ones(small_threshold):
     X = _few_ones(0)
     assert 0 < X.mean() < 0.1
@@ -49,16 +64,9 @@ def test_rule_needs_the_default_size():
 @pytest.mark.parametrize("method", ["lpca", "rsvd"])
 def test_estimator_fits_large_dense_few_ones_as_sparse(small_threshold, method):
     X = _few_ones(1)
-    seen = []
-    validate = modules.factorization.validate_data
-
-    def spy(est, X, **kwargs):
-        seen.append(sp.issparse(X))
-        return validate(est, X, **kwargs)
-
     params = dict(method=method, random_state=0)
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(modules.factorization, "validate_data", spy)
+        seen = _spy(mp, modules.factorization, "validate_data")
         dense = RoundingRankFactorization(3, **params).fit(X)
     assert seen == [True]
     csr = RoundingRankFactorization(3, **params).fit(sp.csr_matrix(X))
@@ -70,15 +78,8 @@ def test_estimator_fits_large_dense_few_ones_as_sparse(small_threshold, method):
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 def test_estimator_keeps_dense_data_dense_for_dense_methods(small_threshold):
     X = _few_ones(2)
-    seen = []
-    validate = modules.factorization.validate_data
-
-    def spy(est, X, **kwargs):
-        seen.append(sp.issparse(X))
-        return validate(est, X, **kwargs)
-
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(modules.factorization, "validate_data", spy)
+        seen = _spy(mp, modules.factorization, "validate_data")
         RoundingRankFactorization(2, method="asso").fit(X)
         # binarize works on the dense values
         RoundingRankFactorization(2, method="lpca", binarize=0.5, max_iter=3).fit(X)
@@ -87,16 +88,9 @@ def test_estimator_keeps_dense_data_dense_for_dense_methods(small_threshold):
 
 def test_bounds_work_on_large_dense_few_ones_sparse(small_threshold):
     X = _few_ones(3)
-    seen = []
-    check = modules.bounds.check_binary_matrix
-
-    def spy(X, **kwargs):
-        seen.append(sp.issparse(X))
-        return check(X, **kwargs)
-
     methods = ("rank_one", "spectral", "rsvd", "lpca")
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(modules.bounds, "check_binary_matrix", spy)
+        seen = _spy(mp, modules.bounds, "check_binary_matrix")
         dense = rounding_rank_bounds(X, methods=methods, random_state=0)
         rounding_rank_bounds(X, methods=("nuclear",), random_state=0)
     assert seen == [True, False]  # nuclear works on dense data only
