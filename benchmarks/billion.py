@@ -88,10 +88,11 @@ def _recheck(data, certificate):
     import scipy.sparse as sp
 
     from sklearn_rrank import certify_rounding
+    from sklearn_rrank.datasets import load_binary_matrix
 
-    X = sp.load_npz(data).tocsr() if data.endswith(".npz") else None
-    if X is None:
-        raise SystemExit(f"{data}: only .npz data files are re-checked")
+    # any data file rrank reads (a dense .npz such as abstracts_nsf.npz too), kept
+    # sparse where it is stored sparse
+    X = load_binary_matrix(data, sparse=True)
     with np.load(certificate) as z:
         factors = []
         for name in ("L", "R"):
