@@ -71,7 +71,7 @@ def _joint_task(chunks, U, V, F, q, w, n_missing, ones, delta):
 
     ``F`` is ``[V, mu] / 2`` (``V / 2`` without a bias), so that one product per
     chunk gives the half logits ``h = theta / 2 = [U, 1] @ F.T``. With
-    ``t = tanh(h)``, the entry loss is ``max(-2 q h, 0) + log 2 - log1p(|t|)``
+    ``t = tanh(h)``, the entry loss is ``max(-2 q h, 0) + log 2 - log(1 + |t|)``
     (since ``tanh(|q theta| / 2) = |t|`` and
     ``log1p(exp(-|q theta|)) = log(2 / (1 + |t|))``) and twice its derivative is
     ``t - q``; the factor 1/2 is applied to the small products, not to the entries.
@@ -86,7 +86,7 @@ def _joint_task(chunks, U, V, F, q, w, n_missing, ones, delta):
     Returns the task's rows of ``2 dF/dU`` and its shares of ``2 dF/dV`` and
     ``2 dF/dmu`` (accumulated in place over the chunks, as the columns of one
     (n, F.shape[1]) array). The loss of the well-classified entries (``|q theta| >
-    17`` in float32) is lost to rounding in ``log 2 - log1p(|t|)``; each such
+    17`` in float32) is lost to rounding in ``log 2 - log(1 + |t|)``; each such
     entry's true loss is below ``5e-8``.
     """
     dt = U.dtype
@@ -131,7 +131,13 @@ def _joint_task(chunks, U, V, F, q, w, n_missing, ones, delta):
             n_obs = float(a.size if w is None else wc.sum(dtype=np.float64))
         t = np.tanh(half, out=half)
         b = np.abs(t, out=_buffer("h", shape, dt))
-        np.log1p(b, out=b)
+        # log(1 + |t|), not log1p: |t| <= 1, so the absolute error is that of
+        # the float32 rounding of 1 + |t| (1.2e-7 at most, against 3.9e-8), and
+        # NumPy's log is vectorised where its float32 log1p is not without
+        # AVX-512 (5.6x slower on a chunk of 2^18 entries, half of the time of
+        # an evaluation on Abstracts, k = 100, on an AVX2 machine)
+        b += 1.0
+        np.log(b, out=b)
         loss += _LOG2 * n_obs + relu - _total(b, wc)
         if ones is not None:
             g = np.add(t, 1.0, out=t)  # twice the derivative: t - q
