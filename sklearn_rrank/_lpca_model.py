@@ -71,9 +71,10 @@ def _loss_terms(theta, q, out=None, tmp=None):
     """Entry losses ``log(1 + exp(-q theta))`` with ``q = 2x - 1`` (0 if missing).
 
     Computed as ``max(-q theta, 0) + log1p(exp(-|theta|))`` with the exponent argument
-    clipped (no overflow, no denormals). Missing entries (``q = 0``) get ``log 2``
-    here: callers multiply by the observation weights. ``out`` (may be ``theta``
-    itself) and ``tmp`` are optional buffers of ``theta``'s shape and dtype.
+    clipped (no overflow, no denormals), ``log1p`` by :func:`_log1p_unit`. Missing
+    entries (``q = 0``) get ``log 2`` here: callers multiply by the observation
+    weights. ``out`` (may be ``theta`` itself) and ``tmp`` are optional buffers of
+    ``theta``'s shape and dtype.
     """
     margin = np.multiply(q, theta, out=tmp, dtype=theta.dtype)
     np.negative(margin, out=margin)
@@ -82,9 +83,41 @@ def _loss_terms(theta, q, out=None, tmp=None):
     np.minimum(out, _exp_clip(theta.dtype), out=out)
     np.negative(out, out=out)
     np.exp(out, out=out)
-    np.log1p(out, out=out)
+    _log1p_unit(out)
     out += margin
     return out
+
+
+def _log1p_unit(e):
+    """``log1p(e)`` in place for ``0 <= e <= 1``; float32 by a vectorised ``log``.
+
+    In float32 ``log1p(e) = log(u) e / (u - 1)`` with ``u = fl(1 + e)``: ``u - 1``
+    is exact and the result is within a few units in the last place of
+    ``log1p(e)`` (Goldberg, "What every computer scientist should know about
+    floating-point arithmetic", 1991, Theorem 4). Where ``u`` rounds to 1 (``e``
+    at most half an ulp of 1, ``6e-8``) the result is 0, below the rounding of
+    any float32 sum of losses it enters. NumPy's ``log1p`` is not
+    vectorised without AVX-512: on an AVX2 machine (2^18 float32 entries) it took
+    2.5 ms, this 1.0 ms (relative error at most 2.8e-7). In float64 ``log`` is not
+    faster (2.6 ms against 2.3 ms): float64 keeps ``np.log1p``. Chunk-sized inputs
+    use a per-thread buffer.
+    """
+    dt = e.dtype
+    if dt != np.float32:
+        return np.log1p(e, out=e)
+    if e.size <= _CHUNK_ENTRIES:
+        d = _buffer("log1p", e.shape, dt)
+    else:
+        d = np.empty_like(e)
+    np.add(e, 1.0, out=d)
+    d -= 1.0  # exact
+    # d = 0 (u = 1) becomes half an ulp of 1; 1 + d rounds back to 1 (ties to even)
+    np.maximum(d, np.finfo(dt).epsneg, out=d)
+    np.divide(e, d, out=e)
+    d += 1.0  # u
+    np.log(d, out=d)
+    e *= d
+    return e
 
 
 def _grad_hess_terms(theta, q, g=None, h=None):

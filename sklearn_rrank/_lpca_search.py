@@ -17,6 +17,7 @@ rank with them:
   ``rounding_rank_bounds(X, methods=("lpca",), method_params={"lpca": {...}})``.
 """
 
+import math
 import time
 
 import numpy as np
@@ -104,6 +105,11 @@ _BLOCK_ADD_ENTRIES = 10**7
 _SCOUT_MIN_ENTRIES = 4 * 10**7
 _SCOUT_ENTRIES = 10**7
 _SCOUT_SHARE = 0.25
+# after a scout the polish tries no rank below this fraction of the bound: one fit
+# there takes much of the budget (Abstracts, k = 133: 165 s of a 341 s share on 2
+# cores) and a bisection from the scout's floor (21) would try k = 77, where the
+# sample's own fit at k = 69 left 44% of its ones wrong
+_POLISH_DESCENT = 0.9
 # seconds between two progress events inside a long fit
 _TICK_SECONDS = 1.0
 
@@ -412,7 +418,11 @@ def _lpca_search(
     that certified the sample, else at the last rank the sample's ascent fitted,
     a fit on ``X`` that its share cuts while at most 10% of the ones fail goes on
     at the same ``k`` with all the time left (once per ``k``), and the polish
-    phase bisects above the sample's last far rank;
+    phase bisects above the sample's last far rank (of a fit that ended, not cut
+    by its share), never below 90% of the bound, with all the time left (else
+    with the time the ascent took, below), and a search resumed at a rank whose
+    fit an earlier run's deadline cut (a portfolio's second pass) continues that
+    fit with all the time left (both on data of at least 4e7 entries);
     an ascent fit that its share stops before its first sweep ends the ascent
     (its model is kept for a second pass);
     an ascent fit that still leaves more than half of the ones uncertified after
@@ -540,6 +550,16 @@ def _lpca_search(
     reason = "max_rank"
     state = None
     continued = set()  # the ranks whose near fit goes on with all the time left
+    if (
+        start > 1
+        and deadline.limited
+        and m * n >= _SCOUT_MIN_ENTRIES
+        and k in incumbent.memo
+    ):
+        # a search resumed (a portfolio's second pass) at a fit that an earlier
+        # run's deadline cut on data that a scout would sample: that fit goes on
+        # with all the time left, as after a scout
+        continued.add(k)
     while k <= max_rank:
         if not incumbent.worth_trying(k):
             reason = "bound"
@@ -599,11 +619,19 @@ def _lpca_search(
         # one they are bounded by their sweeps only, so that the result does not
         # depend on the machine's speed or load (random_state makes it reproducible)
         budget = max(_POLISH_MIN_SECONDS, time.monotonic() - began)
+        if scouted:
+            # after a scout the ascent on X is short (on Abstracts one fit, k = 133,
+            # certified at once) and a polish fit is longer than it: within the
+            # ascent's time the fit at k = 101 was cut after about 110 s, with 126 s
+            # of L-PCA's share of a 900 s budget unused
+            budget = None
         _polish(
             incumbent,
             data,
             info,
-            deadline.child(seconds=budget) if deadline.limited else deadline,
+            deadline.child(seconds=budget)
+            if deadline.limited and budget is not None
+            else deadline,
             kind=kind,
             tau=tau,
             start=floor + 1,
@@ -612,6 +640,7 @@ def _lpca_search(
             rescue_limit=rescue_limit,
             fit=fit,
             max_rank=max_rank,
+            descent=_POLISH_DESCENT if scouted else None,
         )
     _conclude(info, incumbent, deadline, reason, max_rank)
     return info
@@ -633,9 +662,10 @@ def _scout(X, incumbent, deadline, *, first, max_rank, seed, fit, fit_bias, dtyp
     ``"rank"`` (certified on the sample, or None), ``"failed_by_k"``,
     ``"seconds"`` and ``"start"``, the rank where the ascent on ``X`` starts (the
     sample's certified rank, else the last rank its ascent fitted), and
-    ``"floor"``, the largest rank at which the sample's fit left more than
-    ``_POLISH_FRACTION`` of its ones wrong (``first - 1`` if none): the polish
-    phase on ``X`` bisects above it, the ranks the scout skipped included.
+    ``"floor"``, the largest rank at which the sample's fit ended (not cut by its
+    share) with more than ``_POLISH_FRACTION`` of its ones wrong (``first - 1`` if
+    none): the polish phase on ``X`` searches above it, the ranks the scout
+    skipped included.
     """
     m, n = X.shape
     axis = 0 if m >= n else 1
@@ -675,7 +705,11 @@ def _scout(X, incumbent, deadline, *, first, max_rank, seed, fit, fit_bias, dtyp
     fitted = [k for k in tried if found["sweeps_by_k"][k]]  # not cut before a sweep
     start = sample.rank if sample.rank is not None else max(fitted, default=first)
     far = _POLISH_FRACTION * max(sample.data.n_ones, 1)
-    floor = max((k for k in fitted if tried[k] > far), default=first - 1)
+    # a fit its share cut says nothing of its rank: on Abstracts (900 s) the sample's
+    # fits at k = 37, 69 and 133 were cut with 62%, 44% and 22% of its ones wrong,
+    # and with them as the floor the polish had no rank left below 133
+    ended = [k for k in fitted if found["status_by_k"][k] != "time_limit"]
+    floor = max((k for k in ended if tried[k] > far), default=first - 1)
     record = {
         "axis": axis,
         "size": size,
@@ -918,6 +952,7 @@ def _polish(
     rescue_limit,
     fit,
     max_rank,
+    descent=None,
 ):
     """Bisect the ranks below the bound with longer fits.
 
@@ -932,7 +967,9 @@ def _polish(
     ones fail, is rescued, and goes on if that failed; :func:`_fit_and_rescue`);
     a certified ``k`` lowers the bound, a failed one raises the floor. Stops when
     no rank is left between them, when ``deadline`` (the phase's share) expires
-    or when the bound meets the lower bound.
+    or when the bound meets the lower bound. With ``descent`` (a fraction), no
+    ``k`` lies below ``descent`` times the top: a cautious bisection, for data
+    where one fit takes much of the budget.
     """
     far = _POLISH_FRACTION * max(n_ones, 1)
     # within a budget any near fit is rescued, and the fit stops once near
@@ -948,6 +985,8 @@ def _polish(
         if top - floor <= 1:
             break
         k = (floor + top) // 2
+        if descent is not None:
+            k = min(top - 1, max(k, math.ceil(descent * top)))
         if not incumbent.worth_trying(k):
             break
         t0 = time.monotonic()

@@ -391,6 +391,7 @@ class _ProjLPSearch:
             "phase0_width": None,
             "phase0_copied": None,
             "phase0_skipped": None,
+            "phase0_out_of_reach": None,
             "phase0_tried": [],
             "phase0_alternation": [],
             "n_newton": 0,
@@ -524,6 +525,9 @@ class _ProjLPSearch:
             info=info,
             lps=lambda Lu, cols: self.attempt(Lu, cols, False)[:2],
         )
+        if info["phase0_out_of_reach"]:
+            # not stopped by the deadline: the time left is not this search's to use
+            return False, f"phase 0 not run: {info['phase0_out_of_reach']}"
         if info["phase0_width"] is not None:
             return (
                 self.deadline.expired(),

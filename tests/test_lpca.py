@@ -65,6 +65,30 @@ def test_entry_derivatives_finite_difference(rng):
     assert_allclose(h, (g_plus - g_minus) / (2 * eps), atol=1e-7)
 
 
+def test_log1p_unit_float32_is_accurate_and_float64_is_numpy(rng):
+    # float32 by log(u) e / (u - 1), u = fl(1 + e): a few ulp of log1p for e above
+    # half an ulp of 1, 0 below (its true value is under 6e-8); float64 is np.log1p
+    e = np.exp(-np.abs(rng.normal(scale=8, size=4000)))
+    e[:4] = [0.0, 1.0, 1e-9, 2.0**-23]
+    got = _lpca_model._log1p_unit(e.astype(np.float32))
+    assert got.dtype == np.float32
+    ref = np.log1p(e.astype(np.float32).astype(np.float64))
+    assert_allclose(got, ref, rtol=4e-7, atol=6e-8)
+    tiny = e.astype(np.float32) <= 2.0**-24
+    assert tiny.sum() >= 2 and np.all(got[tiny] == 0.0)
+    assert_allclose(got[~tiny], ref[~tiny], rtol=4e-7)
+    # the losses of wrong ones, -theta + log1p(exp(theta)), theta = log(e) < 0
+    theta = np.log(e[1:]).astype(np.float32)
+    assert_allclose(
+        _lpca_model._loss_terms(theta, np.ones_like(theta)),
+        np.logaddexp(0.0, -theta.astype(np.float64)),
+        rtol=4e-7,
+        atol=6e-8,
+    )
+    x = e.copy()
+    assert np.array_equal(_lpca_model._log1p_unit(x), np.log1p(e)) and x is not e
+
+
 def test_loss_terms_match_logaddexp_for_large_logits():
     theta = np.array([-800.0, -40.0, -1.0, 0.0, 1.0, 40.0, 800.0])
     for q in (-1.0, 1.0):

@@ -341,6 +341,120 @@ def test_after_a_scout_a_near_fit_cut_short_goes_on_with_all_the_time(monkeypatc
     assert steps == [(3, share), (4, share), (5, share), (6, share)]
 
 
+def test_large_data_polish_after_a_scout_and_a_resumed_cut_fit_get_all_the_time(
+    monkeypatch,
+):
+    # Abstracts, 900 s: after the scout the ascent certified 133 at once; the polish
+    # had the ascent's time and its fit at k = 101 was cut after about 110 s, with
+    # 126 s of L-PCA's share unused
+    lpca_search = modules.lpca_search
+    X = _planted(4, 400, 30, 3)
+    n_ones = int(X.sum())
+    steps, polished = [], []
+
+    def ascent_step(incumbent, data, info, deadline, state, *, k, share, **kwargs):
+        steps.append((k, share))
+        info["status_by_k"][k] = "time_limit"
+        info["sweeps_by_k"][k] = 5
+        info["failed_by_k"][k] = n_ones  # far: the ascent climbs to the bound
+        return state, False, n_ones
+
+    def polish(incumbent, data, info, deadline, **kwargs):
+        polished.append(deadline.remaining())
+
+    monkeypatch.setattr(lpca_search, "_ascent_step", ascent_step)
+    monkeypatch.setattr(lpca_search, "_polish", polish)
+    monkeypatch.setattr(lpca_search, "_SCOUT_MIN_ENTRIES", X.size)
+    monkeypatch.setattr(
+        lpca_search, "_scout", lambda *a, **kw: {"start": 3, "floor": 1}
+    )
+    kwargs = dict(_BUDGETED, cap=4)
+    run_rank_search(_lpca_search, X, **kwargs)
+    assert steps == [(3, lpca_search._ASCENT_SHARE)] and polished[-1] > 900
+    monkeypatch.setattr(lpca_search, "_scout", lambda *a, **kw: None)
+    run_rank_search(_lpca_search, X, **kwargs)  # no scout: the ascent's time
+    assert polished[-1] <= lpca_search._POLISH_MIN_SECONDS
+    # resumed (a portfolio's second pass) at a k whose fit a deadline cut: that fit
+    # goes on with all the time left; on smaller data, or without a cut fit, a share
+    steps.clear()
+    params = {"start": 3, "polish": False}
+    run_rank_search(_lpca_search, X, **kwargs, params=params, memo={3: None})
+    run_rank_search(_lpca_search, X, **kwargs, params=params, memo={})
+    monkeypatch.setattr(lpca_search, "_SCOUT_MIN_ENTRIES", X.size + 1)
+    run_rank_search(_lpca_search, X, **kwargs, params=params, memo={3: None})
+    share = lpca_search._ASCENT_SHARE
+    assert steps == [(3, 1.0), (3, share), (3, share)]
+
+
+def test_polish_after_a_scout_descends_cautiously_from_the_bound(monkeypatch):
+    # one fit at k = 133 took 165 s of a 341 s share on Abstracts: after a scout the
+    # polish tries no rank below 90% of the bound (a bisection from the floor, 1,
+    # would try k = 10 first here)
+    lpca_search = modules.lpca_search
+    X = _planted(4, 400, 30, 3)
+    tried = []
+
+    def fit_and_rescue(incumbent, info, data, state, *args, **kwargs):
+        tried.append(state[0])
+        finfo = {"status": "stalled", "n_errors_logit": 99}
+        out = dict(state=state, best=state, ok=False, rescue=None, rescued=False)
+        return dict(out, failed=99, finfo=finfo, sweeps=3)
+
+    monkeypatch.setattr(lpca_search, "_fit_and_rescue", fit_and_rescue)
+    monkeypatch.setattr(
+        lpca_search, "_svd_init", lambda data, p, *a, **kw: (p, None, None)
+    )
+    fit = dict(tau=0.5, alpha=1e-4, n_jobs=None, verbose=0)
+    for descent, expected in ((0.9, [18, 19]), (None, [10, 15, 17, 18, 19])):
+        tried.clear()
+        incumbent = Incumbent(X, 0.5, "lpca", cap=20)
+        lpca_search._polish(
+            incumbent,
+            modules.lpca_model._Data(X),
+            lpca_search._search_info("global"),
+            Deadline(None),
+            kind="global",
+            tau=0.5,
+            start=1,
+            seed=0,
+            n_ones=int(X.sum()),
+            rescue_limit=30,
+            fit=fit,
+            max_rank=30,
+            descent=descent,
+        )
+        assert tried == expected
+
+
+def test_scout_floor_counts_only_sample_fits_that_ended(monkeypatch):
+    # Abstracts, 900 s: the sample's fits at k = 37, 69 and 133 were cut by their
+    # shares; as the floor they left the polish no rank below 133
+    lpca_search = modules.lpca_search
+    X = _planted(4, 400, 30, 3)
+    status = {6: "stalled", 9: "stalled", 13: "time_limit", 21: "time_limit"}
+    found = {
+        "failed_by_k": dict.fromkeys(status, 10**6),  # all far
+        "sweeps_by_k": dict.fromkeys(status, 5),
+        "status_by_k": status,
+    }
+    monkeypatch.setattr(lpca_search, "_lpca_search", lambda *a, **kw: found)
+    monkeypatch.setattr(lpca_search, "_SCOUT_MIN_ENTRIES", X.size)
+    monkeypatch.setattr(lpca_search, "_SCOUT_ENTRIES", 100 * 30)
+    fit = dict(tau=0.5, alpha=1e-4, n_jobs=None, verbose=0)
+    record = lpca_search._scout(
+        X,
+        Incumbent(X, 0.5, "lpca"),
+        Deadline(100.0),
+        first=6,
+        max_rank=31,
+        seed=0,
+        fit=fit,
+        fit_bias="global",
+        dtype="float64",
+    )
+    assert record["start"] == 21 and record["floor"] == 9
+
+
 def test_rescues_repeat_within_a_budget_while_the_failures_drop(monkeypatch):
     # a stand-in state is (failing entries, 0, 0); each rescue maps it to the next
     mod = modules.lpca_search

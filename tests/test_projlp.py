@@ -681,3 +681,21 @@ def test_estimator_max_iter_zero_is_the_one_shot_projlp(planted):
         RoundingRankFactorization(3, method="lpca", max_iter=0).fit(planted)
     with pytest.raises(ValueError, match="nonnegative=True .* use 'projlp'"):
         RoundingRankFactorization(3, method="rsvd", nonnegative=True).fit(planted)
+
+
+def test_phase0_does_not_run_when_the_known_bound_is_below_its_first_width(
+    monkeypatch,
+):
+    # Abstracts, 900 s: L-PCA certified 133, and phase 0 spent 485 s at its first
+    # width, 408, which cannot beat it (a certificate of width d has d columns)
+    monkeypatch.setattr(modules.projlp, "_SEPARATION_ENTRIES", 0)
+    X = make_rounding_rank_matrix(120, 100, 3, random_state=0).astype(float)
+    kwargs = dict(method="projlp", tau=0.5, deadline=Deadline(30.0), random_state=0)
+    res = run_rank_search(_projlp_search, X, cap=3, **kwargs)
+    info = res.info
+    assert "not below the known bound 3" in info["phase0_out_of_reach"]
+    assert info["phase0_tried"] == [] and info["n_lps"] == 0
+    assert "phase 0 not run" in info["message"] and not res.stopped_early
+    # below its first width phase 0 runs as before
+    res = run_rank_search(_projlp_search, X, **kwargs)
+    assert res.info["phase0_out_of_reach"] is None and res.info["phase0_tried"]
