@@ -5,7 +5,9 @@
   sparse data (:func:`_svd_init_sparse`);
 * :func:`_add_column`, :func:`_add_columns`: more latent columns along the steepest
   descent directions (the warm starts of the rank search);
-* :func:`_init_from_factors`: user factors in the returned format.
+* :func:`_init_from_factors`: user factors in the returned format;
+* :func:`_truncated_start`: a certificate of a larger rank cut to fewer columns (the
+  polish phase's warm start on large data).
 """
 
 import time
@@ -19,7 +21,10 @@ from threadpoolctl import threadpool_limits
 from sklearn_rrank._lpca_model import (
     _B_MIN,
     _chunks,
+    _evaluate,
+    _Expired,
     _grad_hess_terms,
+    _make_parallel,
     _offset_sign,
     _project_offset,
 )
@@ -351,3 +356,64 @@ def _init_from_factors(L, R, kind, tau, m, n, k):
         )
     mu = c[0] * R[:, -1] - tau
     return L[:, :-1].copy(), R[:, :-1].copy(), mu
+
+
+# the scales of a truncated certificate tried: powers of 2 from 1, up or down
+_TRUNCATED_MAX_STEPS = 12
+
+
+def _truncated_start(data, L, R, p, tau, *, n_jobs, deadline=None):
+    """Global-offset model of ``p`` columns from a certificate ``(L, R)`` of more.
+
+    ``theta = c (M_p - tau)``, ``M_p`` the best rank-``p`` approximation of ``L R^T``
+    (Eckart-Young; from the QR factorizations of ``L`` and ``R`` and the SVD of the
+    ``k x k`` product of their triangles, no ``m x n`` array), balanced as
+    :func:`_svd_init`'s factors, with the offset ``b = -c tau``. The data loss is
+    convex in the scale ``c > 0`` (the logits are linear in it): ``c`` walks by
+    factors of 2 from 1 (at most ``_TRUNCATED_MAX_STEPS`` passes over the data) while
+    the loss drops, and stays at least ``_B_MIN / |tau|``; a limited ``deadline``
+    that passes during a pass keeps the last scale evaluated. ``tau`` must not be 0
+    (the global model needs the offset). Our addition (the paper starts every
+    L-PCA fit afresh): measured on Abstracts (float32, L-BFGS, 2 cores), a fit at
+    k = 100 from a certificate of rank 120 cut so left 12,104 entries wrong after
+    200 iterations, against 32,713 from :func:`_svd_init`; at k = 108, 308 after
+    100 iterations.
+    """
+    m, n = data.shape
+    if sp.issparse(L):
+        L = L.toarray()
+    if sp.issparse(R):
+        R = R.toarray()
+    with threadpool_limits(limits=1, user_api="blas"):
+        QL, TL = np.linalg.qr(np.asarray(L, dtype=np.float64))
+        QR, TR = np.linalg.qr(np.asarray(R, dtype=np.float64))
+        A, s, Bt = np.linalg.svd(TL @ TR.T)
+        U0 = QL @ (A[:, :p] * np.sqrt(s[:p]))
+        V0 = QR @ (Bt[:p].T * np.sqrt(s[:p]))
+    parallel = _make_parallel(n_jobs, 0)
+    least = _B_MIN / abs(tau)
+
+    def loss(c):
+        root = np.sqrt(c)
+        U, V = (U0 * root).astype(data.dtype), (V0 * root).astype(data.dtype)
+        losses, _, _ = _evaluate(
+            parallel, U, V, np.asarray(-c * tau), data, tau, deadline=deadline
+        )
+        return float(losses.sum())
+
+    c = max(1.0, least)
+    try:
+        best = loss(c)
+        for factor in (2.0, 0.5):
+            steps = 0
+            while steps < _TRUNCATED_MAX_STEPS and c * factor >= least:
+                value = loss(c * factor)
+                if value >= best:
+                    break
+                c, best, steps = c * factor, value, steps + 1
+            if steps:
+                break  # the loss dropped this way: it rises the other way
+    except _Expired:
+        pass
+    root = np.sqrt(c)
+    return U0 * root, V0 * root, np.asarray(-c * tau)

@@ -26,7 +26,12 @@ from sklearn.utils import check_random_state
 
 from sklearn_rrank._base import LogisticModel
 from sklearn_rrank._lpca import _fit_core, _model_kind, _resolve_solver
-from sklearn_rrank._lpca_init import _add_column, _add_columns, _svd_init
+from sklearn_rrank._lpca_init import (
+    _add_column,
+    _add_columns,
+    _svd_init,
+    _truncated_start,
+)
 from sklearn_rrank._lpca_model import (
     _chunks,
     _Data,
@@ -420,9 +425,12 @@ def _lpca_search(
     at the same ``k`` with all the time left (once per ``k``), and the polish
     phase bisects above the sample's last far rank (of a fit that ended, not cut
     by its share), never below 90% of the bound, with all the time left (else
-    with the time the ascent took, below), and a search resumed at a rank whose
-    fit an earlier run's deadline cut (a portfolio's second pass) continues that
-    fit with all the time left (both on data of at least 4e7 entries);
+    with the time the ascent took, below), each of its fits starting from the
+    best known certificate cut to its ``k`` columns (global offset only; see
+    :func:`_polish`), and a search resumed at a rank whose fit an earlier run's
+    deadline cut (a portfolio's second pass) continues that fit with all the time
+    left and then polishes as after a scout (all on data of at least 4e7
+    entries);
     an ascent fit that its share stops before its first sweep ends the ascent
     (its model is kept for a second pass);
     an ascent fit that still leaves more than half of the ones uncertified after
@@ -558,8 +566,12 @@ def _lpca_search(
     ):
         # a search resumed (a portfolio's second pass) at a fit that an earlier
         # run's deadline cut on data that a scout would sample: that fit goes on
-        # with all the time left, as after a scout
+        # with all the time left, and the polish below it descends, as after a
+        # scout (on Abstracts, 900 s, the polish fit at k = 120 went on in the
+        # second pass and certified; with the floor at 119 the search then ended)
         continued.add(k)
+        scouted = True
+        floor = max(int(incumbent.lower), 1) - 1
     while k <= max_rank:
         if not incumbent.worth_trying(k):
             reason = "bound"
@@ -641,6 +653,7 @@ def _lpca_search(
             fit=fit,
             max_rank=max_rank,
             descent=_POLISH_DESCENT if scouted else None,
+            truncate=scouted,
         )
     _conclude(info, incumbent, deadline, reason, max_rank)
     return info
@@ -953,6 +966,7 @@ def _polish(
     fit,
     max_rank,
     descent=None,
+    truncate=False,
 ):
     """Bisect the ranks below the bound with longer fits.
 
@@ -969,7 +983,12 @@ def _polish(
     no rank is left between them, when ``deadline`` (the phase's share) expires
     or when the bound meets the lower bound. With ``descent`` (a fraction), no
     ``k`` lies below ``descent`` times the top: a cautious bisection, for data
-    where one fit takes much of the budget.
+    where one fit takes much of the budget. With ``truncate`` (and the global
+    offset), a ``k`` not in the memo starts from the best known certificate cut to
+    ``k`` columns (:func:`~sklearn_rrank._lpca_init._truncated_start`) instead of
+    the fresh SVD start: on Abstracts that start left 2.7 times fewer entries wrong
+    after 200 iterations at k = 100 (12,104 from a certificate of rank 120, against
+    32,713).
     """
     far = _POLISH_FRACTION * max(n_ones, 1)
     # within a budget any near fit is rescued, and the fit stops once near
@@ -992,10 +1011,15 @@ def _polish(
         t0 = time.monotonic()
         p = k - 1 if kind == "column" else k
         # continue the last model fitted at k (the ascent's, warm-started from
-        # k - 1, or an earlier longer fit's), else a fresh SVD start
-        U, V, mu = incumbent.memo.pop(k, None) or _svd_init(
-            data, p, kind, seed, tau, deadline=deadline
-        )
+        # k - 1, or an earlier longer fit's), else (truncate) the best certificate
+        # cut to k columns, else a fresh SVD start
+        state = incumbent.memo.pop(k, None)
+        factors = incumbent.best_factors()
+        if state is None and truncate and kind == "global" and factors is not None:
+            state = _truncated_start(
+                data, *factors, p, tau, n_jobs=fit["n_jobs"], deadline=deadline
+            )
+        U, V, mu = state or _svd_init(data, p, kind, seed, tau, deadline=deadline)
         tick = _ticker(incumbent, k)
         res = _fit_and_rescue(
             incumbent,

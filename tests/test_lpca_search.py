@@ -4,6 +4,7 @@ import time
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from _family import (
     Deadline,
     Incumbent,
@@ -753,3 +754,141 @@ def test_within_a_budget_a_hopeless_fit_hands_nothing_on(monkeypatch):
     del starts[:]
     run_family("lpca", X, random_state=0, max_rank=5, polish=False)
     assert starts == [1]  # without a budget: one start, then warm starts
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_truncated_start_keeps_the_dominant_part_of_a_certificate(dtype):
+    # a certificate of rank 6 whose last two columns are small: cut to 4 columns it
+    # still rounds to X; at all its 6 columns the logits keep the certificate's signs;
+    # the scale is the best power of 2 (the loss rises both ways)
+    lpca_init, lpca_model = modules.lpca_init, modules.lpca_model
+    rng = np.random.default_rng(0)
+    L0, R0 = rng.standard_normal((80, 4)), rng.standard_normal((50, 4))
+    X = (L0 @ R0.T >= 0.5).astype(float)
+    L = np.hstack([L0, 1e-3 * rng.standard_normal((80, 2))])
+    R = np.hstack([R0, 1e-3 * rng.standard_normal((50, 2))])
+    assert certify_rounding(X, L, R)
+    data = lpca_model._Data(X, dtype=dtype)
+    before = L.copy(), R.copy()
+
+    def loss_and_wrong(U, V, mu):
+        losses, n_wrong, _ = lpca_model._evaluate(
+            None, U.astype(dtype), V.astype(dtype), mu, data, 0.5
+        )
+        return float(losses.sum()), n_wrong
+
+    for p in (4, 6):
+        U, V, mu = lpca_init._truncated_start(data, L, R, p, 0.5, n_jobs=1)
+        assert U.shape == (80, p) and V.shape == (50, p) and mu.ndim == 0
+        assert U.dtype == V.dtype == np.float64
+        assert loss_and_wrong(U, V, mu)[1] == 0
+        # separable: the loss falls as the scale grows, up to the last step
+        c = -float(mu) / 0.5
+        assert c == 2.0**lpca_init._TRUNCATED_MAX_STEPS
+        if p == 6:  # all the columns: theta = c (L R^T - tau) exactly
+            np.testing.assert_allclose(
+                U @ V.T + float(mu), c * (L @ R.T - 0.5), rtol=1e-9, atol=1e-6
+            )
+    # 10% of the entries flipped: the scale is the best power of 2 (the loss rises
+    # both ways); the start still rounds like the certificate
+    flip = rng.random(X.shape) < 0.1
+    data = lpca_model._Data(np.where(flip, 1 - X, X), dtype=dtype)
+    U, V, mu = lpca_init._truncated_start(data, L, R, 4, 0.5, n_jobs=1)
+    loss, n_wrong = loss_and_wrong(U, V, mu)
+    assert n_wrong == flip.sum()
+    for factor in (2.0, 0.5):
+        root = np.sqrt(factor)
+        assert loss_and_wrong(U * root, V * root, mu * factor)[0] >= loss
+    assert np.array_equal(L, before[0]) and np.array_equal(R, before[1])
+    # a sparse certificate (ProjLP's copied columns are CSR) gives the same start
+    U1 = lpca_init._truncated_start(data, L, R, 4, 0.5, n_jobs=1)[0]
+    U2 = lpca_init._truncated_start(
+        data, sp.csr_matrix(L), sp.csr_matrix(R), 4, 0.5, n_jobs=1
+    )[0]
+    np.testing.assert_allclose(U1, U2)
+
+
+def test_polish_with_truncate_starts_from_the_best_certificate_cut_to_k(monkeypatch):
+    # Abstracts: a fit at k = 100 from a certificate of rank 120 cut to 100 columns
+    # left 12,104 entries wrong after 200 iterations, from the fresh SVD start 32,713
+    lpca_search = modules.lpca_search
+    X = _planted(4, 400, 30, 3)
+    rng = np.random.default_rng(1)
+    cap_factors = rng.standard_normal((400, 20)), rng.standard_normal((30, 20))
+    starts = []
+
+    def fit_and_rescue(incumbent, info, data, state, *args, **kwargs):
+        finfo = {"status": "stalled", "n_errors_logit": 99}
+        out = dict(state=state, best=state, ok=False, rescue=None, rescued=False)
+        return dict(out, failed=99, finfo=finfo, sweeps=3)
+
+    def truncated(data, L, R, p, tau, **kwargs):
+        assert L is cap_factors[0] and R is cap_factors[1]
+        starts.append(("truncated", p))
+        return ("truncated", p), None, None
+
+    def svd(data, p, *args, **kwargs):
+        starts.append(("svd", p))
+        return ("svd", p), None, None
+
+    monkeypatch.setattr(lpca_search, "_fit_and_rescue", fit_and_rescue)
+    monkeypatch.setattr(lpca_search, "_truncated_start", truncated)
+    monkeypatch.setattr(lpca_search, "_svd_init", svd)
+    fit = dict(tau=0.5, alpha=1e-4, n_jobs=None, verbose=0)
+    cases = (
+        (True, "global", {}, [("truncated", 18), ("truncated", 19)]),
+        (False, "global", {}, [("svd", 18), ("svd", 19)]),
+        (True, "none", {}, [("svd", 18), ("svd", 19)]),  # global offset only
+        (True, "global", {18: ("memo", 0, 0)}, [("truncated", 19)]),  # memo first
+    )
+    for truncate, kind, memo, expected in cases:
+        starts.clear()
+        incumbent = Incumbent(
+            X, 0.5, "lpca", cap=20, cap_factors=cap_factors, memo=dict(memo)
+        )
+        lpca_search._polish(
+            incumbent,
+            modules.lpca_model._Data(X),
+            lpca_search._search_info("global"),
+            Deadline(None),
+            kind=kind,
+            tau=0.5,
+            start=1,
+            seed=0,
+            n_ones=int(X.sum()),
+            rescue_limit=30,
+            fit=fit,
+            max_rank=30,
+            descent=0.9,
+            truncate=truncate,
+        )
+        assert starts == expected
+
+
+def test_resumed_search_on_large_data_polishes_below_the_fit_it_continues(
+    monkeypatch,
+):
+    # Abstracts, 900 s: the polish fit at k = 120 went on in the portfolio's second
+    # pass and certified; with its floor at 119 the search then ended with time left
+    lpca_search = modules.lpca_search
+    X = _planted(4, 400, 30, 3)
+    calls = []
+
+    def ascent_step(incumbent, data, info, deadline, state, *, k, share, **kwargs):
+        info["status_by_k"][k] = "stalled"
+        info["sweeps_by_k"][k] = 5
+        info["failed_by_k"][k] = 0
+        incumbent.rank = k  # as if certified
+        return state, True, 0
+
+    def polish(incumbent, data, info, deadline, *, start, descent, truncate, **kw):
+        calls.append((start, descent, truncate, deadline.remaining() > 900))
+
+    monkeypatch.setattr(lpca_search, "_ascent_step", ascent_step)
+    monkeypatch.setattr(lpca_search, "_polish", polish)
+    monkeypatch.setattr(lpca_search, "_SCOUT_MIN_ENTRIES", X.size)
+    kwargs = dict(_BUDGETED, cap=12, lower=2, params={"start": 10})
+    run_rank_search(_lpca_search, X, **kwargs, memo={10: None})
+    run_rank_search(_lpca_search, X, **kwargs, memo={})  # nothing cut: as before
+    assert calls[0] == (2, lpca_search._POLISH_DESCENT, True, True)
+    assert calls[1][:3] == (10, None, False)
