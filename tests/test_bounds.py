@@ -368,6 +368,21 @@ def test_second_pass_resumes_a_search_where_it_stopped():
     assert run._resume(spec, {"errors_by_k": {}}) == 7
 
 
+def test_second_pass_gives_no_share_to_a_lower_bound_that_would_not_run_again():
+    # Abstracts, 900 s: VC's share of the second pass (86 s) was below its first
+    # budget (115 s), so it did not run, and the call ended 114 s early while
+    # L-PCA's polish fit was cut at 3/4 of the time left
+    run = object.__new__(_Portfolio)
+    run.deadline = Deadline(100.0)
+    lpca, vc = modules.methods.METHODS["lpca"], modules.methods.METHODS["vc"]
+    assert (lpca.weight, vc.weight) == (3, 1)
+    rows = {"lpca": {"budget": 300.0}, "vc": {"budget": 30.0}}  # 100 / 4 < 30
+    assert run._second_weights(lpca, [lpca, vc], rows) == 3
+    assert run._second_weights(vc, [vc], rows) == 1
+    rows["vc"]["budget"] = 20.0  # a quarter of the time left is more: it runs
+    assert run._second_weights(lpca, [lpca, vc], rows) == 4
+
+
 def test_second_pass_runs_without_any_certificate(monkeypatch):
     # the 1e9-entry run ended after 735 s of 1800: no method had certified, and the
     # second pass was skipped; now the stopped search gets the time left
