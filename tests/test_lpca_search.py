@@ -109,6 +109,11 @@ def test_next_rank_jumps_only_while_far_and_never_past_the_bound():
     assert _next_rank(9, 1, 900, ones, _Bound(12), 50) == 11  # below the bound
     assert _next_rank(9, 1, 900, ones, _Bound(None), 10) == 10  # max_rank
     assert _next_rank(9, 1, 900, ones, _Bound(10), 50) == 10  # ends the ascent
+    # after a scout a far cut fit jumps by half of k at least (Abstracts, 1800 s:
+    # 69, 70, 72, 76, 84, 100, 132, 196, all cut far)
+    assert _next_rank(69, 69, 900, ones, _Bound(None), 999, True, jump=True) == 104
+    assert _next_rank(69, 69, 900, ones, _Bound(90), 999, True, jump=True) == 89
+    assert _next_rank(69, 69, 100, ones, _Bound(None), 999, True, jump=True) == 70
 
 
 def test_ascent_jumps_while_far_and_the_polish_bisects_the_skipped_ranks():
@@ -385,6 +390,36 @@ def test_large_data_polish_after_a_scout_and_a_resumed_cut_fit_get_all_the_time(
     run_rank_search(_lpca_search, X, **kwargs, params=params, memo={3: None})
     share = lpca_search._ASCENT_SHARE
     assert steps == [(3, 1.0), (3, share), (3, share)]
+
+
+def test_after_a_scout_a_far_cut_fit_jumps_to_a_fresh_start(monkeypatch):
+    # Abstracts, 1800 s: the sample certified 69 and the ascent on X climbed 69, 70,
+    # 72, ..., 196, each fit from the last with columns added and cut by its share
+    lpca_search = modules.lpca_search
+    X = _planted(4, 400, 30, 3)
+    n_ones = int(X.sum())
+    steps = []
+
+    def ascent_step(incumbent, data, info, deadline, state, *, k, share, **kwargs):
+        steps.append((k, state))
+        info["status_by_k"][k] = "time_limit"
+        info["sweeps_by_k"][k] = 5
+        info["failed_by_k"][k] = n_ones // 2  # far, not hopeless
+        return ("model", k), False, n_ones // 2
+
+    monkeypatch.setattr(lpca_search, "_ascent_step", ascent_step)
+    monkeypatch.setattr(lpca_search, "_SCOUT_MIN_ENTRIES", X.size)
+    monkeypatch.setattr(
+        lpca_search, "_scout", lambda *a, **kw: {"start": 4, "floor": 1}
+    )
+    params = {"polish": False}
+    run_rank_search(_lpca_search, X, **_BUDGETED, params=params, cap=14)
+    assert steps == [(4, None), (6, None), (9, None), (13, None)]
+    steps.clear()  # without a scout: the gallop, each fit from the last
+    monkeypatch.setattr(lpca_search, "_scout", lambda *a, **kw: None)
+    run_rank_search(_lpca_search, X, **_BUDGETED, params=params, cap=14)
+    assert [k for k, _ in steps] == [1, 2, 4, 8, 13]
+    assert [s for _, s in steps[1:]] == [("model", k) for k in (1, 2, 4, 8)]
 
 
 def test_polish_after_a_scout_descends_cautiously_from_the_bound(monkeypatch):
@@ -778,7 +813,7 @@ def test_truncated_start_keeps_the_dominant_part_of_a_certificate(dtype):
         return float(losses.sum()), n_wrong
 
     for p in (4, 6):
-        U, V, mu = lpca_init._truncated_start(data, L, R, p, 0.5, n_jobs=1)
+        U, V, mu = lpca_init._truncated_start(data, L, R, p, 0.5)
         assert U.shape == (80, p) and V.shape == (50, p) and mu.ndim == 0
         assert U.dtype == V.dtype == np.float64
         assert loss_and_wrong(U, V, mu)[1] == 0
@@ -793,7 +828,7 @@ def test_truncated_start_keeps_the_dominant_part_of_a_certificate(dtype):
     # both ways); the start still rounds like the certificate
     flip = rng.random(X.shape) < 0.1
     data = lpca_model._Data(np.where(flip, 1 - X, X), dtype=dtype)
-    U, V, mu = lpca_init._truncated_start(data, L, R, 4, 0.5, n_jobs=1)
+    U, V, mu = lpca_init._truncated_start(data, L, R, 4, 0.5)
     loss, n_wrong = loss_and_wrong(U, V, mu)
     assert n_wrong == flip.sum()
     for factor in (2.0, 0.5):
@@ -801,11 +836,30 @@ def test_truncated_start_keeps_the_dominant_part_of_a_certificate(dtype):
         assert loss_and_wrong(U * root, V * root, mu * factor)[0] >= loss
     assert np.array_equal(L, before[0]) and np.array_equal(R, before[1])
     # a sparse certificate (ProjLP's copied columns are CSR) gives the same start
-    U1 = lpca_init._truncated_start(data, L, R, 4, 0.5, n_jobs=1)[0]
-    U2 = lpca_init._truncated_start(
-        data, sp.csr_matrix(L), sp.csr_matrix(R), 4, 0.5, n_jobs=1
-    )[0]
+    U1 = lpca_init._truncated_start(data, L, R, 4, 0.5)[0]
+    U2 = lpca_init._truncated_start(data, sp.csr_matrix(L), sp.csr_matrix(R), 4, 0.5)[0]
     np.testing.assert_allclose(U1, U2)
+
+
+def test_truncated_start_chooses_the_scale_on_blocks_of_rows(monkeypatch):
+    # on large data the scale comes from evenly spaced blocks of rows, not a pass
+    # over all entries (11 s per pass on 1e9 entries): here 8 blocks of 2 rows
+    lpca_init, lpca_model = modules.lpca_init, modules.lpca_model
+    rng = np.random.default_rng(0)
+    L, R = rng.standard_normal((80, 6)), rng.standard_normal((50, 6))
+    X = (L @ R.T >= 0.5).astype(float)
+    flip = rng.random(X.shape) < 0.1
+    data = lpca_model._Data(np.where(flip, 1 - X, X))
+    full = lpca_init._truncated_start(data, L, R, 5, 0.5)
+    seen = spy(monkeypatch, lpca_init, "_loss_terms", lambda theta, q: theta.shape)
+    monkeypatch.setattr(lpca_init, "_TRUNCATED_SAMPLE", 16 * 50)
+    sampled = lpca_init._truncated_start(data, L, R, 5, 0.5)
+    assert seen and set(seen) == {(16, 50)}
+    np.testing.assert_allclose(
+        sampled[0] @ sampled[1].T,
+        full[0] @ full[1].T * (float(sampled[2]) / float(full[2])),
+    )
+    assert 0.25 <= float(sampled[2]) / float(full[2]) <= 4
 
 
 def test_polish_with_truncate_starts_from_the_best_certificate_cut_to_k(monkeypatch):
