@@ -318,6 +318,26 @@ def test_scout_starts_the_ascent_where_a_row_sample_certifies(monkeypatch):
     assert wide.info["scout"]["axis"] == 1
 
 
+def _fake_ascent_step(verdict, steps, record=lambda k, share, state: (k, share)):
+    """A stand-in for ``_ascent_step``: ``verdict(k)`` gives ``(status, failed)``.
+
+    Each call appends ``record(k, share, state)`` to ``steps`` and returns the model
+    ``("model", k)``; status ``"exact"`` certifies ``k`` (as the offer would).
+    """
+
+    def ascent_step(incumbent, data, info, deadline, state, *, k, share, **kwargs):
+        steps.append(record(k, share, state))
+        status, failed = verdict(k)
+        info["status_by_k"][k] = status
+        info["sweeps_by_k"][k] = 5
+        info["failed_by_k"][k] = failed
+        if status == "exact":
+            incumbent.rank = k
+        return ("model", k), status == "exact", failed
+
+    return ascent_step
+
+
 def test_after_a_scout_a_near_fit_cut_short_goes_on_with_all_the_time(monkeypatch):
     # 1e9 entries: near fits that their shares cut went on at k + 1, one column per
     # share; after a scout such a fit goes on at the same k with the time left, once
@@ -326,13 +346,10 @@ def test_after_a_scout_a_near_fit_cut_short_goes_on_with_all_the_time(monkeypatc
     n_ones = int(X.sum())
     steps = []
 
-    def ascent_step(incumbent, data, info, deadline, state, *, k, share, **kwargs):
-        steps.append((k, share))
-        ok = len(steps) == 4
-        info["status_by_k"][k] = "exact" if ok else "time_limit"
-        info["sweeps_by_k"][k] = 5
-        info["failed_by_k"][k] = 0 if ok else n_ones // 20  # near: 5% of the ones
-        return state, ok, info["failed_by_k"][k]
+    def verdict(k):  # near (5% of the ones) and cut, until the fourth fit
+        return ("exact", 0) if len(steps) == 4 else ("time_limit", n_ones // 20)
+
+    ascent_step = _fake_ascent_step(verdict, steps)
 
     scout = {"start": 3, "floor": 1}
     monkeypatch.setattr(lpca_search, "_scout", lambda *a, **kw: scout)
@@ -358,12 +375,8 @@ def test_large_data_polish_after_a_scout_and_a_resumed_cut_fit_get_all_the_time(
     n_ones = int(X.sum())
     steps, polished = [], []
 
-    def ascent_step(incumbent, data, info, deadline, state, *, k, share, **kwargs):
-        steps.append((k, share))
-        info["status_by_k"][k] = "time_limit"
-        info["sweeps_by_k"][k] = 5
-        info["failed_by_k"][k] = n_ones  # far: the ascent climbs to the bound
-        return state, False, n_ones
+    # far: the ascent climbs to the bound
+    ascent_step = _fake_ascent_step(lambda k: ("time_limit", n_ones), steps)
 
     def polish(incumbent, data, info, deadline, **kwargs):
         polished.append(deadline.remaining())
@@ -400,12 +413,9 @@ def test_after_a_scout_a_far_cut_fit_jumps_to_a_fresh_start(monkeypatch):
     n_ones = int(X.sum())
     steps = []
 
-    def ascent_step(incumbent, data, info, deadline, state, *, k, share, **kwargs):
-        steps.append((k, state))
-        info["status_by_k"][k] = "time_limit"
-        info["sweeps_by_k"][k] = 5
-        info["failed_by_k"][k] = n_ones // 2  # far, not hopeless
-        return ("model", k), False, n_ones // 2
+    ascent_step = _fake_ascent_step(  # far, not hopeless
+        lambda k: ("time_limit", n_ones // 2), steps, lambda k, share, state: (k, state)
+    )
 
     monkeypatch.setattr(lpca_search, "_ascent_step", ascent_step)
     monkeypatch.setattr(lpca_search, "_SCOUT_MIN_ENTRIES", X.size)
@@ -928,12 +938,7 @@ def test_resumed_search_on_large_data_polishes_below_the_fit_it_continues(
     X = _planted(4, 400, 30, 3)
     calls = []
 
-    def ascent_step(incumbent, data, info, deadline, state, *, k, share, **kwargs):
-        info["status_by_k"][k] = "stalled"
-        info["sweeps_by_k"][k] = 5
-        info["failed_by_k"][k] = 0
-        incumbent.rank = k  # as if certified
-        return state, True, 0
+    ascent_step = _fake_ascent_step(lambda k: ("exact", 0), [])  # certified
 
     def polish(incumbent, data, info, deadline, *, start, descent, truncate, **kw):
         calls.append((start, descent, truncate, deadline.remaining() > 900))
