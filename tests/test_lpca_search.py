@@ -432,6 +432,20 @@ def test_after_a_scout_a_far_cut_fit_jumps_to_a_fresh_start(monkeypatch):
     assert [s for _, s in steps[1:]] == [("model", k) for k in (1, 2, 4, 8)]
 
 
+def _polish_on(X, incumbent, **kwargs):
+    """Run the polish phase on ``X`` without a deadline (a bound of 20, ranks <= 30)."""
+    params = dict(kind="global", tau=0.5, start=1, seed=0, rescue_limit=30)
+    params.update(max_rank=30, fit=dict(tau=0.5, alpha=1e-4, n_jobs=None, verbose=0))
+    modules.lpca_search._polish(
+        incumbent,
+        modules.lpca_model._Data(X),
+        modules.lpca_search._search_info("global"),
+        Deadline(None),
+        n_ones=int(X.sum()),
+        **dict(params, **kwargs),
+    )
+
+
 def test_polish_after_a_scout_descends_cautiously_from_the_bound(monkeypatch):
     # one fit at k = 133 took 165 s of a 341 s share on Abstracts: after a scout the
     # polish tries no rank below 90% of the bound (a bisection from the floor, 1,
@@ -450,25 +464,10 @@ def test_polish_after_a_scout_descends_cautiously_from_the_bound(monkeypatch):
     monkeypatch.setattr(
         lpca_search, "_svd_init", lambda data, p, *a, **kw: (p, None, None)
     )
-    fit = dict(tau=0.5, alpha=1e-4, n_jobs=None, verbose=0)
     for descent, expected in ((0.9, [18, 19]), (None, [10, 15, 17, 18, 19])):
         tried.clear()
         incumbent = Incumbent(X, 0.5, "lpca", cap=20)
-        lpca_search._polish(
-            incumbent,
-            modules.lpca_model._Data(X),
-            lpca_search._search_info("global"),
-            Deadline(None),
-            kind="global",
-            tau=0.5,
-            start=1,
-            seed=0,
-            n_ones=int(X.sum()),
-            rescue_limit=30,
-            fit=fit,
-            max_rank=30,
-            descent=descent,
-        )
+        _polish_on(X, incumbent, descent=descent)
         assert tried == expected
 
 
@@ -898,7 +897,6 @@ def test_polish_with_truncate_starts_from_the_best_certificate_cut_to_k(monkeypa
     monkeypatch.setattr(lpca_search, "_fit_and_rescue", fit_and_rescue)
     monkeypatch.setattr(lpca_search, "_truncated_start", truncated)
     monkeypatch.setattr(lpca_search, "_svd_init", svd)
-    fit = dict(tau=0.5, alpha=1e-4, n_jobs=None, verbose=0)
     cases = (
         (True, "global", {}, [("truncated", 18), ("truncated", 19)]),
         (False, "global", {}, [("svd", 18), ("svd", 19)]),
@@ -910,22 +908,7 @@ def test_polish_with_truncate_starts_from_the_best_certificate_cut_to_k(monkeypa
         incumbent = Incumbent(
             X, 0.5, "lpca", cap=20, cap_factors=cap_factors, memo=dict(memo)
         )
-        lpca_search._polish(
-            incumbent,
-            modules.lpca_model._Data(X),
-            lpca_search._search_info("global"),
-            Deadline(None),
-            kind=kind,
-            tau=0.5,
-            start=1,
-            seed=0,
-            n_ones=int(X.sum()),
-            rescue_limit=30,
-            fit=fit,
-            max_rank=30,
-            descent=0.9,
-            truncate=truncate,
-        )
+        _polish_on(X, incumbent, kind=kind, descent=0.9, truncate=truncate)
         assert starts == expected
 
 
