@@ -51,6 +51,11 @@ _MIN_SHARE = 1.0
 _SECOND_PASS_MIN = 2.0
 
 
+def _resumes(spec):
+    """Whether a method's second run resumes where its first stopped (``start``)."""
+    return spec.search is not None and "start" in spec.search_params
+
+
 @dataclass
 class RoundingRankBounds:
     """Combined lower and upper bounds on the rounding rank.
@@ -403,7 +408,7 @@ class _Portfolio:
             sub = self.deadline.child(fraction=spec.weight / weights)
             row = rows[spec.name]
             params = dict(self.params[spec.name])
-            if spec.search is not None and "start" in spec.search_params:
+            if _resumes(spec):
                 params["start"] = max(params.get("start", 1), self._resume(spec, row))
             elif sub.remaining() <= (row["budget"] or 0.0):
                 continue  # the same run on less time cannot do better
@@ -432,7 +437,7 @@ class _Portfolio:
         left = self.deadline.remaining()
 
         def runs_again(t):
-            if t is spec or (t.search is not None and "start" in t.search_params):
+            if t is spec or _resumes(t):
                 return True
             return left * t.weight / total > (rows[t.name]["budget"] or 0.0)
 

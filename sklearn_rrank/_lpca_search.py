@@ -537,7 +537,7 @@ def _lpca_search(
     began = time.monotonic()
     k = first = max(int(start), int(incumbent.lower), 1)
     floor = first - 1  # the polish phase bisects above it
-    scouted = False
+    long_fits = False  # after a scout, or resumed on data a scout would sample
     if start == 1:  # not a search resumed above its start (a portfolio's second pass)
         scout = _scout(
             X,
@@ -552,7 +552,7 @@ def _lpca_search(
         )
         if scout is not None:
             info["scout"] = scout
-            scouted = True
+            long_fits = True
             floor = max(first - 1, scout["floor"])
             k = first = max(first, scout["start"])
     reason = "max_rank"
@@ -570,7 +570,7 @@ def _lpca_search(
         # scout (on Abstracts, 900 s, the polish fit at k = 120 went on in the
         # second pass and certified; with the floor at 119 the search then ended)
         continued.add(k)
-        scouted = True
+        long_fits = True
         floor = max(int(incumbent.lower), 1) - 1
     while k <= max_rank:
         if not incumbent.worth_trying(k):
@@ -607,7 +607,7 @@ def _lpca_search(
             reason = "time limit"
             break
         if (
-            scouted
+            long_fits
             and k not in continued
             and info["status_by_k"][k] == "time_limit"
             and n_failed <= _POLISH_FRACTION * n_ones
@@ -620,12 +620,12 @@ def _lpca_search(
             state = None
             continue
         # after a scout, a far fit that its share cut: the sample's rank was low for
-        # X (Abstracts, 1800 s: the sample certified 69, and the fits on X at 69,
+        # X (Abstracts, 1800 s: the ascent on X started at 69, and its fits at 69,
         # 70, 72, 76, 84, 100, 132 and 196, each from the last with columns added
         # and cut by its share, all left 16% to 36% of the ones wrong; a fresh
         # start at 133 left 0.7% after 82 s in a 900 s run)
         jump = (
-            scouted
+            long_fits
             and info["status_by_k"][k] == "time_limit"
             and n_failed > _POLISH_FRACTION * n_ones
         )
@@ -649,7 +649,7 @@ def _lpca_search(
         # one they are bounded by their sweeps only, so that the result does not
         # depend on the machine's speed or load (random_state makes it reproducible)
         budget = max(_POLISH_MIN_SECONDS, time.monotonic() - began)
-        if scouted:
+        if long_fits:
             # after a scout the ascent on X is short (on Abstracts one fit, k = 133,
             # certified at once) and a polish fit is longer than it: within the
             # ascent's time the fit at k = 101 was cut after about 110 s, with 126 s
@@ -670,8 +670,8 @@ def _lpca_search(
             rescue_limit=rescue_limit,
             fit=fit,
             max_rank=max_rank,
-            descent=_POLISH_DESCENT if scouted else None,
-            truncate=scouted,
+            descent=_POLISH_DESCENT if long_fits else None,
+            truncate=long_fits,
         )
     _conclude(info, incumbent, deadline, reason, max_rank)
     return info
@@ -1039,9 +1039,10 @@ def _polish(
         # k - 1, or an earlier longer fit's), else (truncate) the best certificate
         # cut to k columns, else a fresh SVD start
         state = incumbent.memo.pop(k, None)
-        factors = incumbent.best_factors()
-        if state is None and truncate and kind == "global" and factors is not None:
-            state = _truncated_start(data, *factors, p, tau)
+        if state is None and truncate and kind == "global":
+            factors = incumbent.best_factors()
+            if factors is not None:
+                state = _truncated_start(data, *factors, p, tau)
         U, V, mu = state or _svd_init(data, p, kind, seed, tau, deadline=deadline)
         tick = _ticker(incumbent, k)
         res = _fit_and_rescue(

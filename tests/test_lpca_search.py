@@ -406,7 +406,7 @@ def test_large_data_polish_after_a_scout_and_a_resumed_cut_fit_get_all_the_time(
 
 
 def test_after_a_scout_a_far_cut_fit_jumps_to_a_fresh_start(monkeypatch):
-    # Abstracts, 1800 s: the sample certified 69 and the ascent on X climbed 69, 70,
+    # Abstracts, 1800 s: after the scout the ascent on X climbed 69, 70,
     # 72, ..., 196, each fit from the last with columns added and cut by its share
     lpca_search = modules.lpca_search
     X = _planted(4, 400, 30, 3)
