@@ -558,19 +558,17 @@ def _lpca_search(
     reason = "max_rank"
     state = None
     continued = set()  # the ranks whose near fit goes on with all the time left
-    if (
-        start > 1
-        and deadline.limited
-        and m * n >= _SCOUT_MIN_ENTRIES
-        and k in incumbent.memo
-    ):
+    resumed = start > 1 and deadline.limited and k in incumbent.memo
+    if resumed:
         # a search resumed (a portfolio's second pass) at a fit that an earlier
-        # run's deadline cut on data that a scout would sample: that fit goes on
-        # with all the time left, and the polish below it descends, as after a
-        # scout (on Abstracts, 900 s, the polish fit at k = 120 went on in the
-        # second pass and certified; with the floor at 119 the search then ended)
+        # run's deadline cut: that fit goes on with all the time left, and the
+        # polish below it descends with all the time left (on Abstracts, 900 s,
+        # the polish fit at k = 120 went on in the second pass and certified; with
+        # the floor at 119 the search then ended; on APJ, 60 s, the fit at k = 5
+        # certified with 11 s left and k = 4 was not tried); on data that a scout
+        # would sample, as after a scout
         continued.add(k)
-        long_fits = True
+        long_fits = m * n >= _SCOUT_MIN_ENTRIES
         floor = max(int(incumbent.lower), 1) - 1
     while k <= max_rank:
         if not incumbent.worth_trying(k):
@@ -644,18 +642,19 @@ def _lpca_search(
             # nothing on: the next k starts from the truncated SVD, not from it with
             # columns added
             state = None
+    polish_cut = False
     if polish and _polish_wanted(incumbent, reason):
         # within a budget the longer fits get about the time the ascent took; without
         # one they are bounded by their sweeps only, so that the result does not
         # depend on the machine's speed or load (random_state makes it reproducible)
         budget = max(_POLISH_MIN_SECONDS, time.monotonic() - began)
-        if long_fits:
+        if long_fits or resumed:
             # after a scout the ascent on X is short (on Abstracts one fit, k = 133,
             # certified at once) and a polish fit is longer than it: within the
             # ascent's time the fit at k = 101 was cut after about 110 s, with 126 s
             # of L-PCA's share of a 900 s budget unused
             budget = None
-        _polish(
+        polish_cut = _polish(
             incumbent,
             data,
             info,
@@ -670,10 +669,11 @@ def _lpca_search(
             rescue_limit=rescue_limit,
             fit=fit,
             max_rank=max_rank,
-            descent=_POLISH_DESCENT if long_fits else None,
+            descent=_POLISH_DESCENT if long_fits or resumed else None,
             truncate=long_fits,
+            retry_cut=resumed,
         )
-    _conclude(info, incumbent, deadline, reason, max_rank)
+    _conclude(info, incumbent, deadline, reason, max_rank, polish_cut=polish_cut)
     return info
 
 
@@ -898,10 +898,19 @@ def _ascent_step(
     return res["state"], ok, n_failed
 
 
-def _conclude(info, incumbent, deadline, reason, max_rank):
-    """Set ``info["stopped_early"]`` and ``info["message"]`` at the end."""
+def _conclude(info, incumbent, deadline, reason, max_rank, *, polish_cut=False):
+    """Set ``info["stopped_early"]`` and ``info["message"]`` at the end.
+
+    The search stopped early if it certified nothing before the time limit or
+    ``max_rank``, if the deadline expired before the bounds met, or if the polish
+    phase's own share of the time (``polish_cut``) ended with ranks left to try:
+    a portfolio's second pass then resumes it (on Paleo, 60 s, the polish fit at
+    k = 8 was cut with 54 entries wrong and the call ended after 19 s).
+    """
     stopped = reason in ("max_rank", "time limit") and incumbent.rank is None
-    info["stopped_early"] = stopped or (deadline.expired() and not incumbent.done)
+    info["stopped_early"] = (
+        stopped or polish_cut or (deadline.expired() and not incumbent.done)
+    )
     if incumbent.rank is not None:
         info["message"] = f"certified rank {incumbent.rank}"
         if info["polish"]:
@@ -992,6 +1001,7 @@ def _polish(
     max_rank,
     descent=None,
     truncate=False,
+    retry_cut=False,
 ):
     """Bisect the ranks below the bound with longer fits.
 
@@ -1004,10 +1014,14 @@ def _polish(
     up to ``_POLISH_MAX_ITER`` sweeps (stall window ``_POLISH_STALL``) and the
     rescue (within a budget: the fit stops once at most ``_POLISH_FRACTION`` of the
     ones fail, is rescued, and goes on if that failed; :func:`_fit_and_rescue`);
-    a certified ``k`` lowers the bound, a failed one raises the floor. Stops when
+    a certified ``k`` lowers the bound, a failed one raises the floor (with
+    ``retry_cut``, a fit an earlier deadline cut raises it only if it left more
+    than half of the ones wrong: a search resumed in a second pass). Stops when
     no rank is left between them, when ``deadline`` (the phase's share) expires
-    or when the bound meets the lower bound. With ``descent`` (a fraction), no
-    ``k`` lies below ``descent`` times the top: a cautious bisection, for data
+    or when the bound meets the lower bound; returns True only if the deadline
+    stopped it with ranks left to try (a fit it cut, or a next rank). With
+    ``descent`` (a fraction), no ``k`` lies below ``descent`` times the top: a
+    cautious bisection, for data
     where one fit takes much of the budget. With ``truncate`` (and the global
     offset), a ``k`` not in the memo starts from the best known certificate cut to
     ``k`` columns (:func:`~sklearn_rrank._lpca_init._truncated_start`) instead of
@@ -1020,14 +1034,25 @@ def _polish(
     limited = deadline.limited
     limit = max(rescue_limit, int(far)) if limited else rescue_limit
     near = limit if limited else None
+    # with retry_cut, a fit a deadline cut (its model kept in the memo) raises the
+    # floor only if it left more than half of the ones wrong: on APJ, 60 s, the
+    # ascent's share cut k = 4 with 17% of them wrong after 4.5 s; in the second
+    # pass a longer fit goes on from it
+    hopeless = _FAR_FRACTION * max(n_ones, 1) if retry_cut else -1
     floor = max(
-        (k for k, e in incumbent.errors_by_k.items() if k >= start and e > far),
+        (
+            k
+            for k, e in incumbent.errors_by_k.items()
+            if k >= start and e > far and (k not in incumbent.memo or e > hopeless)
+        ),
         default=start - 1,
     )
-    while not incumbent.done and not deadline.expired():
+    while not incumbent.done:
         top = min(incumbent.bound, max_rank + 1)
         if top - floor <= 1:
-            break
+            return False
+        if deadline.expired():
+            return True
         k = (floor + top) // 2
         if descent is not None:
             k = min(top - 1, max(k, math.ceil(descent * top)))
@@ -1088,6 +1113,9 @@ def _polish(
                 limited and res["rescue"] is not None
             ):
                 incumbent.memo[k] = res["best"]
+            if deadline.expired():
+                return True  # cut at k (its model kept): a later pass goes on
             floor = k
             continue
         info["rescued_by_refinement"] = rescued
+    return False

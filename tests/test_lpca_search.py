@@ -394,7 +394,7 @@ def test_large_data_polish_after_a_scout_and_a_resumed_cut_fit_get_all_the_time(
     run_rank_search(_lpca_search, X, **kwargs)  # no scout: the ascent's time
     assert polished[-1] <= lpca_search._POLISH_MIN_SECONDS
     # resumed (a portfolio's second pass) at a k whose fit a deadline cut: that fit
-    # goes on with all the time left; on smaller data, or without a cut fit, a share
+    # goes on with all the time left, on smaller data too; without a cut fit, a share
     steps.clear()
     params = {"start": 3, "polish": False}
     run_rank_search(_lpca_search, X, **kwargs, params=params, memo={3: None})
@@ -402,7 +402,7 @@ def test_large_data_polish_after_a_scout_and_a_resumed_cut_fit_get_all_the_time(
     monkeypatch.setattr(lpca_search, "_SCOUT_MIN_ENTRIES", X.size + 1)
     run_rank_search(_lpca_search, X, **kwargs, params=params, memo={3: None})
     share = lpca_search._ASCENT_SHARE
-    assert steps == [(3, 1.0), (3, share), (3, share)]
+    assert steps == [(3, 1.0), (3, share), (3, 1.0)]
 
 
 def test_after_a_scout_a_far_cut_fit_jumps_to_a_fresh_start(monkeypatch):
@@ -912,11 +912,10 @@ def test_polish_with_truncate_starts_from_the_best_certificate_cut_to_k(monkeypa
         assert starts == expected
 
 
-def test_resumed_search_on_large_data_polishes_below_the_fit_it_continues(
-    monkeypatch,
-):
+def test_resumed_search_polishes_below_the_fit_it_continues(monkeypatch):
     # Abstracts, 900 s: the polish fit at k = 120 went on in the portfolio's second
     # pass and certified; with its floor at 119 the search then ended with time left
+    # (APJ, 60 s: k = 5 certified with 11 s left, and k = 4 was not tried)
     lpca_search = modules.lpca_search
     X = _planted(4, 400, 30, 3)
     calls = []
@@ -924,7 +923,9 @@ def test_resumed_search_on_large_data_polishes_below_the_fit_it_continues(
     ascent_step = _fake_ascent_step(lambda k: ("exact", 0), [])  # certified
 
     def polish(incumbent, data, info, deadline, *, start, descent, truncate, **kw):
-        calls.append((start, descent, truncate, deadline.remaining() > 900))
+        calls.append(
+            (start, descent, truncate, kw["retry_cut"], deadline.remaining() > 900)
+        )
 
     monkeypatch.setattr(lpca_search, "_ascent_step", ascent_step)
     monkeypatch.setattr(lpca_search, "_polish", polish)
@@ -932,5 +933,90 @@ def test_resumed_search_on_large_data_polishes_below_the_fit_it_continues(
     kwargs = dict(_BUDGETED, cap=12, lower=2, params={"start": 10})
     run_rank_search(_lpca_search, X, **kwargs, memo={10: None})
     run_rank_search(_lpca_search, X, **kwargs, memo={})  # nothing cut: as before
-    assert calls[0] == (2, lpca_search._POLISH_DESCENT, True, True)
-    assert calls[1][:3] == (10, None, False)
+    monkeypatch.setattr(lpca_search, "_SCOUT_MIN_ENTRIES", X.size + 1)
+    run_rank_search(_lpca_search, X, **kwargs, memo={10: None})  # smaller data
+    descent = lpca_search._POLISH_DESCENT
+    assert calls[0] == (2, descent, True, True, True)
+    assert calls[1][:4] == (10, None, False, False)
+    assert calls[2] == (2, descent, False, True, True)  # no truncated starts
+
+
+def test_a_polish_its_deadline_cuts_reports_the_search_stopped_early(monkeypatch):
+    # Paleo, 60 s: the polish fit at k = 8 was cut by the polish's share with 54
+    # entries wrong; the search said it ended, and the call ended after 19 s
+    lpca_search = modules.lpca_search
+    X = _planted(4, 120, 30, 3)
+    wrong = {}
+
+    def fit_and_rescue(incumbent, info, data, state, deadline, *args, **kwargs):
+        time.sleep(0.3)  # the fit runs until its deadline passes
+        finfo = {"status": "time_limit", "n_errors_logit": wrong["n"]}
+        out = dict(state=state, best=state, ok=False, rescue=None, rescued=False)
+        return dict(out, failed=wrong["n"], finfo=finfo, sweeps=3)
+
+    monkeypatch.setattr(lpca_search, "_fit_and_rescue", fit_and_rescue)
+    monkeypatch.setattr(
+        lpca_search, "_svd_init", lambda data, p, *a, **kw: (p, None, None)
+    )
+    params = dict(kind="global", tau=0.5, seed=0, rescue_limit=30, max_rank=30)
+    params.update(fit=dict(tau=0.5, alpha=1e-4, n_jobs=None, verbose=0))
+    n_ones = int(X.sum())
+    for n in (5, n_ones):  # near or far, a cut fit is kept and goes on later
+        wrong["n"] = n
+        incumbent = Incumbent(X, 0.5, "lpca", cap=10)
+        out = lpca_search._polish(
+            incumbent,
+            modules.lpca_model._Data(X),
+            lpca_search._search_info("global"),
+            Deadline(0.2),
+            start=9,
+            n_ones=n_ones,
+            **params,
+        )
+        assert out is True and 9 in incumbent.memo
+    # with no rank left below the bound, nothing was cut
+    incumbent = Incumbent(X, 0.5, "lpca", cap=10)
+    data = modules.lpca_model._Data(X)
+    info = lpca_search._search_info("global")
+    assert not lpca_search._polish(
+        incumbent, data, info, Deadline(0.2), start=10, n_ones=n_ones, **params
+    )
+    # the search then says it stopped early, so that a second pass resumes it
+    info = {"polish": {}}
+    lpca_search._conclude(info, incumbent, Deadline(100.0), "certified", 30)
+    assert not info["stopped_early"]
+    lpca_search._conclude(
+        info, incumbent, Deadline(100.0), "certified", 30, polish_cut=True
+    )
+    assert info["stopped_early"]
+
+
+def test_a_resumed_polish_retries_a_cut_fit_unless_it_was_hopeless(monkeypatch):
+    # APJ, 60 s: the ascent's share cut k = 4 with 17% of the ones wrong after
+    # 4.5 s; in the second pass, after k = 5 certified, k = 4 was not tried
+    lpca_search = modules.lpca_search
+    X = _planted(4, 400, 30, 3)
+    n_ones = int(X.sum())
+    tried = []
+
+    def fit_and_rescue(incumbent, info, data, state, *args, **kwargs):
+        tried.append(state[0])
+        finfo = {"status": "stalled", "n_errors_logit": 99}
+        out = dict(state=state, best=state, ok=False, rescue=None, rescued=False)
+        return dict(out, failed=99, finfo=finfo, sweeps=3)
+
+    monkeypatch.setattr(lpca_search, "_fit_and_rescue", fit_and_rescue)
+    monkeypatch.setattr(
+        lpca_search, "_svd_init", lambda data, p, *a, **kw: (p, None, None)
+    )
+    for wrong, retry_cut, expected in (
+        (n_ones // 5, True, [19]),  # near enough: retried (the memo's model)
+        (n_ones // 5, False, []),  # the first pass: the cut fit raises the floor
+        (n_ones - 1, True, []),  # more than half of the ones wrong: hopeless
+    ):
+        tried.clear()
+        incumbent = Incumbent(X, 0.5, "lpca", cap=20)
+        incumbent.record(19, wrong)
+        incumbent.memo[19] = ("memo", None, None)
+        _polish_on(X, incumbent, start=19, retry_cut=retry_cut)
+        assert tried == [{19: "memo"}[k] for k in expected]
