@@ -421,16 +421,19 @@ def _lpca_search(
     own certification (:func:`_scout`: a certificate of the sample bounds nothing
     of ``X`` and is never offered); the ascent on ``X`` then starts at the rank
     that certified the sample, else at the last rank the sample's ascent fitted,
-    a fit on ``X`` that its share cuts while at most 10% of the ones fail goes on
-    at the same ``k`` with all the time left (once per ``k``), and the polish
+    and the polish
     phase bisects above the sample's last far rank (of a fit that ended, not cut
     by its share), never below 90% of the bound, with all the time left (else
     with the time the ascent took, below), each of its fits starting from the
     best known certificate cut to its ``k`` columns (global offset only; see
     :func:`_polish`), and a search resumed at a rank whose fit an earlier run's
     deadline cut (a portfolio's second pass) continues that fit with all the time
-    left and then polishes as after a scout (all on data of at least 4e7
-    entries);
+    left and then polishes below it as after a scout (all on data of at least 4e7
+    entries; on smaller data too, but with fresh starts and retrying the ranks
+    whose fits a deadline cut while at most half of the ones failed);
+    within a budget (any data), an ascent fit that its share cuts while at most
+    10% of the ones fail goes on at the same ``k`` with all the time left (once
+    per ``k``);
     an ascent fit that its share stops before its first sweep ends the ascent
     (its model is kept for a second pass);
     an ascent fit that still leaves more than half of the ones uncertified after
@@ -605,15 +608,17 @@ def _lpca_search(
             reason = "time limit"
             break
         if (
-            long_fits
+            deadline.limited
             and k not in continued
             and info["status_by_k"][k] == "time_limit"
             and n_failed <= _POLISH_FRACTION * n_ones
         ):
-            # after a scout, a near fit that its share cut goes on at the same k
+            # within a budget, a near fit that its share cut goes on at the same k
             # with all the time left (its model is in the memo): on the planted
             # 200,000 x 5,000 matrix such fits went on at k + 1, one column per
-            # share (k = 24 to 29, 8.9% to 6% of the ones wrong, no certificate)
+            # share (k = 24 to 29, 8.9% to 6% of the ones wrong, no certificate);
+            # on APJ, 60 s, two busy processes beside it, k = 6 went on from 139
+            # entries wrong and certified
             continued.add(k)
             state = None
             continue

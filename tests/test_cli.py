@@ -4,6 +4,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import numpy as np
@@ -448,6 +449,16 @@ def test_real_rank_is_computed_within_the_budget(capsys, monkeypatch):
     assert main(args) == 0
     assert "real rank 123" in capsys.readouterr().out
     assert calls == [(124, 139)]
+    # an SVD that runs past what is left of the budget (a machine busier than the
+    # estimate measured) is reported as not computed, and the command ends on time
+    release = threading.Event()  # the SVD ends only after the command
+    monkeypatch.setattr(cli, "_matrix_rank", lambda X: release.wait() and 123)
+    try:
+        assert main([*args[:-1], "1"]) == 0
+    finally:
+        release.set()
+    out = capsys.readouterr().out
+    assert "real rank not computed (its SVD ran past the budget)" in out
 
 
 def _percent_of_pairs_with_different_nonzero_sums(N):
