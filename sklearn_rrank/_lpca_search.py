@@ -430,7 +430,8 @@ def _lpca_search(
     deadline cut (a portfolio's second pass) continues that fit with all the time
     left and then polishes below it as after a scout (all on data of at least 4e7
     entries; on smaller data too, but with fresh starts and retrying the ranks
-    whose fits a deadline cut while at most half of the ones failed);
+    whose fits a deadline cut while at most half of the ones failed); one resumed
+    right below the bound with no cut fit to continue polishes at once;
     within a budget (any data), an ascent fit that its share cuts while at most
     10% of the ones fail goes on at the same ``k`` with all the time left (once
     per ``k``);
@@ -561,8 +562,16 @@ def _lpca_search(
     reason = "max_rank"
     state = None
     continued = set()  # the ranks whose near fit goes on with all the time left
-    resumed = start > 1 and deadline.limited and k in incumbent.memo
-    if resumed:
+    at_top = incumbent.bound is not None and k + 1 >= incumbent.bound
+    resumed = start > 1 and deadline.limited and (k in incumbent.memo or at_top)
+    if resumed and k not in incumbent.memo:
+        # resumed right below the bound with no fit to continue: the ascent's fit
+        # would be a polish fit from a fresh start (on Abstracts, 900 s, the
+        # second pass fitted k = 119 for 194 s below L-PCA's 120 and certified it
+        # with 170 s left, no polish after it: [6, 119], where cut polish fits
+        # that went on in the second pass gave 108); the polish comes down at once
+        reason = "bound"
+    elif resumed:
         # a search resumed (a portfolio's second pass) at a fit that an earlier
         # run's deadline cut: that fit goes on with all the time left, and the
         # polish below it descends with all the time left (on Abstracts, 900 s,
@@ -571,9 +580,10 @@ def _lpca_search(
         # certified with 11 s left and k = 4 was not tried); on data that a scout
         # would sample, as after a scout
         continued.add(k)
+    if resumed:
         long_fits = m * n >= _SCOUT_MIN_ENTRIES
         floor = max(int(incumbent.lower), 1) - 1
-    while k <= max_rank:
+    while k <= max_rank and reason != "bound":
         if not incumbent.worth_trying(k):
             reason = "bound"
             break

@@ -401,14 +401,22 @@ def test_large_data_polish_after_a_scout_and_a_resumed_cut_fit_get_all_the_time(
     assert polished[-1] <= lpca_search._POLISH_MIN_SECONDS
     # resumed (a portfolio's second pass) at a k whose fit a deadline cut: that fit
     # goes on with all the time left, on smaller data too; without a cut fit, a share
-    steps.clear()
     params = {"start": 3, "polish": False}
-    run_rank_search(_lpca_search, X, **kwargs, params=params, memo={3: None})
-    run_rank_search(_lpca_search, X, **kwargs, params=params, memo={})
-    monkeypatch.setattr(lpca_search, "_SCOUT_MIN_ENTRIES", X.size + 1)
-    run_rank_search(_lpca_search, X, **kwargs, params=params, memo={3: None})
+    first = []
+    for cap, memo, large in (
+        (4, {3: None}, True),
+        (6, {}, True),
+        (4, {3: None}, False),
+    ):
+        # (cap 6: below the bound less one; right below it the polish comes at once)
+        steps.clear()
+        monkeypatch.setattr(lpca_search, "_SCOUT_MIN_ENTRIES", X.size + (not large))
+        run_rank_search(
+            _lpca_search, X, **dict(kwargs, cap=cap), params=params, memo=memo
+        )
+        first.append(steps[0])
     share = lpca_search._ASCENT_SHARE
-    assert steps == [(3, 1.0), (3, share), (3, 1.0)]
+    assert first == [(3, 1.0), (3, share), (3, 1.0)]
 
 
 def test_after_a_scout_a_far_cut_fit_jumps_to_a_fresh_start(monkeypatch):
@@ -945,6 +953,14 @@ def test_resumed_search_polishes_below_the_fit_it_continues(monkeypatch):
     assert calls[0] == (2, descent, True, True, True)
     assert calls[1][:4] == (10, None, False, False)
     assert calls[2] == (2, descent, False, True, True)  # no truncated starts
+    # resumed right below the bound with nothing to continue: no ascent fit (on
+    # Abstracts, 900 s, a fresh fit at k = 119 took 194 s), the polish at once
+    steps = []
+    ascent_step = _fake_ascent_step(lambda k: ("exact", 0), steps)
+    monkeypatch.setattr(lpca_search, "_ascent_step", ascent_step)
+    calls.clear()
+    run_rank_search(_lpca_search, X, **dict(kwargs, cap=11), memo={})
+    assert steps == [] and calls == [(2, descent, False, True, True)]
 
 
 def test_a_polish_its_deadline_cuts_reports_the_search_stopped_early(monkeypatch):
