@@ -27,6 +27,14 @@ def paleo():
 
 
 @pytest.fixture(scope="session")
+def paleo_bounds(paleo):
+    """``rounding_rank_bounds(paleo, random_state=0)``, no budget (about 24 s), once."""
+    from sklearn_rrank import rounding_rank_bounds
+
+    return rounding_rank_bounds(paleo, random_state=0)
+
+
+@pytest.fixture(scope="session")
 def apj():
     from sklearn_rrank.datasets import load_apj
 

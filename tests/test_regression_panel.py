@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from sklearn_rrank import RoundingRankFactorization, rounding_rank_bounds
-from sklearn_rrank.datasets import load_apj, load_paleo
+from sklearn_rrank.datasets import load_apj
 
 FITS = {
     ("rsvd", 2): 1745,
@@ -36,11 +36,6 @@ FITS = {
 }
 
 
-@pytest.fixture(scope="module")
-def paleo():
-    return load_paleo().data
-
-
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 @pytest.mark.parametrize("method, k", sorted(FITS))
 def test_paleo_fits(paleo, method, k):
@@ -51,8 +46,8 @@ def test_paleo_fits(paleo, method, k):
     assert (est.inverse_transform(L) != paleo).sum() <= FITS[method, k]
 
 
-def test_paleo_bounds(paleo):
-    res = rounding_rank_bounds(paleo, random_state=0)
+def test_paleo_bounds(paleo_bounds):
+    res = paleo_bounds
     assert (res.lower, res.upper, res.upper_method) == (5, 8, "lpca")
 
 
