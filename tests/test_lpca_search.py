@@ -460,13 +460,12 @@ def _polish_on(X, incumbent, **kwargs):
     )
 
 
-def test_polish_after_a_scout_descends_cautiously_from_the_bound(monkeypatch):
-    # one fit at k = 133 took 165 s of a 341 s share on Abstracts: after a scout the
-    # polish tries no rank below 90% of the bound (a bisection from the floor, 1,
-    # would try k = 10 first here)
+def _failing_polish_fits(monkeypatch, tried):
+    """Polish fits that fail (99 entries wrong), their start's first item in ``tried``.
+
+    The SVD start of ``p`` columns is ``(p, None, None)``.
+    """
     lpca_search = modules.lpca_search
-    X = _planted(4, 400, 30, 3)
-    tried = []
 
     def fit_and_rescue(incumbent, info, data, state, *args, **kwargs):
         tried.append(state[0])
@@ -478,6 +477,16 @@ def test_polish_after_a_scout_descends_cautiously_from_the_bound(monkeypatch):
     monkeypatch.setattr(
         lpca_search, "_svd_init", lambda data, p, *a, **kw: (p, None, None)
     )
+
+
+def test_polish_after_a_scout_descends_cautiously_from_the_bound(monkeypatch):
+    # one fit at k = 133 took 165 s of a 341 s share on Abstracts: after a scout the
+    # polish tries no rank below 90% of the bound (a bisection from the floor, 1,
+    # would try k = 10 first here)
+    X = _planted(4, 400, 30, 3)
+    tried = []
+
+    _failing_polish_fits(monkeypatch, tried)
     for descent, expected in ((0.9, [18, 19]), (None, [10, 15, 17, 18, 19])):
         tried.clear()
         incumbent = Incumbent(X, 0.5, "lpca", cap=20)
@@ -1016,21 +1025,11 @@ def test_a_polish_its_deadline_cuts_reports_the_search_stopped_early(monkeypatch
 def test_a_resumed_polish_retries_a_cut_fit_unless_it_was_hopeless(monkeypatch):
     # APJ, 60 s: the ascent's share cut k = 4 with 17% of the ones wrong after
     # 4.5 s; in the second pass, after k = 5 certified, k = 4 was not tried
-    lpca_search = modules.lpca_search
     X = _planted(4, 400, 30, 3)
     n_ones = int(X.sum())
     tried = []
 
-    def fit_and_rescue(incumbent, info, data, state, *args, **kwargs):
-        tried.append(state[0])
-        finfo = {"status": "stalled", "n_errors_logit": 99}
-        out = dict(state=state, best=state, ok=False, rescue=None, rescued=False)
-        return dict(out, failed=99, finfo=finfo, sweeps=3)
-
-    monkeypatch.setattr(lpca_search, "_fit_and_rescue", fit_and_rescue)
-    monkeypatch.setattr(
-        lpca_search, "_svd_init", lambda data, p, *a, **kw: (p, None, None)
-    )
+    _failing_polish_fits(monkeypatch, tried)
     for wrong, retry_cut, expected in (
         (n_ones // 5, True, [19]),  # near enough: retried (the memo's model)
         (n_ones // 5, False, []),  # the first pass: the cut fit raises the floor
