@@ -30,6 +30,9 @@ _REAL_RANK_ENTRIES = 4_000_000
 _REAL_RANK_SHARE = 0.1
 # SVDs of fewer operations are computed without estimating their time
 _SMALL_SVD_FLOPS = 2e8
+# the real rank is awaited at least this long (seconds), even with the budget used up
+# (a small SVD takes milliseconds)
+_REAL_RANK_MIN_WAIT = 0.25
 # the progress line is redrawn after this many seconds without news (issue 25: never
 # silent for more than about 2 s)
 _HEARTBEAT = 1.5
@@ -323,7 +326,7 @@ def _compute_bounds(args):
             real_rank = "not computed (interrupted)"
         else:  # what is left of the whole command's budget (at least the estimate)
             left = args.time_limit - (time.perf_counter() - t0)
-            real_rank = _matrix_rank_within(X, max(left, kept))
+            real_rank = _matrix_rank_within(X, max(left, kept, _REAL_RANK_MIN_WAIT))
     return res, X, name, t0, real_rank
 
 
