@@ -564,25 +564,26 @@ def _lpca_search(
     continued = set()  # the ranks whose near fit goes on with all the time left
     at_top = incumbent.bound is not None and k + 1 >= incumbent.bound
     resumed = start > 1 and deadline.limited and (k in incumbent.memo or at_top)
-    if resumed and k not in incumbent.memo:
-        # resumed right below the bound with no fit to continue: the ascent's fit
-        # would be a polish fit from a fresh start (on Abstracts, 900 s, the
-        # second pass fitted k = 119 for 194 s below L-PCA's 120 and certified it
-        # with 170 s left, no polish after it: [6, 119], where cut polish fits
-        # that went on in the second pass gave 108); the polish comes down at once
-        reason = "bound"
-    elif resumed:
-        # a search resumed (a portfolio's second pass) at a fit that an earlier
-        # run's deadline cut: that fit goes on with all the time left, and the
-        # polish below it descends with all the time left (on Abstracts, 900 s,
-        # the polish fit at k = 120 went on in the second pass and certified; with
-        # the floor at 119 the search then ended; on APJ, 60 s, the fit at k = 5
-        # certified with 11 s left and k = 4 was not tried); on data that a scout
-        # would sample, as after a scout
-        continued.add(k)
     if resumed:
+        # a search resumed (a portfolio's second pass): below it the polish
+        # descends with all the time left; on data that a scout would sample, as
+        # after a scout
         long_fits = m * n >= _SCOUT_MIN_ENTRIES
         floor = max(int(incumbent.lower), 1) - 1
+        if k in incumbent.memo:
+            # at a fit an earlier run's deadline cut: it goes on with all the time
+            # left (on Abstracts, 900 s, the polish fit at k = 120 went on in the
+            # second pass and certified; with the floor at 119 the search then
+            # ended; on APJ, 60 s, the fit at k = 5 certified with 11 s left and
+            # k = 4 was not tried)
+            continued.add(k)
+        else:
+            # right below the bound with no fit to continue: the ascent's fit would
+            # be a polish fit from a fresh start (on Abstracts, 900 s, the second
+            # pass fitted k = 119 for 194 s below L-PCA's 120 and certified it with
+            # 170 s left, no polish after it: [6, 119], where cut polish fits that
+            # went on in the second pass gave 108); the polish comes down at once
+            reason = "bound"
     while k <= max_rank and reason != "bound":
         if not incumbent.worth_trying(k):
             reason = "bound"
@@ -663,7 +664,8 @@ def _lpca_search(
         # one they are bounded by their sweeps only, so that the result does not
         # depend on the machine's speed or load (random_state makes it reproducible)
         budget = max(_POLISH_MIN_SECONDS, time.monotonic() - began)
-        if long_fits or resumed:
+        descend = long_fits or resumed
+        if descend:
             # after a scout the ascent on X is short (on Abstracts one fit, k = 133,
             # certified at once) and a polish fit is longer than it: within the
             # ascent's time the fit at k = 101 was cut after about 110 s, with 126 s
@@ -684,7 +686,7 @@ def _lpca_search(
             rescue_limit=rescue_limit,
             fit=fit,
             max_rank=max_rank,
-            descent=_POLISH_DESCENT if long_fits or resumed else None,
+            descent=_POLISH_DESCENT if descend else None,
             truncate=long_fits,
             retry_cut=resumed,
         )
