@@ -49,6 +49,14 @@ _MIN_SHARE = 1.0
 # the second pass (time left after every method ran once) starts a method only with
 # at least this many seconds
 _SECOND_PASS_MIN = 2.0
+# within a budget, on matrices of at least this many entries, a weighted lower
+# bound's share of the first pass is at most _LOWER_SHARE_CAP of the budget, and in
+# the second pass it runs on what the searches leave: on Abstracts (6.3e7 entries,
+# 900 s) the VC bound was 6 after 30 s and still 6 after its 118 s share, while
+# L-PCA's descent certified one rank less per 110-150 s and was cut at the deadline
+# (98 tried, 108 certified)
+_CAPPED_LOWER_ENTRIES = 4 * 10**7
+_LOWER_SHARE_CAP = 0.05
 
 
 def _resumes(spec):
@@ -305,6 +313,10 @@ class _Portfolio:
             )
         self.deadline = deadline
         self.large = X.shape[0] * X.shape[1] > _LARGE_ENTRIES
+        # the longest first-pass share of a lower bound (seconds; None: no cap)
+        self.lower_cap = None
+        if deadline.limited and X.shape[0] * X.shape[1] >= _CAPPED_LOWER_ENTRIES:
+            self.lower_cap = _LOWER_SHARE_CAP * (deadline.end - deadline.start)
         self.data = BinaryData(X)  # counts and merged rows/columns, for every method
         self.common = dict(
             n_jobs=n_jobs, verbose=verbose, progress=progress, random_state=random_state
@@ -359,7 +371,8 @@ class _Portfolio:
                 continue
             weights = sum(t.weight for t in specs[i:])
             share = spec.weight / weights if spec.weight and weights else 1.0
-            sub = self.deadline.child(fraction=share)
+            cap = self.lower_cap if spec.lower is not None and spec.weight else None
+            sub = self.deadline.child(cap, fraction=share)
             row["budget"] = sub.remaining()
             if (
                 self.large
@@ -432,6 +445,9 @@ class _Portfolio:
         its first run had (below), so it would hold back time it does not use (on
         Abstracts, 900 s, VC's 86 s after its first 115 s: the call ended 114 s
         early, L-PCA's polish fit cut at 3/4 of the time left).
+
+        A capped lower bound (``lower_cap``) holds back nothing: it runs last, on
+        what the searches leave.
         """
         total = sum(t.weight for t in rest)
         left = self.deadline.remaining()
@@ -439,6 +455,8 @@ class _Portfolio:
         def runs_again(t):
             if t is spec or _resumes(t):
                 return True
+            if self.lower_cap is not None and t.lower is not None:
+                return False
             return left * t.weight / total > (rows[t.name]["budget"] or 0.0)
 
         return sum(t.weight for t in rest if runs_again(t))
@@ -669,7 +687,10 @@ def rounding_rank_bounds(
     stopped by its share reports ``stopped_early`` and contributes what it certified.
     The shares are cut from the budget less 10% (at most 30 s), kept back for steps
     no method can interrupt; on matrices of more than a million entries a method
-    whose share is below one second is skipped.
+    whose share is below one second is skipped. On matrices of at least ``4e7``
+    entries a lower bound's first share is at most 5% of the budget, and it runs
+    again only on what the searches leave (the VC bound grows slowly with time;
+    L-PCA's descent needs minutes per step there).
     The call returns within the budget plus the last uninterruptible step (one
     sweep, one LP, or an SVD that was estimated to fit).
 

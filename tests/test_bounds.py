@@ -373,7 +373,7 @@ def test_second_pass_gives_no_share_to_a_lower_bound_that_would_not_run_again():
     # budget (115 s), so it did not run, and the call ended 114 s early while
     # L-PCA's polish fit was cut at 3/4 of the time left
     run = object.__new__(_Portfolio)
-    run.deadline = Deadline(100.0)
+    run.deadline, run.lower_cap = Deadline(100.0), None
     lpca, vc = modules.methods.METHODS["lpca"], modules.methods.METHODS["vc"]
     assert (lpca.weight, vc.weight) == (3, 1)
     rows = {"lpca": {"budget": 300.0}, "vc": {"budget": 30.0}}  # 100 / 4 < 30
@@ -381,6 +381,46 @@ def test_second_pass_gives_no_share_to_a_lower_bound_that_would_not_run_again():
     assert run._second_weights(vc, [vc], rows) == 1
     rows["vc"]["budget"] = 20.0  # a quarter of the time left is more: it runs
     assert run._second_weights(lpca, [lpca, vc], rows) == 4
+    # a capped lower bound (large data) takes nothing from the searches: it runs
+    # last, on what they leave
+    run.lower_cap = 5.0
+    assert run._second_weights(lpca, [lpca, vc], rows) == 3
+    assert run._second_weights(vc, [vc], rows) == 1
+
+
+@pytest.mark.parametrize("capped", [False, True])
+def test_lower_bound_share_is_capped_on_large_data(monkeypatch, capped):
+    # Abstracts (6.3e7 entries), 900 s: VC's share was 118 s for the bound it had
+    # after 30 s, while L-PCA needed 110-150 s per step of its descent; from 4e7
+    # entries a lower bound's first share is at most 5% of the budget
+    vc, lpca = [], []
+
+    def lower(X, *, tau, deadline):
+        vc.append(deadline.remaining())
+        while len(vc) == 1 and not deadline.expired():
+            time.sleep(0.01)
+        return modules.methods.LowerBoundResult(2, stopped_early=len(vc) == 1)
+
+    def search(X, incumbent, deadline, *, tau, **kwargs):
+        lpca.append(deadline.remaining())
+        return {"message": "nothing"}
+
+    table = dict(modules.methods.METHODS)
+    table["vc"] = replace(table["vc"], lower=lower)
+    table["lpca"] = replace(table["lpca"], search=search)
+    monkeypatch.setattr(modules.methods, "METHODS", table)
+    X = make_rounding_rank_matrix(40, 30, 3, random_state=2)
+    if capped:  # the 40 x 30 matrix stands in for a large one
+        monkeypatch.setattr(modules.bounds, "_CAPPED_LOWER_ENTRIES", X.size)
+    # 4 s less the reserve (10%): 3.6 s to share
+    b = rounding_rank_bounds(X, methods=("vc", "lpca"), time_limit=4.0)
+    assert b.lower == 2 and len(lpca) == 1
+    if capped:  # 5% of the budget, the rest to L-PCA
+        assert vc[0] <= 0.05 * 4.0 and lpca[0] > 3.0
+    else:  # the weights: VC 1 of 4 (0.9 s)
+        assert vc[0] > 0.6 and lpca[0] < 3.0
+    # the second pass: VC again on what L-PCA left, more than its first share
+    assert len(vc) == 2 and vc[1] > vc[0]
 
 
 def test_second_pass_runs_without_any_certificate(monkeypatch):
