@@ -54,9 +54,11 @@ _SECOND_PASS_MIN = 2.0
 # the second pass it runs on what the searches leave: on Abstracts (6.3e7 entries,
 # 900 s) the VC bound was 6 after 30 s and still 6 after its 118 s share, while
 # L-PCA's descent certified one rank less per 110-150 s and was cut at the deadline
-# (98 tried, 108 certified)
+# (98 tried, 108 certified); the cap is at least _LOWER_CAP_MIN seconds (short
+# budgets keep their weighted shares: VC gave 5 after 10 s on Abstracts)
 _CAPPED_LOWER_ENTRIES = 4 * 10**7
 _LOWER_SHARE_CAP = 0.05
+_LOWER_CAP_MIN = 10.0
 
 
 def _resumes(spec):
@@ -316,7 +318,8 @@ class _Portfolio:
         # the longest first-pass share of a lower bound (seconds; None: no cap)
         self.lower_cap = None
         if deadline.limited and X.shape[0] * X.shape[1] >= _CAPPED_LOWER_ENTRIES:
-            self.lower_cap = _LOWER_SHARE_CAP * (deadline.end - deadline.start)
+            budget = deadline.end - deadline.start
+            self.lower_cap = max(_LOWER_SHARE_CAP * budget, _LOWER_CAP_MIN)
         self.data = BinaryData(X)  # counts and merged rows/columns, for every method
         self.common = dict(
             n_jobs=n_jobs, verbose=verbose, progress=progress, random_state=random_state
@@ -688,9 +691,9 @@ def rounding_rank_bounds(
     The shares are cut from the budget less 10% (at most 30 s), kept back for steps
     no method can interrupt; on matrices of more than a million entries a method
     whose share is below one second is skipped. On matrices of at least ``4e7``
-    entries a lower bound's first share is at most 5% of the budget, and it runs
-    again only on what the searches leave (the VC bound grows slowly with time;
-    L-PCA's descent needs minutes per step there).
+    entries a lower bound's first share is at most 5% of the budget (at least 10 s),
+    and it runs again only on what the searches leave (the VC bound grows slowly
+    with time; L-PCA's descent needs minutes per step there).
     The call returns within the budget plus the last uninterruptible step (one
     sweep, one LP, or an SVD that was estimated to fit).
 

@@ -388,11 +388,12 @@ def test_second_pass_gives_no_share_to_a_lower_bound_that_would_not_run_again():
     assert run._second_weights(vc, [vc], rows) == 1
 
 
-@pytest.mark.parametrize("capped", [False, True])
-def test_lower_bound_share_is_capped_on_large_data(monkeypatch, capped):
+@pytest.mark.parametrize("size", ["small", "large", "large_short_cap"])
+def test_lower_bound_share_is_capped_on_large_data(monkeypatch, size):
     # Abstracts (6.3e7 entries), 900 s: VC's share was 118 s for the bound it had
     # after 30 s, while L-PCA needed 110-150 s per step of its descent; from 4e7
-    # entries a lower bound's first share is at most 5% of the budget
+    # entries a lower bound's first share is at most 5% of the budget, but at
+    # least 10 s
     vc, lpca = [], []
 
     def lower(X, *, tau, deadline):
@@ -410,14 +411,16 @@ def test_lower_bound_share_is_capped_on_large_data(monkeypatch, capped):
     table["lpca"] = replace(table["lpca"], search=search)
     monkeypatch.setattr(modules.methods, "METHODS", table)
     X = make_rounding_rank_matrix(40, 30, 3, random_state=2)
-    if capped:  # the 40 x 30 matrix stands in for a large one
+    if size != "small":  # the 40 x 30 matrix stands in for a large one
         monkeypatch.setattr(modules.bounds, "_CAPPED_LOWER_ENTRIES", X.size)
+    if size == "large_short_cap":  # a 4 s budget stands in for a long one
+        monkeypatch.setattr(modules.bounds, "_LOWER_CAP_MIN", 0.1)
     # 4 s less the reserve (10%): 3.6 s to share
     b = rounding_rank_bounds(X, methods=("vc", "lpca"), time_limit=4.0)
     assert b.lower == 2 and len(lpca) == 1
-    if capped:  # 5% of the budget, the rest to L-PCA
+    if size == "large_short_cap":  # 5% of the budget, the rest to L-PCA
         assert vc[0] <= 0.05 * 4.0 and lpca[0] > 3.0
-    else:  # the weights: VC 1 of 4 (0.9 s)
+    else:  # the weights: VC 1 of 4 (0.9 s; below the cap's 10 s minimum)
         assert vc[0] > 0.6 and lpca[0] < 3.0
     # the second pass: VC again on what L-PCA left, more than its first share
     assert len(vc) == 2 and vc[1] > vc[0]
