@@ -31,7 +31,7 @@ def paleo_bounds(paleo):
     """``rounding_rank_bounds(paleo, random_state=0)``, no budget (about 24 s), once."""
     from sklearn_rrank import rounding_rank_bounds
 
-    return rounding_rank_bounds(paleo, random_state=0)
+    return rounding_rank_bounds(paleo, random_state=0, n_jobs=2)
 
 
 @pytest.fixture(scope="session")

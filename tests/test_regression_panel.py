@@ -53,7 +53,9 @@ def test_paleo_bounds(paleo_bounds):
 
 def test_apj_bounds():
     X = load_apj().data
-    res = rounding_rank_bounds(X, random_state=0)
+    # n_jobs=2: the L-PCA fits run their row blocks on two threads; the bounds do
+    # not depend on n_jobs (test_lpca, test_projlp), only the time does
+    res = rounding_rank_bounds(X, random_state=0, n_jobs=2)
     assert (res.lower, res.upper, res.upper_method) == (4, 4, "lpca")
     assert res.exact
     assert np.array_equal((res.L @ res.R.T >= 0.5), X == 1)

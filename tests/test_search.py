@@ -45,7 +45,7 @@ def test_exact_lpca_same_k_as_rounding_rank_bounds(paleo, paleo_bounds):
     # the default portfolio's upper bound on Paleo comes from L-PCA, which starts
     # from the VC bound: the CV's search starts there too (issue 25: both agree)
     est = RoundingRankFactorization(method="lpca", random_state=0)
-    cv = RoundingRankCV(est).fit(paleo)
+    cv = RoundingRankCV(est, n_jobs=2).fit(paleo)  # n_jobs: only the time changes
     bounds = paleo_bounds
     assert bounds.upper_method == "lpca"
     assert cv.certified_ and cv.n_components_ == bounds.upper == 8
