@@ -306,6 +306,10 @@ def test_scout_starts_the_ascent_where_a_row_sample_certifies(monkeypatch):
     # the sample's fits reach the user as steps of the search, never as a bound
     steps = [e for e in events if "scout on 100 rows" in e["message"]]
     assert steps and all(e["stage"] == "step" for e in steps)
+    # with the sample's counts in the message, never as X's error at k (the
+    # progress line keeps the least error at k)
+    assert all(e["error"] is None for e in steps)
+    assert any(e["message"].endswith("wrong in the sample)") for e in steps)
     improved = [e for e in events if e["stage"] == "improved"]
     assert [e["bound"] for e in improved] == [scout["start"], res.rank]
     # no scout without a budget, on smaller data, or when resumed above its start
