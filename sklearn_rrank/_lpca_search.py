@@ -95,8 +95,15 @@ _EARLY_FAR_FRACTION = 0.9
 # 80.2 s in float64 (on that AVX2 machine NumPy 2.4's tanh, exp and log took 3.6,
 # 4.3 and 5.6 ms on 2.4e6 float32 entries, 19.7, 15.1 and 15.1 ms in float64)
 _FLOAT32_ENTRIES = 10**6
-# share of the time left that one fit of the ascent may take (limited budgets only)
+# share of the time left that one fit of the ascent may take (limited budgets only);
+# after a scout (large data) a near fit cut by it goes on with all the time then
+# left, else with _CONTINUED_SHARE of it, so that a fit that still fails
+# leaves time for a larger k to certify (APJ, 60 s, float32 sweeps: the fit at k = 4
+# went on with all of L-PCA's share and ended with 34 entries wrong and no
+# certificate, and ProjLP's 12 was the call's bound; with half, k = 5 certified
+# after it and k = 4 in the second pass)
 _ASCENT_SHARE = 0.3
+_CONTINUED_SHARE = 0.5
 # on data of at least this many entries (dense or sparse) a jump of the ascent adds
 # its latent columns in one block (one gradient and one truncated SVD,
 # :func:`_add_columns`) instead of one column per gradient: on Abstracts (12841 x
@@ -564,7 +571,7 @@ def _lpca_search(
             k = first = max(first, scout["start"])
     reason = "max_rank"
     state = None
-    continued = set()  # the ranks whose near fit goes on with all the time left
+    continued = {}  # rank -> the share of the time left its cut fit goes on with
     at_top = incumbent.bound is not None and k + 1 >= incumbent.bound
     resumed = start > 1 and deadline.limited and (k in incumbent.memo or at_top)
     if resumed:
@@ -579,7 +586,7 @@ def _lpca_search(
             # second pass and certified; with the floor at 119 the search then
             # ended; on APJ, 60 s, the fit at k = 5 certified with 11 s left and
             # k = 4 was not tried)
-            continued.add(k)
+            continued[k] = 1.0
         else:
             # right below the bound with no fit to continue: the ascent's fit would
             # be a polish fit from a fresh start (on Abstracts, 900 s, the second
@@ -606,7 +613,7 @@ def _lpca_search(
             n_ones=n_ones,
             rescue_limit=rescue_limit if refine else None,
             fit=fit,
-            share=1.0 if k in continued else _ASCENT_SHARE,
+            share=continued.get(k, _ASCENT_SHARE),
         )
         if ok:
             reason = "certified"
@@ -628,12 +635,13 @@ def _lpca_search(
             and n_failed <= _POLISH_FRACTION * n_ones
         ):
             # within a budget, a near fit that its share cut goes on at the same k
-            # with all the time left (its model is in the memo): on the planted
-            # 200,000 x 5,000 matrix such fits went on at k + 1, one column per
-            # share (k = 24 to 29, 8.9% to 6% of the ones wrong, no certificate);
-            # on APJ, 60 s, two busy processes beside it, k = 6 went on from 139
-            # entries wrong and certified
-            continued.add(k)
+            # (its model is in the memo), with all the time left after a scout
+            # (the planted 200,000 x 5,000 matrix: such fits went on at k + 1, one
+            # column per share, k = 24 to 29, 8.9% to 6% of the ones wrong, no
+            # certificate), else with _CONTINUED_SHARE of it (APJ, 60 s,
+            # two busy processes beside it: k = 6 went on from 139 entries wrong
+            # and certified)
+            continued[k] = 1.0 if long_fits else _CONTINUED_SHARE
             state = None
             continue
         # after a scout, a far fit that its share cut: the sample's rank was low for

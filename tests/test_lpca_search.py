@@ -342,7 +342,7 @@ def _fake_ascent_step(verdict, steps, record=lambda k, share, state: (k, share))
     return ascent_step
 
 
-def test_a_near_fit_cut_short_goes_on_with_all_the_time(monkeypatch):
+def test_a_near_fit_cut_short_goes_on_at_the_same_k(monkeypatch):
     # 1e9 entries: near fits that their shares cut went on at k + 1, one column per
     # share; after a scout such a fit goes on at the same k with the time left, once
     lpca_search = modules.lpca_search
@@ -362,13 +362,17 @@ def test_a_near_fit_cut_short_goes_on_with_all_the_time(monkeypatch):
     run_rank_search(_lpca_search, X, params={"polish": False}, **kwargs)
     share = lpca_search._ASCENT_SHARE
     assert steps == [(3, share), (3, 1.0), (4, share), (4, 1.0)]
-    # without a scout, within a budget, the same (APJ, 60 s, two busy processes
-    # beside it: the fit at k = 6 cut with 139 entries wrong went on and certified)
+    # without a scout, within a budget, with half the time left (APJ, 60 s, two
+    # busy processes beside it: the fit at k = 6 cut with 139 entries wrong went on
+    # and certified; idle, in float32, k = 4 went on with all of L-PCA's share, 34
+    # entries short, and L-PCA certified nothing)
     steps.clear()
     monkeypatch.setattr(lpca_search, "_scout", lambda *a, **kw: None)
     params = {"polish": False, "start": 3}
     run_rank_search(_lpca_search, X, params=params, **kwargs)
-    assert steps == [(3, share), (3, 1.0), (4, share), (4, 1.0)]
+    half = lpca_search._CONTINUED_SHARE
+    assert half == 0.5
+    assert steps == [(3, share), (3, half), (4, share), (4, half)]
     steps.clear()  # without a budget no fit is cut by a share: k + 1
     run_rank_search(_lpca_search, X, params=params, **dict(kwargs, deadline=None))
     assert [k for k, _ in steps] == [3, 4, 5, 6]
