@@ -443,8 +443,9 @@ def _lpca_search(
     whose fits a deadline cut while at most half of the ones failed); one resumed
     right below the bound with no cut fit to continue polishes at once;
     within a budget (any data), an ascent fit that its share cuts while at most
-    10% of the ones fail goes on at the same ``k`` with all the time left (once
-    per ``k``);
+    10% of the ones fail goes on at the same ``k`` (once per ``k``) with all the
+    time left after a scout, else with half of it (a larger ``k`` may then still
+    certify);
     an ascent fit that its share stops before its first sweep ends the ascent
     (its model is kept for a second pass);
     an ascent fit that still leaves more than half of the ones uncertified after
