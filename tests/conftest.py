@@ -28,7 +28,7 @@ def paleo():
 
 @pytest.fixture(scope="session")
 def paleo_bounds(paleo):
-    """``rounding_rank_bounds(paleo, random_state=0)``, no budget (about 24 s), once."""
+    """``rounding_rank_bounds(paleo, random_state=0, n_jobs=2)``, no budget, once."""
     from sklearn_rrank import rounding_rank_bounds
 
     return rounding_rank_bounds(paleo, random_state=0, n_jobs=2)
