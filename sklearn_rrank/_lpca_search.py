@@ -120,11 +120,24 @@ _BLOCK_ADD_ENTRIES = 10**7
 _SCOUT_MIN_ENTRIES = 4 * 10**7
 _SCOUT_ENTRIES = 10**7
 _SCOUT_SHARE = 0.25
+# a sample's certified rank is at most X's, and on real data well below it: the
+# ascent on X starts at this multiple of it (Abstracts, 2044 of 12841 rows: the
+# sample certified 69 in the 2100 s and 3600 s runs, where X needs about 100; the
+# fit on X at 69 then ran 400-540 s with 35% of the ones wrong, and the fresh fit at
+# 104 that followed certified)
+_SCOUT_GROWTH = 1.5
 # after a scout the polish tries no rank below this fraction of the bound: one fit
 # there takes much of the budget (Abstracts, k = 133: 165 s of a 341 s share on 2
 # cores) and a bisection from the scout's floor (21) would try k = 77, where the
 # sample's own fit at k = 69 left 44% of its ones wrong
 _POLISH_DESCENT = 0.9
+# after a scout (or resumed on such data) a polish fit gets this share of the time
+# left, the next one after a failure all of it: with all of it, a rank too far below
+# the bound (Abstracts, 3600 s: k = 94 below a certificate of 104, 1850 s and still
+# 5,424 entries wrong) took the whole budget, where a rank between them could still
+# certify (a fit at 100 from the certificate of 133 cut to 100 columns certified
+# in 516 s on 2 cores)
+_POLISH_SHARE = 0.5
 # seconds between two progress events inside a long fit
 _TICK_SECONDS = 1.0
 
@@ -429,12 +442,15 @@ def _lpca_search(
     first runs this ascent on a random sample of whole rows (columns, if there are
     more columns) of about 1e7 entries, on a quarter of the time left, with its
     own certification (:func:`_scout`: a certificate of the sample bounds nothing
-    of ``X`` and is never offered); the ascent on ``X`` then starts at the rank
-    that certified the sample, else at the last rank the sample's ascent fitted,
-    and the polish
+    of ``X`` and is never offered); the ascent on ``X`` then starts at 1.5 times
+    the rank that certified the sample (the sample's rank is at most ``X``'s, and
+    on real data well below it), else at the last rank the sample's ascent fitted
+    (below the known bound), and the polish
     phase bisects above the sample's last far rank (of a fit that ended, not cut
     by its share), never below 90% of the bound, with all the time left (else
-    with the time the ascent took, below), each of its fits starting from the
+    with the time the ascent took, below; a fit gets half of it unless the fit
+    before it failed or it is the only rank left, and a failed fit raises the
+    floor), each of its fits starting from the
     best known certificate cut to its ``k`` columns (global offset only; see
     :func:`_polish`), and a search resumed at a rank whose fit an earlier run's
     deadline cut (a portfolio's second pass) continues that fit with all the time
@@ -701,6 +717,7 @@ def _lpca_search(
             descent=_POLISH_DESCENT if descend else None,
             truncate=long_fits,
             retry_cut=resumed,
+            share=_POLISH_SHARE if long_fits else None,
         )
     _conclude(info, incumbent, deadline, reason, max_rank, polish_cut=polish_cut)
     return info
@@ -720,8 +737,9 @@ def _scout(X, incumbent, deadline, *, first, max_rank, seed, fit, fit_bias, dtyp
     far fits on the sample stand in for those on ``X`` (a heuristic: these are
     local fits). Returns the sample's record: ``"axis"`` (0: rows), ``"size"``,
     ``"rank"`` (certified on the sample, or None), ``"failed_by_k"``,
-    ``"seconds"`` and ``"start"``, the rank where the ascent on ``X`` starts (the
-    sample's certified rank, else the last rank its ascent fitted), and
+    ``"seconds"`` and ``"start"``, the rank where the ascent on ``X`` starts
+    (``_SCOUT_GROWTH`` times the sample's certified rank, rounded up, else the last
+    rank its ascent fitted; below the known bound and at most ``max_rank``), and
     ``"floor"``, the largest rank at which the sample's fit ended (not cut by its
     share) with more than ``_POLISH_FRACTION`` of its ones wrong (``first - 1`` if
     none): the polish phase on ``X`` searches above it, the ranks the scout
@@ -768,7 +786,13 @@ def _scout(X, incumbent, deadline, *, first, max_rank, seed, fit, fit_bias, dtyp
     )
     tried = found["failed_by_k"]
     fitted = [k for k in tried if found["sweeps_by_k"][k]]  # not cut before a sweep
-    start = sample.rank if sample.rank is not None else max(fitted, default=first)
+    if sample.rank is not None:
+        start = math.ceil(_SCOUT_GROWTH * sample.rank)
+    else:
+        start = max(fitted, default=first)
+    if incumbent.bound is not None:  # never at or above the known bound
+        start = max(first, min(start, incumbent.bound - 1))
+    start = min(start, max_rank)
     far = _POLISH_FRACTION * max(sample.data.n_ones, 1)
     # a fit its share cut says nothing of its rank: on Abstracts (900 s) the sample's
     # fits at k = 37, 69 and 133 were cut with 62%, 44% and 22% of its ones wrong,
@@ -1036,6 +1060,7 @@ def _polish(
     descent=None,
     truncate=False,
     retry_cut=False,
+    share=None,
 ):
     """Bisect the ranks below the bound with longer fits.
 
@@ -1061,7 +1086,10 @@ def _polish(
     ``k`` columns (:func:`~sklearn_rrank._lpca_init._truncated_start`) instead of
     the fresh SVD start: on Abstracts that start left 2.7 times fewer entries wrong
     after 200 iterations at k = 100 (12,104 from a certificate of rank 120, against
-    32,713).
+    32,713). With ``share`` (a fraction), a fit gets that share of the phase's time
+    left unless it is the only rank left or the fit before it failed (then all of
+    it): a failed fit raises the floor, and the next ``k`` lies between it and the
+    bound.
     """
     far = _POLISH_FRACTION * max(n_ones, 1)
     # within a budget any near fit is rescued, and the fit stops once near
@@ -1081,12 +1109,16 @@ def _polish(
         ),
         default=start - 1,
     )
+    failed = False  # the last fit of this phase failed: the next gets all the time
     while not incumbent.done:
         top = min(incumbent.bound, max_rank + 1)
         if top - floor <= 1:
             return False
         if deadline.expired():
             return True
+        own = deadline
+        if share is not None and not failed and top - floor > 2:
+            own = deadline.child(fraction=share)
         k = (floor + top) // 2
         if descent is not None:
             k = min(top - 1, max(k, math.ceil(descent * top)))
@@ -1102,15 +1134,15 @@ def _polish(
             factors = incumbent.best_factors()
             if factors is not None:
                 state = _truncated_start(data, *factors, p, tau)
-        U, V, mu = state or _svd_init(data, p, kind, seed, tau, deadline=deadline)
+        U, V, mu = state or _svd_init(data, p, kind, seed, tau, deadline=own)
         tick = _ticker(incumbent, k)
         res = _fit_and_rescue(
             incumbent,
             info,
             data,
             (U, V, mu),
-            deadline,
-            deadline,
+            own,
+            own,
             budget=dict(
                 _solver_budget(
                     p, data.shape, _POLISH_MAX_ITER, _POLISH_STALL, near=near
@@ -1150,6 +1182,8 @@ def _polish(
             if deadline.expired():
                 return True  # cut at k (its model kept): a later pass goes on
             floor = k
+            failed = True
             continue
+        failed = False
         info["rescued_by_refinement"] = rescued
     return False

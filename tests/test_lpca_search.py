@@ -1,5 +1,6 @@
 """The L-PCA family inside the rank-search skeleton (issue 12)."""
 
+import math
 import time
 
 import numpy as np
@@ -290,7 +291,7 @@ def test_ascent_ends_at_a_fit_its_share_cut_before_its_first_sweep(monkeypatch):
 def test_scout_starts_the_ascent_where_a_row_sample_certifies(monkeypatch):
     # large data within a budget: the ascent runs first on a sample of whole rows
     # (their rounding rank is at most X's) with its own certification, and the
-    # ascent on X starts at the rank that certified the sample
+    # ascent on X starts at 1.5 times the rank that certified the sample
     lpca_search = modules.lpca_search
     X = _planted(4, 400, 30, 3)
     monkeypatch.setattr(lpca_search, "_SCOUT_MIN_ENTRIES", X.size)
@@ -299,7 +300,8 @@ def test_scout_starts_the_ascent_where_a_row_sample_certifies(monkeypatch):
     res = run_rank_search(_lpca_search, X, **_BUDGETED, progress=events.append)
     scout = res.info["scout"]
     assert scout["axis"] == 0 and scout["size"] == 100 and scout["rank"] is not None
-    assert scout["start"] == scout["rank"] == min(res.info["failed_by_k"])
+    assert scout["start"] == math.ceil(1.5 * scout["rank"])
+    assert scout["start"] == min(res.info["failed_by_k"])
     assert res.certified and certify_rounding(X, res.L, res.R, tau=0.5)
     # the polish bisects above the sample's last far rank, below the scout's start
     assert scout["floor"] < scout["start"] - 1 and res.rank < scout["start"]
@@ -311,7 +313,9 @@ def test_scout_starts_the_ascent_where_a_row_sample_certifies(monkeypatch):
     assert all(e["error"] is None for e in steps)
     assert any(e["message"].endswith("wrong in the sample)") for e in steps)
     improved = [e for e in events if e["stage"] == "improved"]
-    assert [e["bound"] for e in improved] == [scout["start"], res.rank]
+    bounds = [e["bound"] for e in improved]
+    assert bounds[0] == scout["start"] and bounds[-1] == res.rank
+    assert bounds == sorted(set(bounds), reverse=True)  # each lowers the bound
     # no scout without a budget, on smaller data, or when resumed above its start
     free = run_rank_search(_lpca_search, X, method="lpca", tau=0.5, random_state=0)
     assert "scout" not in free.info
@@ -529,6 +533,44 @@ def test_scout_floor_counts_only_sample_fits_that_ended(monkeypatch):
         dtype="float64",
     )
     assert record["start"] == 21 and record["floor"] == 9
+
+
+def test_scout_start_grows_the_samples_rank_below_the_bound(monkeypatch):
+    # Abstracts, 2100 s and 3600 s: 2044 of 12841 rows certified at 69, where X
+    # needs about 100, and the fit on X at 69 ran 400-540 s with 35% of the ones
+    # wrong; the ascent on X starts at 1.5 times the sample's rank, below the bound
+    lpca_search = modules.lpca_search
+    X = _planted(4, 400, 30, 3)
+    status = {6: "stalled", 8: "exact"}
+
+    def search(Xs, sample, *args, **kwargs):
+        sample.rank = 8  # the sample certified 8
+        return {
+            "failed_by_k": {6: 10**6, 8: 0},
+            "sweeps_by_k": dict.fromkeys(status, 5),
+            "status_by_k": status,
+        }
+
+    monkeypatch.setattr(lpca_search, "_lpca_search", search)
+    monkeypatch.setattr(lpca_search, "_SCOUT_MIN_ENTRIES", X.size)
+    monkeypatch.setattr(lpca_search, "_SCOUT_ENTRIES", 100 * 30)
+    fit = dict(tau=0.5, alpha=1e-4, n_jobs=None, verbose=0)
+    starts = []
+    for cap, max_rank in ((None, 31), (10, 31), (None, 11)):
+        record = lpca_search._scout(
+            X,
+            Incumbent(X, 0.5, "lpca", cap=cap),
+            Deadline(100.0),
+            first=6,
+            max_rank=max_rank,
+            seed=0,
+            fit=fit,
+            fit_bias="global",
+            dtype="float64",
+        )
+        assert record["rank"] == 8 and record["floor"] == 6
+        starts.append(record["start"])
+    assert starts == [12, 9, 11]
 
 
 def test_rescues_repeat_within_a_budget_while_the_failures_drop(monkeypatch):
@@ -1049,3 +1091,52 @@ def test_a_resumed_polish_retries_a_cut_fit_unless_it_was_hopeless(monkeypatch):
         incumbent.memo[19] = ("memo", None, None)
         _polish_on(X, incumbent, start=19, retry_cut=retry_cut)
         assert tried == [{19: "memo"}[k] for k in expected]
+
+
+def test_polish_fits_after_a_scout_get_half_the_time_then_all(monkeypatch):
+    # Abstracts, 3600 s: the polish fit at k = 94 below a certificate of 104 took
+    # the whole budget and failed; with half the time left the next fit tries a
+    # rank between them (99) with all the rest
+    X = _planted(4, 400, 30, 3)
+    lpca_search = modules.lpca_search
+    tried, given = [], []
+    deadline = Deadline(1000.0)
+
+    def fit_and_rescue(incumbent, info, data, state, own, rescue_deadline, **kw):
+        assert rescue_deadline is own  # the rescue stays within the fit's share
+        tried.append(state[0])
+        given.append(round(own.remaining() / deadline.remaining(), 2))
+        finfo = {"status": "stalled", "n_errors_logit": 99}
+        out = dict(state=state, best=state, ok=False, rescue=None, rescued=False)
+        return dict(out, failed=99, finfo=finfo, sweeps=3)
+
+    monkeypatch.setattr(lpca_search, "_fit_and_rescue", fit_and_rescue)
+    monkeypatch.setattr(
+        lpca_search, "_svd_init", lambda data, p, *a, **kw: (p, None, None)
+    )
+    fit = dict(tau=0.5, alpha=1e-4, n_jobs=None, verbose=0)
+    runs = []
+    for share in (0.5, None):
+        tried.clear()
+        given.clear()
+        lpca_search._polish(
+            Incumbent(X, 0.5, "lpca", cap=30),
+            modules.lpca_model._Data(X),
+            lpca_search._search_info("global"),
+            deadline,
+            kind="global",
+            tau=0.5,
+            start=1,
+            seed=0,
+            n_ones=int(X.sum()),
+            rescue_limit=30,
+            fit=fit,
+            max_rank=30,
+            descent=0.9,
+            share=share,
+        )
+        runs.append((list(tried), list(given)))
+    # k = 27 (90% of 30) on half the time; after its failure 28 on all of it (29
+    # is left too), then 29
+    assert runs[0] == ([27, 28, 29], [0.5, 1.0, 1.0])
+    assert runs[1] == ([27, 28, 29], [1.0, 1.0, 1.0])
