@@ -571,6 +571,21 @@ def test_scout_start_grows_the_samples_rank_below_the_bound(monkeypatch):
         assert record["rank"] == 8 and record["floor"] == 6
         starts.append(record["start"])
     assert starts == [12, 9, 11]
+    # a certificate after a fit its share cut is not grown (Abstracts, 900 s: 69
+    # cut, 133 certified on the sample, and X's ascent from 200 certified 200)
+    status[6] = "time_limit"
+    record = lpca_search._scout(
+        X,
+        Incumbent(X, 0.5, "lpca"),
+        Deadline(100.0),
+        first=6,
+        max_rank=31,
+        seed=0,
+        fit=fit,
+        fit_bias="global",
+        dtype="float64",
+    )
+    assert record["rank"] == 8 and record["start"] == 8
 
 
 def test_rescues_repeat_within_a_budget_while_the_failures_drop(monkeypatch):
