@@ -458,29 +458,32 @@ def test_after_a_scout_a_far_cut_fit_jumps_to_a_fresh_start(monkeypatch):
     assert [s for _, s in steps[1:]] == [("model", k) for k in (1, 2, 4, 8)]
 
 
-def _polish_on(X, incumbent, **kwargs):
-    """Run the polish phase on ``X`` without a deadline (a bound of 20, ranks <= 30)."""
+def _polish_on(X, incumbent, deadline=None, **kwargs):
+    """Run the polish phase on ``X`` (no deadline by default; ranks <= 30)."""
     params = dict(kind="global", tau=0.5, start=1, seed=0, rescue_limit=30)
     params.update(max_rank=30, fit=dict(tau=0.5, alpha=1e-4, n_jobs=None, verbose=0))
     modules.lpca_search._polish(
         incumbent,
         modules.lpca_model._Data(X),
         modules.lpca_search._search_info("global"),
-        Deadline(None),
+        deadline or Deadline(None),
         n_ones=int(X.sum()),
         **dict(params, **kwargs),
     )
 
 
-def _failing_polish_fits(monkeypatch, tried):
+def _failing_polish_fits(monkeypatch, tried, deadlines=None):
     """Polish fits that fail (99 entries wrong), their start's first item in ``tried``.
 
-    The SVD start of ``p`` columns is ``(p, None, None)``.
+    The SVD start of ``p`` columns is ``(p, None, None)``; each fit's deadlines (its
+    own and its rescue's) go to ``deadlines`` if given.
     """
     lpca_search = modules.lpca_search
 
-    def fit_and_rescue(incumbent, info, data, state, *args, **kwargs):
+    def fit_and_rescue(incumbent, info, data, state, own, rescue_deadline, **kw):
         tried.append(state[0])
+        if deadlines is not None:
+            deadlines.append((own, rescue_deadline))
         finfo = {"status": "stalled", "n_errors_logit": 99}
         out = dict(state=state, best=state, ok=False, rescue=None, rescued=False)
         return dict(out, failed=99, finfo=finfo, sweeps=3)
@@ -506,6 +509,21 @@ def test_polish_after_a_scout_descends_cautiously_from_the_bound(monkeypatch):
         assert tried == expected
 
 
+def _scout_on(X, cap=None, max_rank=31):
+    """The scout's record on ``X`` (first rank 6, a 100 s deadline)."""
+    return modules.lpca_search._scout(
+        X,
+        Incumbent(X, 0.5, "lpca", cap=cap),
+        Deadline(100.0),
+        first=6,
+        max_rank=max_rank,
+        seed=0,
+        fit=dict(tau=0.5, alpha=1e-4, n_jobs=None, verbose=0),
+        fit_bias="global",
+        dtype="float64",
+    )
+
+
 def test_scout_floor_counts_only_sample_fits_that_ended(monkeypatch):
     # Abstracts, 900 s: the sample's fits at k = 37, 69 and 133 were cut by their
     # shares; as the floor they left the polish no rank below 133
@@ -520,18 +538,7 @@ def test_scout_floor_counts_only_sample_fits_that_ended(monkeypatch):
     monkeypatch.setattr(lpca_search, "_lpca_search", lambda *a, **kw: found)
     monkeypatch.setattr(lpca_search, "_SCOUT_MIN_ENTRIES", X.size)
     monkeypatch.setattr(lpca_search, "_SCOUT_ENTRIES", 100 * 30)
-    fit = dict(tau=0.5, alpha=1e-4, n_jobs=None, verbose=0)
-    record = lpca_search._scout(
-        X,
-        Incumbent(X, 0.5, "lpca"),
-        Deadline(100.0),
-        first=6,
-        max_rank=31,
-        seed=0,
-        fit=fit,
-        fit_bias="global",
-        dtype="float64",
-    )
+    record = _scout_on(X)
     assert record["start"] == 21 and record["floor"] == 9
 
 
@@ -554,37 +561,16 @@ def test_scout_start_grows_the_samples_rank_below_the_bound(monkeypatch):
     monkeypatch.setattr(lpca_search, "_lpca_search", search)
     monkeypatch.setattr(lpca_search, "_SCOUT_MIN_ENTRIES", X.size)
     monkeypatch.setattr(lpca_search, "_SCOUT_ENTRIES", 100 * 30)
-    fit = dict(tau=0.5, alpha=1e-4, n_jobs=None, verbose=0)
     starts = []
     for cap, max_rank in ((None, 31), (10, 31), (None, 11)):
-        record = lpca_search._scout(
-            X,
-            Incumbent(X, 0.5, "lpca", cap=cap),
-            Deadline(100.0),
-            first=6,
-            max_rank=max_rank,
-            seed=0,
-            fit=fit,
-            fit_bias="global",
-            dtype="float64",
-        )
+        record = _scout_on(X, cap=cap, max_rank=max_rank)
         assert record["rank"] == 8 and record["floor"] == 6
         starts.append(record["start"])
     assert starts == [12, 9, 11]
     # a certificate after a fit its share cut is not grown (Abstracts, 900 s: 69
     # cut, 133 certified on the sample, and X's ascent from 200 certified 200)
     status[6] = "time_limit"
-    record = lpca_search._scout(
-        X,
-        Incumbent(X, 0.5, "lpca"),
-        Deadline(100.0),
-        first=6,
-        max_rank=31,
-        seed=0,
-        fit=fit,
-        fit_bias="global",
-        dtype="float64",
-    )
+    record = _scout_on(X)
     assert record["rank"] == 8 and record["start"] == 8
 
 
@@ -1113,44 +1099,21 @@ def test_polish_fits_after_a_scout_get_half_the_time_then_all(monkeypatch):
     # the whole budget and failed; with half the time left the next fit tries a
     # rank between them (99) with all the rest
     X = _planted(4, 400, 30, 3)
-    lpca_search = modules.lpca_search
-    tried, given = [], []
+    tried, deadlines = [], []
+    _failing_polish_fits(monkeypatch, tried, deadlines)
     deadline = Deadline(1000.0)
-
-    def fit_and_rescue(incumbent, info, data, state, own, rescue_deadline, **kw):
-        assert rescue_deadline is own  # the rescue stays within the fit's share
-        tried.append(state[0])
-        given.append(round(own.remaining() / deadline.remaining(), 2))
-        finfo = {"status": "stalled", "n_errors_logit": 99}
-        out = dict(state=state, best=state, ok=False, rescue=None, rescued=False)
-        return dict(out, failed=99, finfo=finfo, sweeps=3)
-
-    monkeypatch.setattr(lpca_search, "_fit_and_rescue", fit_and_rescue)
-    monkeypatch.setattr(
-        lpca_search, "_svd_init", lambda data, p, *a, **kw: (p, None, None)
-    )
-    fit = dict(tau=0.5, alpha=1e-4, n_jobs=None, verbose=0)
     runs = []
     for share in (0.5, None):
         tried.clear()
-        given.clear()
-        lpca_search._polish(
-            Incumbent(X, 0.5, "lpca", cap=30),
-            modules.lpca_model._Data(X),
-            lpca_search._search_info("global"),
-            deadline,
-            kind="global",
-            tau=0.5,
-            start=1,
-            seed=0,
-            n_ones=int(X.sum()),
-            rescue_limit=30,
-            fit=fit,
-            max_rank=30,
-            descent=0.9,
-            share=share,
-        )
-        runs.append((list(tried), list(given)))
+        deadlines.clear()
+        incumbent = Incumbent(X, 0.5, "lpca", cap=30)
+        _polish_on(X, incumbent, deadline, descent=0.9, share=share)
+        # the rescue stays within the fit's share
+        assert all(own is rescue for own, rescue in deadlines)
+        given = [
+            round(own.remaining() / deadline.remaining(), 2) for own, _ in deadlines
+        ]
+        runs.append((list(tried), given))
     # k = 27 (90% of 30) on half the time; after its failure 28 on all of it (29
     # is left too), then 29
     assert runs[0] == ([27, 28, 29], [0.5, 1.0, 1.0])
