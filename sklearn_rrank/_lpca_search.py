@@ -122,6 +122,18 @@ _BLOCK_ADD_ENTRIES = 10**7
 _SCOUT_MIN_ENTRIES = 4 * 10**7
 _SCOUT_ENTRIES = 10**7
 _SCOUT_SHARE = 0.25
+# a sample's certified rank is at most X's, and on real data well below it: the
+# ascent on X starts at this multiple of it when the sample's fit at the rank below
+# it ended far and its fits at that rank run L-BFGS (Abstracts, 2044 of 12841 rows:
+# the sample certified 69 after 37 stalled, in the 2100 s and 3600 s runs, where X
+# needs about 100; the fit on X at 69 then ran 251-400 s with 34% of the ones
+# wrong, and the fresh fit at 104 that followed certified; grown, 104 certified at
+# 843 s and the polish reached 99 in 2100 s, against 104 at 1094 s ungrown).
+# Within Newton's range (at most _lpca._AUTO_NEWTON_MAX_P latent factors) the start
+# stays at the sample's rank: on the planted 200,000 x 5,000 matrix the sample
+# certified 17, the grown start 26 ran L-BFGS from a fresh start and ended 187
+# entries wrong in 1800 s, where the Newton ascent 17, 18, 20, 24 had certified 24
+_SCOUT_GROWTH = 1.5
 # after a scout the polish tries no rank below this fraction of the bound: one fit
 # there takes much of the budget (Abstracts, k = 133: 165 s of a 341 s share on 2
 # cores) and a bisection from the scout's floor (21) would try k = 77, where the
@@ -446,8 +458,11 @@ def _lpca_search(
     more columns) of about 1e7 entries, on a quarter of the time left, with its
     own certification (:func:`_scout`: a certificate of the sample bounds nothing
     of ``X`` and is never offered); the ascent on ``X`` then starts at the rank
-    that certified the sample, else at the last rank the sample's ascent fitted,
-    and the polish
+    that certified the sample, 1.5 times it if the sample's fit at the rank below
+    ended far (not cut by its share: the sample's rank is at most ``X``'s, and on
+    real data well below it) and the fits at that rank run L-BFGS (beyond 24
+    latent factors), else at the last rank the sample's ascent fitted (below the
+    known bound), and the polish
     phase bisects above the sample's last far rank (of a fit that ended, not cut
     by its share), never below 90% of the bound, with all the time left (else
     with the time the ascent took, below; a fit gets half of it unless the fit
@@ -740,8 +755,12 @@ def _scout(X, incumbent, deadline, *, first, max_rank, seed, fit, fit_bias, dtyp
     far fits on the sample stand in for those on ``X`` (a heuristic: these are
     local fits). Returns the sample's record: ``"axis"`` (0: rows), ``"size"``,
     ``"rank"`` (certified on the sample, or None), ``"failed_by_k"``,
-    ``"seconds"`` and ``"start"``, the rank where the ascent on ``X`` starts (the
-    sample's certified rank, else the last rank its ascent fitted), and
+    ``"seconds"`` and ``"start"``, the rank where the ascent on ``X`` starts
+    (the sample's certified rank, times ``_SCOUT_GROWTH`` rounded up if the
+    sample's fit at the largest rank below it ended rather than being cut by its
+    share and the certified rank lies beyond Newton's range (its fits run L-BFGS),
+    else the last rank its ascent fitted; below the known bound and at most
+    ``max_rank``), and
     ``"floor"``, the largest rank at which the sample's fit ended (not cut by its
     share) with more than ``_POLISH_FRACTION`` of its ones wrong (``first - 1`` if
     none): the polish phase on ``X`` searches above it, the ranks the scout
@@ -788,7 +807,25 @@ def _scout(X, incumbent, deadline, *, first, max_rank, seed, fit, fit_bias, dtyp
     )
     tried = found["failed_by_k"]
     fitted = [k for k in tried if found["sweeps_by_k"][k]]  # not cut before a sweep
-    start = sample.rank if sample.rank is not None else max(fitted, default=first)
+    start = max(fitted, default=first)
+    if sample.rank is not None:
+        start = sample.rank
+        # grown only when the sample's fit at the rank below it ended (far), not
+        # when its share cut it: a certificate after a jump from a cut fit says
+        # little of the sample's rank (Abstracts, 900 s: the fit at 69 was cut, 133
+        # certified, and X's ascent from 200 certified 200, where 133 had certified)
+        below = [k for k in fitted if k < sample.rank]
+        kind = _model_kind(fit_bias, fit["tau"])
+        p = sample.rank - 1 if kind == "column" else sample.rank
+        if (
+            below
+            and found["status_by_k"][max(below)] != "time_limit"
+            and _resolve_solver("auto", p, m, n) == "lbfgs"
+        ):
+            start = math.ceil(_SCOUT_GROWTH * sample.rank)
+    if incumbent.bound is not None:  # never at or above the known bound
+        start = max(first, min(start, incumbent.bound - 1))
+    start = min(start, max_rank)
     far = _POLISH_FRACTION * max(sample.data.n_ones, 1)
     # a fit its share cut says nothing of its rank: on Abstracts (900 s) the sample's
     # fits at k = 37, 69 and 133 were cut with 62%, 44% and 22% of its ones wrong,

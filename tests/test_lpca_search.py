@@ -290,7 +290,8 @@ def test_ascent_ends_at_a_fit_its_share_cut_before_its_first_sweep(monkeypatch):
 def test_scout_starts_the_ascent_where_a_row_sample_certifies(monkeypatch):
     # large data within a budget: the ascent runs first on a sample of whole rows
     # (their rounding rank is at most X's) with its own certification, and the
-    # ascent on X starts at the rank that certified the sample
+    # ascent on X starts at the rank that certified the sample (within Newton's
+    # range: not grown)
     lpca_search = modules.lpca_search
     X = _planted(4, 400, 30, 3)
     monkeypatch.setattr(lpca_search, "_SCOUT_MIN_ENTRIES", X.size)
@@ -538,6 +539,47 @@ def test_scout_floor_counts_only_sample_fits_that_ended(monkeypatch):
     monkeypatch.setattr(lpca_search, "_SCOUT_ENTRIES", 100 * 30)
     record = _scout_on(X)
     assert record["start"] == 21 and record["floor"] == 9
+
+
+def test_scout_start_grows_the_samples_lbfgs_rank_below_the_bound(monkeypatch):
+    # Abstracts, 2100 s and 3600 s: 2044 of 12841 rows certified at 69, where X
+    # needs about 100, and the fit on X at 69 ran 400-540 s with 35% of the ones
+    # wrong; the ascent on X starts at 1.5 times the sample's rank, below the bound
+    lpca_search = modules.lpca_search
+    X = _planted(4, 400, 30, 3)
+    status = {6: "stalled", 8: "exact"}
+
+    def search(Xs, sample, *args, **kwargs):
+        sample.rank = 8  # the sample certified 8
+        return {
+            "failed_by_k": {6: 10**6, 8: 0},
+            "sweeps_by_k": dict.fromkeys(status, 5),
+            "status_by_k": status,
+        }
+
+    monkeypatch.setattr(lpca_search, "_lpca_search", search)
+    monkeypatch.setattr(lpca_search, "_SCOUT_MIN_ENTRIES", X.size)
+    monkeypatch.setattr(lpca_search, "_SCOUT_ENTRIES", 100 * 30)
+    # the sample's rank 8 beyond Newton's range (its fits run L-BFGS)
+    monkeypatch.setattr(modules.lpca, "_AUTO_NEWTON_MAX_P", 7)
+    starts = []
+    for cap, max_rank in ((None, 31), (10, 31), (None, 11)):
+        record = _scout_on(X, cap=cap, max_rank=max_rank)
+        assert record["rank"] == 8 and record["floor"] == 6
+        starts.append(record["start"])
+    assert starts == [12, 9, 11]
+    # within Newton's range the start stays at the sample's rank (planted 200,000 x
+    # 5,000: the sample certified 17; grown to 26, an L-BFGS fit from a fresh start
+    # certified nothing in 1800 s, where the Newton ascent from 17 certified 24)
+    monkeypatch.setattr(modules.lpca, "_AUTO_NEWTON_MAX_P", 8)
+    record = _scout_on(X)
+    assert record["rank"] == 8 and record["start"] == 8
+    monkeypatch.setattr(modules.lpca, "_AUTO_NEWTON_MAX_P", 7)
+    # a certificate after a fit its share cut is not grown (Abstracts, 900 s: 69
+    # cut, 133 certified on the sample, and X's ascent from 200 certified 200)
+    status[6] = "time_limit"
+    record = _scout_on(X)
+    assert record["rank"] == 8 and record["start"] == 8
 
 
 def test_rescues_repeat_within_a_budget_while_the_failures_drop(monkeypatch):
