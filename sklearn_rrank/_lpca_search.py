@@ -133,6 +133,8 @@ _SCOUT_SHARE = 0.25
 # stays at the sample's rank: on the planted 200,000 x 5,000 matrix the sample
 # certified 17, the grown start 26 ran L-BFGS from a fresh start and ended 187
 # entries wrong in 1800 s, where the Newton ascent 17, 18, 20, 24 had certified 24
+# (on a machine 2.4 times slower the ascent from 17 certified nothing either: 17
+# cut far by its share, then 26, 39 and 62, 182 entries wrong at the deadline)
 _SCOUT_GROWTH = 1.5
 # after a scout the polish tries no rank below this fraction of the bound: one fit
 # there takes much of the budget (Abstracts, k = 133: 165 s of a 341 s share on 2
