@@ -205,6 +205,12 @@ def _model_kind(fit_bias, tau):
     return "column" if fit_bias else "none"
 
 
+def _latent_factors(k, kind):
+    """The free latent factors of a rank-``k`` model of ``kind``: ``k``, less the
+    column that holds the offsets of a ``"column"`` model."""
+    return k - 1 if kind == "column" else k
+
+
 def _fit_message(info, max_iter, tol):
     """One line on how a fit stopped; for a non-converged fit, what to change."""
     status = info["status"]
@@ -480,7 +486,7 @@ def _lpca_fit(
     m, n = X.shape
     k = int(n_components)
     kind = _model_kind(fit_bias, tau)
-    p = k - 1 if kind == "column" else k
+    p = _latent_factors(k, kind)
     deadline = Deadline() if deadline is None else deadline
     data = _Data(X, dtype=dtype)
     if init is None:

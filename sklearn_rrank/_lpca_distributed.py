@@ -48,6 +48,7 @@ from sklearn_rrank._lpca import (
     FIT_TOL,
     _fit_message,
     _fit_result,
+    _latent_factors,
     _model_kind,
 )
 from sklearn_rrank._lpca_distributed_block import _LPCABlock, _RowBlock
@@ -673,7 +674,7 @@ def _lpca_fit_distributed(
     m, n = X.shape
     k = int(n_components)
     kind = _model_kind(fit_bias, tau)
-    p = k - 1 if kind == "column" else k
+    p = _latent_factors(k, kind)
     workers = _worker_addresses(client)
     U0 = V = mu = None
     if init is not None:

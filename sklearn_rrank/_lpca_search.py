@@ -25,7 +25,12 @@ import scipy.sparse as sp
 from sklearn.utils import check_random_state
 
 from sklearn_rrank._base import LogisticModel
-from sklearn_rrank._lpca import _fit_core, _model_kind, _resolve_solver
+from sklearn_rrank._lpca import (
+    _fit_core,
+    _latent_factors,
+    _model_kind,
+    _resolve_solver,
+)
 from sklearn_rrank._lpca_init import (
     _add_column,
     _add_columns,
@@ -818,7 +823,7 @@ def _scout(X, incumbent, deadline, *, first, max_rank, seed, fit, fit_bias, dtyp
         # certified, and X's ascent from 200 certified 200, where 133 had certified)
         below = [k for k in fitted if k < sample.rank]
         kind = _model_kind(fit_bias, fit["tau"])
-        p = sample.rank - 1 if kind == "column" else sample.rank
+        p = _latent_factors(sample.rank, kind)
         if (
             below
             and found["status_by_k"][max(below)] != "time_limit"
@@ -915,7 +920,7 @@ def _ascent_step(
     """
     tau, verbose = fit["tau"], fit["verbose"]
     t0 = time.monotonic()
-    p = k - 1 if kind == "column" else k
+    p = _latent_factors(k, kind)
     # within a budget no single k of the ascent (its start included) takes more
     # than a share of what is left: a hopeless k must not spend the whole budget;
     # the last rank below the known bound shares only with its rescue, which it
@@ -1161,7 +1166,7 @@ def _polish(
         if not incumbent.worth_trying(k):
             break
         t0 = time.monotonic()
-        p = k - 1 if kind == "column" else k
+        p = _latent_factors(k, kind)
         # continue the last model fitted at k (the ascent's, warm-started from
         # k - 1, or an earlier longer fit's), else (truncate) the best certificate
         # cut to k columns, else a fresh SVD start

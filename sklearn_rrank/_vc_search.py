@@ -207,15 +207,14 @@ def _extensions(Q, Q_sparse, cand, code, n_classes, complemented=False):
         indicator = np.zeros((n, n_classes), dtype=np.float32)
         indicator[np.arange(n), code] = 1.0
         ones = (Q[cand].astype(np.float32) @ indicator).astype(np.int64)
+    elif Q_sparse is not None:
+        ones = _class_counts(Q_sparse, cand, code, n_classes)
     else:
         indicator = sp.csr_matrix(
             (np.ones(n, dtype=np.int32), code, np.arange(n + 1)),
             shape=(n, n_classes),
         )
-        if Q_sparse is not None:
-            ones = (Q_sparse[cand] @ indicator).toarray()
-        else:
-            ones = np.asarray(Q[cand] @ indicator)
+        ones = np.asarray(Q[cand] @ indicator)
     if complemented:
         ones = ones + sizes[::-1] - ones[:, ::-1]
         sizes = sizes + sizes[::-1]
@@ -224,6 +223,28 @@ def _extensions(Q, Q_sparse, cand, code, n_classes, complemented=False):
     ok = least > 0
     room[ok] = np.floor(np.log2(least[ok])).astype(np.int64)
     return ok, room
+
+
+def _class_counts(Q_sparse, cand, code, n_classes):
+    """``ones[t, p]``: the stored entries of row ``cand[t]`` of the CSR matrix
+    ``Q_sparse`` in columns ``j`` with ``code[j] == p``; int64 of shape
+    ``(len(cand), n_classes)``.
+
+    One ``bincount`` over the candidates' stored entries: the product with a sparse
+    class indicator gave the same counts with about 0.3 ms of scipy overhead per
+    call, most of the exact VC search on APJ (py-spy).
+    """
+    indptr, indices = Q_sparse.indptr, Q_sparse.indices
+    starts = indptr[cand].astype(np.int64)
+    lens = indptr[cand + 1] - starts
+    # positions of the candidates' stored entries in ``indices``, row after row
+    shift = np.repeat(starts - (np.cumsum(lens) - lens), lens)
+    columns = indices[shift + np.arange(shift.size)]
+    rows = np.repeat(np.arange(len(cand), dtype=np.int64), lens)
+    flat = np.bincount(
+        rows * n_classes + code[columns], minlength=len(cand) * n_classes
+    )
+    return flat.reshape(len(cand), n_classes)
 
 
 class _Search:
