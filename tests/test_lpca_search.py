@@ -458,10 +458,11 @@ def test_after_a_scout_a_far_cut_fit_jumps_to_a_fresh_start(monkeypatch):
 
 
 def _polish_on(X, incumbent, deadline=None, **kwargs):
-    """Run the polish phase on ``X`` (no deadline by default; ranks <= 30)."""
+    """Run the polish phase on ``X`` (no deadline by default; ranks <= 30); returns
+    whether it reports itself cut."""
     params = dict(kind="global", tau=0.5, start=1, seed=0, rescue_limit=30)
     params.update(max_rank=30, fit=dict(tau=0.5, alpha=1e-4, n_jobs=None, verbose=0))
-    modules.lpca_search._polish(
+    return modules.lpca_search._polish(
         incumbent,
         modules.lpca_model._Data(X),
         modules.lpca_search._search_info("global"),
@@ -1100,6 +1101,32 @@ def test_a_resumed_polish_retries_a_cut_fit_unless_it_was_hopeless(monkeypatch):
         incumbent.memo[19] = ("memo", None, None)
         _polish_on(X, incumbent, start=19, retry_cut=retry_cut)
         assert tried == [{19: "memo"}[k] for k in expected]
+
+
+def test_a_first_pass_leaving_a_cut_fit_below_the_bound_reports_itself_cut(
+    monkeypatch,
+):
+    # APJ, 60 s: the ascent's share cut k = 4 with 710 of 6,902 ones wrong (just
+    # above the floor's 10%), 5 certified, and no rank was left for the polish: the
+    # search ended as done and the second pass gave its time to VC ([3, 5]; with
+    # the fit at 4 near, the second pass certified 4)
+    X = _planted(4, 400, 30, 3)
+    n_ones = int(X.sum())
+    tried = []
+    _failing_polish_fits(monkeypatch, tried)
+    for wrong, deadline, retry_cut, cut in (
+        (n_ones // 5, Deadline(1000.0), False, True),  # a later pass retries it
+        (n_ones - 1, Deadline(1000.0), False, False),  # hopeless: never retried
+        (n_ones // 5, Deadline(None), False, False),  # no budget: nothing cut
+        (n_ones // 5, Deadline(1000.0), True, False),  # the retry itself (fails)
+    ):
+        tried.clear()
+        incumbent = Incumbent(X, 0.5, "lpca", cap=20)
+        incumbent.record(19, wrong)
+        incumbent.memo[19] = ("memo", None, None)
+        out = _polish_on(X, incumbent, deadline, start=19, retry_cut=retry_cut)
+        assert out is cut
+        assert tried == (["memo"] if retry_cut else [])
 
 
 def test_polish_fits_after_a_scout_get_half_the_time_then_all(monkeypatch):
