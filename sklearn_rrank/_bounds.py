@@ -358,13 +358,7 @@ class _Portfolio:
         return self.best is not None and self.best[0] <= self.lower
 
     def first_pass(self):
-        """Every method once, cheap first, on its weighted share of what is left.
-
-        The weights sharing it are those of the methods from this one on and of
-        the rank searches before it that the deadline stopped: those resume in the
-        second pass (:meth:`second_pass`), so the last method does not take their
-        time.
-        """
+        """Every method once, cheap first, on its weighted share of what is left."""
         specs = self.specs
         for i, spec in enumerate(specs):
             row = _new_row(spec.name, spec.lower is not None)
@@ -378,16 +372,7 @@ class _Portfolio:
                     status="skipped", message="time budget used up", stopped_early=True
                 )
                 continue
-            # what is left is shared with the methods still to come and with the
-            # searches before this one that the deadline stopped (they resume in
-            # the second pass): on APJ, 60 s, two busy processes beside it, L-PCA's
-            # share ended with its fit at k = 4 cut and no certificate, and
-            # ProjLP, last, took all the 30 s left (phase 2 at k = 12): [3, 12]
-            stopped = {r["method"] for r in self.report if r["status"] == "stopped"}
-            waiting = sum(
-                t.weight for t in specs[:i] if t.name in stopped and _resumes(t)
-            )
-            weights = sum(t.weight for t in specs[i:]) + waiting
+            weights = sum(t.weight for t in specs[i:])
             share = spec.weight / weights if spec.weight and weights else 1.0
             cap = self.lower_cap if spec.lower is not None and spec.weight else None
             sub = self.deadline.child(cap, fraction=share)
