@@ -18,6 +18,7 @@ import warnings
 
 import numpy as np
 import scipy.sparse as sp
+from threadpoolctl import threadpool_limits
 
 from sklearn_rrank._progress import event as progress_event
 
@@ -257,7 +258,15 @@ def _matrix_rank_within(X, seconds):
     the process's exit.
     """
     out = []
-    thread = threading.Thread(target=lambda: out.append(_matrix_rank(X)), daemon=True)
+
+    def rank():
+        # one BLAS thread: on a busy machine two threads spinning beside the busy
+        # processes held back the command's own thread (2 busy processes, a
+        # 500 x 300 file, 5 s: the wait for a 0.05 s SVD took 1.23 s)
+        with threadpool_limits(limits=1, user_api="blas"):
+            out.append(_matrix_rank(X))
+
+    thread = threading.Thread(target=rank, daemon=True)
     thread.start()
     thread.join(max(seconds, 0.0))
     return out[0] if out else "not computed (its SVD ran past the budget)"

@@ -461,6 +461,25 @@ def test_real_rank_is_computed_within_the_budget(capsys, monkeypatch):
     assert "real rank not computed (its SVD ran past the budget)" in out
 
 
+def test_real_rank_svd_runs_on_one_blas_thread(monkeypatch):
+    # two BLAS threads spinning beside two busy processes held the command's own
+    # thread back: the wait for a 0.05 s SVD took 1.23 s of a 5 s budget
+    from threadpoolctl import threadpool_info
+
+    cli = modules.cli
+    seen = []
+
+    def rank(X):
+        seen.extend(
+            i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"
+        )
+        return 7
+
+    monkeypatch.setattr(cli, "_matrix_rank", rank)
+    assert cli._matrix_rank_within(np.eye(3), 30.0) == 7
+    assert seen and set(seen) == {1}
+
+
 def _percent_of_pairs_with_different_nonzero_sums(N):
     """NODF of a nested matrix: each such pair scores 100, every other pair 0."""
     scored = total = 0
