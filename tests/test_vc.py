@@ -437,3 +437,20 @@ def test_deadline_checks_stop_setup_and_search(monkeypatch, counting_deadline):
         assert not info["complete"]
         assert 1 <= bound <= full
         _check_info(X, bound, info)
+
+
+def test_class_counts_equal_the_product_with_the_class_indicator():
+    # the sparse search counts a candidate's ones per class with one bincount over
+    # its stored entries; the product with the class indicator it replaced
+    class_counts = modules.vc_search._class_counts
+    rng = np.random.RandomState(0)
+    for _ in range(200):
+        m, n = rng.randint(1, 40), rng.randint(1, 60)
+        Q = (rng.rand(m, n) < 0.3 * rng.rand()).astype(np.uint8)
+        n_classes = 1 << rng.randint(0, 5)
+        code = rng.randint(0, n_classes, n)
+        cand = rng.choice(m, rng.randint(0, m + 1), replace=False)
+        indicator = np.zeros((n, n_classes), dtype=np.int64)
+        indicator[np.arange(n), code] = 1
+        got = class_counts(sp.csr_matrix(Q, dtype=np.int32), cand, code, n_classes)
+        np.testing.assert_array_equal(got, Q[cand].astype(np.int64) @ indicator)
