@@ -310,16 +310,21 @@ class _Search:
         self.n_nodes = 0
         self.stack = None  # the depth-first stack, kept across timeouts
 
-    def run(self):
+    def run(self, max_steps=None):
         """Search (or resume a search stopped by the deadline) until done.
 
-        Raises ``_Timeout`` at the deadline; the search state is kept, so a later
-        call (with a later ``self.deadline``) continues where it stopped.
+        Raises ``_Timeout`` at the deadline, or after ``max_steps`` steps (None: no
+        limit); the search state is kept, so a later call (with a later
+        ``self.deadline``) continues where it stopped.
         """
         if self.stack is None:
             self._setup()  # a timeout here redoes the setup on the next call
+        steps = 0
         while self.stack:
+            if max_steps is not None and steps >= max_steps:
+                raise _Timeout
             self._step()
+            steps += 1
 
     def _setup(self):
         m, n = self.Q.shape
@@ -432,11 +437,12 @@ class _Shattering:
         _check_time(deadline)
         self.complete = False
 
-    def run(self, deadline, best_size=0, extension=None):
+    def run(self, deadline, best_size=0, extension=None, max_steps=None):
         """Look for a set larger than ``best_size`` until ``deadline``.
 
         ``extension`` is an optional pair ``(size, later_deadline)``: once a set
-        of that size is found the search may run until ``later_deadline``.
+        of that size is found the search may run until ``later_deadline``. With
+        ``max_steps``, the search also stops (resumably) after that many steps.
         Returns ``(size, rows, complete)``: ``rows`` are row indices of ``P``
         (None if no set larger than ``best_size`` was found, then ``size`` is
         ``best_size``); ``complete`` is False if the deadline stopped the search,
@@ -447,7 +453,7 @@ class _Shattering:
             search.best_size, search.best_set = best_size, None
         search.deadline, search.extension = deadline, extension
         try:
-            search.run()
+            search.run(max_steps)
             self.complete = True
         except _Timeout:
             # a shattered pair needs no search once the pair graph is known

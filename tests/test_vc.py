@@ -454,3 +454,45 @@ def test_class_counts_equal_the_product_with_the_class_indicator():
         indicator[np.arange(n), code] = 1
         got = class_counts(sp.csr_matrix(Q, dtype=np.int32), cand, code, n_classes)
         np.testing.assert_array_equal(got, Q[cand].astype(np.int64) @ indicator)
+
+
+def test_a_search_stopped_by_steps_resumes_to_the_same_set():
+    X = load_paleo().data.astype(bool)
+    whole = _Shattering(X.T.copy(), True).run(Deadline(None))
+    sliced = _Shattering(X.T.copy(), True)
+    runs = 0
+    while True:
+        runs += 1
+        size, rows, done = sliced.run(Deadline(None), max_steps=500)
+        if done:
+            break
+    assert runs > 1 and done
+    assert size == whole[0] == 6 and np.array_equal(rows, whole[1])
+
+
+def test_without_a_time_limit_the_searches_take_turns_by_steps(monkeypatch):
+    # Paleo: run to its end first, the rows with complements took 11 s; taking
+    # turns, the columns with complements find 6 (bound 5) and cut it
+    vc = modules.vc
+    calls = []
+    run = _Shattering.run
+
+    def spy(self, deadline, best_size=0, extension=None, max_steps=None):
+        out = run(self, deadline, best_size, extension, max_steps)
+        calls.append((self.search.complemented, best_size, max_steps, out[2]))
+        return out
+
+    monkeypatch.setattr(_Shattering, "run", spy)
+    X = load_paleo().data
+    bound, info = vc_lower_bound(X, return_shattered=True)
+    assert bound == 5 and info["complete"] and info["orientation"] == "columns"
+    assert list(info["shattered"]) == [3, 5, 16, 26, 36, 71]
+    first = vc._FIRST_STEPS
+    assert [c[2] for c in calls[:4]] == [first] * 4  # the first pass: every search
+    assert calls[-1][3]  # the last run completed
+    # the rows with complements ran on after the 6 was found, for a 7 only
+    assert calls[-1][:2] == (True, 6)
+    # within a time limit the searches run by their shares of it, not by steps
+    calls.clear()
+    vc_lower_bound(X, time_limit=2)
+    assert calls and all(c[2] is None for c in calls)
