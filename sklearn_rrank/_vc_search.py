@@ -186,8 +186,10 @@ def _extensions(Q, Q_sparse, cand, code, n_classes, complemented=False):
     ``code[j]`` is the labeling of the shattered set ``S`` by concept ``j`` packed
     into an integer; ``S + {v}`` is shattered iff within every class of concepts
     with equal ``code`` the point ``v`` gets both labels. The number of ones of
-    each candidate in each class is one product with the (sparse) class indicator
-    matrix; ``Q_sparse`` is ``Q`` as CSR for sparse data, else None.
+    each candidate in each class is one product with the class indicator matrix,
+    or for sparse data one ``bincount`` over the candidates' stored entries
+    (:func:`_class_counts`); ``Q_sparse`` is ``Q`` as CSR for sparse data, else
+    None.
 
     With ``complemented=True`` the concepts are the columns of ``Q`` and their
     complements: class ``p`` then holds the columns with code ``p`` and the
