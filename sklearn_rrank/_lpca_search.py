@@ -1144,7 +1144,8 @@ def _polish(
     # floor only if it left more than half of the ones wrong: on APJ, 60 s, the
     # ascent's share cut k = 4 with 17% of them wrong after 4.5 s; in the second
     # pass a longer fit goes on from it
-    hopeless = _FAR_FRACTION * max(n_ones, 1) if retry_cut else -1
+    half = _FAR_FRACTION * max(n_ones, 1)
+    hopeless = half if retry_cut else -1
     floor = max(
         (
             k
@@ -1159,7 +1160,7 @@ def _polish(
     # above the floor's 10%; 5 certified, no rank was left for the polish, and the
     # search ended as done, so the second pass gave its 21 s to VC and the result
     # was [3, 5] where runs with the fit at 4 near certified 4)
-    retry = -1 if retry_cut or not limited else _FAR_FRACTION * max(n_ones, 1)
+    retry = half if limited and not retry_cut else -1
     failed = False  # the last fit of this phase failed: the next gets all the time
     while not incumbent.done:
         top = min(incumbent.bound, max_rank + 1)
