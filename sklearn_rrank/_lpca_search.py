@@ -660,14 +660,23 @@ def _lpca_search(
         if ok:
             reason = "certified"
             break
-        if n_failed is None:  # the deadline passed while latent columns were added
-            reason = "time limit"
-            break
-        if info["status_by_k"][k] == "time_limit" and not info["sweeps_by_k"][k]:
-            # its share passed before the fit's first sweep: a larger k would get
+        if n_failed is None or (
+            info["status_by_k"][k] == "time_limit" and not info["sweeps_by_k"][k]
+        ):
+            # its share passed while latent columns were added or before the fit's
+            # first sweep: the fit says nothing about k, and a larger k would get
             # less time still (on a planted 10,000 x 5,000 matrix the ascent went
-            # on to k = 64, 128 and 256 without a sweep, 35 s of a 120 s budget);
-            # the model stays in the memo, where a second pass resumes
+            # on to k = 64, 128 and 256 without a sweep, 35 s of a 120 s budget).
+            # The same k goes on once, from where it stopped, with all the time
+            # left (APJ, 60 s, two busy processes beside it: the two columns of
+            # the gallop 4 -> 6 outlasted the step's share, the ascent ended with
+            # 10 s of L-PCA's share unused and ProjLP's 12 was the call's bound,
+            # where the same step in time certified 6, then 5); then the ascent
+            # ends, its model in the memo, where a second pass resumes
+            if deadline.limited and k not in continued and not deadline.expired():
+                continued[k] = 1.0
+                incumbent.memo.pop(k, None)  # it goes on from ``state``
+                continue
             reason = "time limit"
             break
         if (
@@ -916,7 +925,8 @@ def _ascent_step(
     model, whether a certificate was accepted and the uncertified entries (None
     when this ``k``'s share of the deadline passed before its latent columns were
     all added: each costs an SVD of the gradient, on Abstracts several seconds;
-    the ascent then ends, as a larger ``k`` needs more columns still).
+    the ascent then goes on once at the same ``k`` from the returned model, with
+    all the time left, as a larger ``k`` needs more columns still).
     """
     tau, verbose = fit["tau"], fit["verbose"]
     t0 = time.monotonic()

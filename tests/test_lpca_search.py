@@ -240,11 +240,12 @@ def test_ascent_stops_adding_columns_once_the_deadline_passes(monkeypatch):
     lpca_search = modules.lpca_search
 
     real, calls = lpca_search._add_column, []
+    budget = Deadline(1000.0)
 
     def add_column(data, U, V, mu, deadline):
         calls.append(U.shape[1])
         if len(calls) == 2:  # the first column of the jump 2 -> 4: time is up
-            deadline.end = time.monotonic()
+            deadline.end = budget.end = time.monotonic()
         return real(data, U, V, mu, deadline)
 
     monkeypatch.setattr(lpca_search, "_add_column", add_column)
@@ -254,7 +255,7 @@ def test_ascent_stops_adding_columns_once_the_deadline_passes(monkeypatch):
         X,
         method="lpca",
         tau=0.5,
-        deadline=1000.0,
+        deadline=budget,
         random_state=0,
         params={"polish": False},
     )
@@ -263,10 +264,44 @@ def test_ascent_stops_adding_columns_once_the_deadline_passes(monkeypatch):
     assert "time limit" in res.report.message
 
 
+def test_ascent_goes_on_at_a_k_whose_share_passed_while_columns_were_added(
+    monkeypatch,
+):
+    # only the step's share passed (two busy processes beside APJ, 60 s: the
+    # columns of the gallop 4 -> 6 outlasted it with 10 s of L-PCA's share left):
+    # the same k goes on once with all the time left, from the columns it has
+    lpca_search = modules.lpca_search
+    real_add, calls = lpca_search._add_column, []
+    real_step, shares = lpca_search._ascent_step, []
+
+    def add_column(data, U, V, mu, deadline):
+        calls.append(U.shape[1])
+        if len(calls) == 2:  # the first column of the jump 2 -> 4: its share ends
+            deadline.end = time.monotonic()
+        return real_add(data, U, V, mu, deadline)
+
+    def ascent_step(*args, k, share, **kwargs):
+        shares.append((k, share))
+        return real_step(*args, k=k, share=share, **kwargs)
+
+    monkeypatch.setattr(lpca_search, "_add_column", add_column)
+    monkeypatch.setattr(lpca_search, "_ascent_step", ascent_step)
+    X = (np.random.default_rng(0).random((60, 40)) < 0.5).astype(float)
+    res = run_rank_search(
+        _lpca_search, X, **_BUDGETED, params={"polish": False, "max_rank": 4}
+    )
+    # k = 1 -> 2, one column of 2 -> 4 (its share ends), then the third from there
+    assert calls[:3] == [1, 2, 3]
+    share = lpca_search._ASCENT_SHARE
+    assert shares[:4] == [(1, share), (2, share), (4, share), (4, 1.0)]
+    assert 4 in res.info["sweeps_by_k"] and res.info["sweeps_by_k"][4] >= 1
+
+
 def test_ascent_ends_at_a_fit_its_share_cut_before_its_first_sweep(monkeypatch):
     # a fit cut by its share before its first sweep says nothing about its k, and
-    # a larger k would get less time still: the ascent ends there (its model kept
-    # for a second pass) instead of galloping on with columns and no sweeps
+    # a larger k would get less time still: the same k goes on once with all the
+    # time left, then the ascent ends there (its model kept for a second pass)
+    # instead of galloping on with columns and no sweeps
     lpca_search = modules.lpca_search
     tried = []
 
@@ -282,7 +317,9 @@ def test_ascent_ends_at_a_fit_its_share_cut_before_its_first_sweep(monkeypatch):
     X = _planted(3, 60, 40, 4)
     memo, params = {}, {"polish": False, "fit_bias": False}
     res = run_rank_search(_lpca_search, X, **_BUDGETED, params=params, memo=memo)
-    assert tried == [1, 2, 4]  # one sweep at k = 1 and 2, none at 4: the end
+    # one sweep at k = 1 and 2, none at 4, which goes on once with all the time
+    # left, again without a sweep: the end
+    assert tried == [1, 2, 4, 4]
     assert res.stopped_early and "time limit" in res.report.message
     assert sorted(memo) == [1, 2, 4]
 
