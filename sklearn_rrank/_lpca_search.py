@@ -417,6 +417,7 @@ def _lpca_search(
     polish=True,
     fit_bias="global",
     dtype="auto",
+    retry_unstarted=True,
 ):
     """L-PCA's rank search: the family of ``methods=("lpca",)`` (trusts its input).
 
@@ -487,8 +488,10 @@ def _lpca_search(
     10% of the ones fail goes on at the same ``k`` (once per ``k``) with all the
     time left after a scout, else with half of it (a larger ``k`` may then still
     certify);
-    an ascent fit that its share stops before its first sweep ends the ascent
-    (its model is kept for a second pass);
+    an ascent step that its share stops while its latent columns are added or
+    before its fit's first sweep goes on once at the same ``k`` with all the time
+    left, from where it stopped, and if stopped again ends the ascent (its model is
+    kept for a second pass; the scout's ascent on its sample ends at once);
     an ascent fit that still leaves more than half of the ones uncertified after
     its first stall window stops (Newton fits too); after a fit that leaves more
     than 90% of them uncertified the next ``k`` starts from the truncated SVD
@@ -542,6 +545,9 @@ def _lpca_search(
         at k = 100 certified in 424-491 s in float32 (the paper reproduction,
         docs "Reproducing the paper"); in float64 it ran 1824 s without (2 cores,
         load 1-3).
+
+    ``retry_unstarted`` (default True; not a method parameter) is False for the
+    scout's ascent on its sample only: see the once-more rule above.
 
     Returns
     -------
@@ -673,7 +679,16 @@ def _lpca_search(
             # 10 s of L-PCA's share unused and ProjLP's 12 was the call's bound,
             # where the same step in time certified 6, then 5); then the ascent
             # ends, its model in the memo, where a second pass resumes
-            if deadline.limited and k not in continued and not deadline.expired():
+            # The scout's ascent on a sample ends there (``retry_unstarted``
+            # False): it is to find a start cheaply, and on Abstracts, 900 s, the
+            # retry took its sample from 133 to 262 and X's ascent started at 261
+            # (certified at 394 s, where the start at 133 had certified at 340 s)
+            if (
+                retry_unstarted
+                and deadline.limited
+                and k not in continued
+                and not deadline.expired()
+            ):
                 continued[k] = 1.0
                 incumbent.memo.pop(k, None)  # it goes on from ``state``
                 continue
@@ -820,6 +835,7 @@ def _scout(X, incumbent, deadline, *, first, max_rank, seed, fit, fit_bias, dtyp
         polish=False,
         fit_bias=fit_bias,
         dtype=dtype,
+        retry_unstarted=False,
     )
     tried = found["failed_by_k"]
     fitted = [k for k in tried if found["sweeps_by_k"][k]]  # not cut before a sweep

@@ -322,6 +322,11 @@ def test_ascent_ends_at_a_fit_its_share_cut_before_its_first_sweep(monkeypatch):
     assert tried == [1, 2, 4, 4]
     assert res.stopped_early and "time limit" in res.report.message
     assert sorted(memo) == [1, 2, 4]
+    # the scout's ascent on its sample (retry_unstarted=False) ends at once
+    tried.clear()
+    params["retry_unstarted"] = False
+    res = run_rank_search(_lpca_search, X, **_BUDGETED, params=params, memo={})
+    assert tried == [1, 2, 4] and "time limit" in res.report.message
 
 
 def test_scout_starts_the_ascent_where_a_row_sample_certifies(monkeypatch):
@@ -333,8 +338,16 @@ def test_scout_starts_the_ascent_where_a_row_sample_certifies(monkeypatch):
     X = _planted(4, 400, 30, 3)
     monkeypatch.setattr(lpca_search, "_SCOUT_MIN_ENTRIES", X.size)
     monkeypatch.setattr(lpca_search, "_SCOUT_ENTRIES", 100 * 30)
-    events = []
+    events, retries = [], []
+    real = lpca_search._lpca_search
+
+    def sample_search(*args, retry_unstarted=True, **kwargs):  # the scout's call
+        retries.append(retry_unstarted)
+        return real(*args, retry_unstarted=retry_unstarted, **kwargs)
+
+    monkeypatch.setattr(lpca_search, "_lpca_search", sample_search)
     res = run_rank_search(_lpca_search, X, **_BUDGETED, progress=events.append)
+    assert retries == [False]  # the sample's ascent does not retry a step
     scout = res.info["scout"]
     assert scout["axis"] == 0 and scout["size"] == 100 and scout["rank"] is not None
     assert scout["start"] == scout["rank"] == min(res.info["failed_by_k"])
