@@ -678,7 +678,7 @@ def _lpca_search(
             # the gallop 4 -> 6 outlasted the step's share, the ascent ended with
             # 10 s of L-PCA's share unused and ProjLP's 12 was the call's bound,
             # where the same step in time certified 6, then 5); then the ascent
-            # ends, its model in the memo, where a second pass resumes
+            # ends, its model in the memo, where a second pass resumes.
             # The scout's ascent on a sample ends there (``retry_unstarted``
             # False): it is to find a start cheaply, and on Abstracts, 900 s, the
             # retry took its sample from 133 to 262 and X's ascent started at 261
