@@ -206,8 +206,10 @@ def _model_kind(fit_bias, tau):
 
 
 def _latent_factors(k, kind):
-    """The free latent factors of a rank-``k`` model of ``kind``: ``k``, less the
-    column that holds the offsets of a ``"column"`` model."""
+    """The free latent factors of a rank-``k`` model of ``kind``.
+
+    ``k``, less the column that holds the offsets of a ``"column"`` model.
+    """
     return k - 1 if kind == "column" else k
 
 
