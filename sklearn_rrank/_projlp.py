@@ -415,6 +415,7 @@ def _alternate(
     tol,
     deadline=None,
     verbose=0,
+    on_round=None,
 ):
     """Alternating L1-slack LPs from ``L``: first ``R`` for ``L``, then rounds.
 
@@ -424,8 +425,11 @@ def _alternate(
     observed entry met with margin ``eps``), when a round lowers it by at most
     ``tol`` times its value, when the fewest errors have not improved for
     ``_STALL_ROUNDS`` rounds, after ``max_iter`` rounds, or when ``deadline`` (a
-    :class:`~sklearn_rrank._ranksearch.Deadline` or None) expires. Returns a dict
-    with the factors of fewest rounding errors seen and diagnostics.
+    :class:`~sklearn_rrank._ranksearch.Deadline` or None) expires. ``on_round``
+    (or None) is called as ``on_round(n_rounds, L, R)`` after the first sweep
+    (``n_rounds == 0``) and after every round: a round of a few thousand LPs takes
+    about a second, and the rank search reports it as progress. Returns a dict with the
+    factors of fewest rounding errors seen and diagnostics.
     """
     m, n = X.shape
     XT = np.ascontiguousarray(X.T)
@@ -447,6 +451,8 @@ def _alternate(
     R, value = sweep(L, X)
     n_lps = n
     errors = _count_errors_factors(X, L, R, tau)
+    if on_round is not None:
+        on_round(0, L, R)
     best = (errors, L, R)
     objective_history, errors_history = [value], [errors]
     stop = "max_iter" if max_iter > 0 else "one_shot"
@@ -468,6 +474,8 @@ def _alternate(
         n_lps += m + n
         n_rounds += 1
         errors = _count_errors_factors(X, L, R, tau)
+        if on_round is not None:
+            on_round(n_rounds, L, R)
         objective_history.append(new_value)
         errors_history.append(errors)
         if errors < best[0]:

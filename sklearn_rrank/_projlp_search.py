@@ -431,6 +431,12 @@ class _ProjLPSearch:
     def elapsed(self):
         return self.deadline.elapsed() - self.t_start
 
+    def wrong_entries(self, Lu, R_u):
+        """Wrong entries of ``X`` (not of the merged matrix) of merged factors."""
+        return _count_errors_factors(
+            self.X, Lu[self.row_owner], R_u[self.col_owner], self.tau
+        )
+
     def finish(self, stopped, message):
         """The search's ``info``, with its message (printed at ``verbose >= 1``)."""
         info = self.info
@@ -652,6 +658,18 @@ class _ProjLPSearch:
         if self.nonnegative:
             # a non-negative start: orient every factor column, clip at zero
             L0 = np.maximum(L0 * np.where(L0.sum(axis=0) < 0, -1.0, 1.0), 0.0)
+
+        def on_round(n_rounds, L, R):
+            # a round is one LP per merged row and column (APJ, 578 columns: about
+            # 1 s, on a loaded machine longer): every round is a progress step, so
+            # that the line shows phase 2 at work, not phase 1's last count
+            self.incumbent.record(
+                width,
+                self.wrong_entries(L, R),
+                message=f"phase 2 (LP descent), round {n_rounds}",
+            )
+
+        self.incumbent.record(width, message="phase 2 (LP descent)")
         out = _alternate(
             self.Xu,
             L0,
@@ -662,12 +680,11 @@ class _ProjLPSearch:
             max_iter=refine_iter,
             tol=_REFINE_TOL,
             deadline=self.deadline,
+            on_round=on_round,
         )
         self.info["n_lps"] += out["n_lps"]
         self.status_counts.update(out["status_counts"])
-        n_wrong = _count_errors_factors(
-            self.X, out["L"][self.row_owner], out["R"][self.col_owner], self.tau
-        )
+        n_wrong = self.wrong_entries(out["L"], out["R"])
         self.incumbent.record(width, n_wrong, message="phase 2 (LP descent)")
         ok = False
         if out["errors"] == 0:

@@ -699,3 +699,31 @@ def test_phase0_does_not_run_when_the_known_bound_is_below_its_first_width(
     # below its first width phase 0 runs as before
     res = run_rank_search(_projlp_search, X, **kwargs)
     assert res.info["phase0_out_of_reach"] is None and res.info["phase0_tried"]
+
+
+def test_phase2_reports_every_round(planted):
+    # a round of phase 2 solves one LP per merged row and column (APJ: about 1 s,
+    # longer under load): each is a progress step with the wrong entries of X, and
+    # the line no longer shows phase 1's last count while phase 2 runs
+    events = []
+    res = rounding_rank_bounds(
+        planted, methods=("projlp",), random_state=0, progress=events.append
+    )
+    steps = [e for e in events if e["method"] == "projlp" and e["stage"] == "step"]
+    # a width's start has no count yet; its result (after the rounds) has one
+    starts = [
+        i
+        for i, e in enumerate(steps)
+        if e["message"] == "phase 2 (LP descent)" and e["error"] is None
+    ]
+    assert starts
+    for i in starts:
+        width = steps[i]["k"]
+        rounds = []
+        for e in steps[i + 1 :]:
+            if not e["message"].startswith("phase 2 (LP descent), round "):
+                break
+            assert e["k"] == width and e["error"] >= 0
+            rounds.append(int(e["message"].rsplit(" ", 1)[1]))
+        assert rounds == list(range(len(rounds))) and rounds
+    assert res.upper <= 6
