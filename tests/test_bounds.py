@@ -426,6 +426,62 @@ def test_lower_bound_share_is_capped_on_large_data(monkeypatch, size):
     assert len(vc) == 2 and vc[1] > vc[0]
 
 
+def test_a_search_with_a_cut_polish_fit_holds_a_share_of_the_first_pass():
+    # APJ, 60 s, two busy processes: L-PCA certified 6 and its share cut the fit
+    # at 5; ProjLP, last, took all the time left and found nothing below 6, where
+    # L-PCA's second pass (when ProjLP ended early) certified 5 in 3-4 s
+    run = object.__new__(_Portfolio)
+    lpca, projlp = (modules.methods.METHODS[name] for name in ("lpca", "projlp"))
+    run.report = [{"method": "lpca", "status": "stopped"}]
+    run.best, run.memos = (6, "lpca", None, None), {"lpca": {5: "cut"}}
+    assert run._held([lpca]) == lpca.weight
+    # not held: no fit cut below the bound, another method's certificate (on
+    # americas_small, 20 s, L-PCA's ascent was cut with nothing certified, and
+    # ProjLP on half the time gave 19 where on all of it it gave 11), a search
+    # that ended, no certificate at all, a search that does not resume
+    run.memos = {"lpca": {6: "cut"}}
+    assert run._held([lpca]) == 0
+    run.best, run.memos = (6, "rsvd", None, None), {"lpca": {5: "cut"}}
+    assert run._held([lpca]) == 0
+    run.best, run.report[0]["status"] = (6, "lpca", None, None), "ok"
+    assert run._held([lpca]) == 0
+    run.best, run.report[0]["status"] = None, "stopped"
+    assert run._held([lpca]) == 0
+    run.best, run.report = (6, "projlp", None, None), [{"method": "projlp"}]
+    run.report[0]["status"], run.memos = "stopped", {"projlp": {5: "cut"}}
+    assert run._held([projlp]) == 0
+
+
+def test_the_last_method_leaves_a_held_share_to_the_second_pass(monkeypatch):
+    # L-PCA (certified, a fit cut below it) holds its weight in the first pass:
+    # ProjLP, after it, gets its weighted share of the time left, not all of it,
+    # and L-PCA's second pass resumes at the cut fit's rank
+    X = make_rounding_rank_matrix(40, 30, 3, random_state=2)
+    lpca_calls, projlp_budgets = [], []
+
+    def certify_then_cut(X, incumbent, deadline, **kw):
+        lpca_calls.append(kw.get("start"))
+        if len(lpca_calls) == 1:  # the trivial certificate, and a fit cut below it
+            incumbent.offer(X.copy(), np.eye(X.shape[1]))
+            incumbent.memo[X.shape[1] - 1] = "cut"
+            return {"stopped_early": True, "message": "cut"}
+        return {"message": "nothing"}
+
+    def nothing(X, incumbent, deadline, **kw):
+        projlp_budgets.append(deadline.remaining())
+        return {"message": "nothing"}
+
+    methods = dict(modules.methods.METHODS)
+    methods["lpca"] = replace(methods["lpca"], search=certify_then_cut)
+    methods["projlp"] = replace(methods["projlp"], search=nothing)
+    monkeypatch.setattr(modules.methods, "METHODS", methods)
+    b = rounding_rank_bounds(X, methods=("lpca", "projlp"), time_limit=4.0)
+    assert b.upper == X.shape[1] and b.upper_method == "lpca"
+    # 4 s less the reserve: ProjLP got about half of the 3.5 s, not all of it
+    assert len(projlp_budgets) == 1 and 1.2 < projlp_budgets[0] < 2.2
+    assert lpca_calls == [None, X.shape[1] - 1]
+
+
 def test_second_pass_runs_without_any_certificate(monkeypatch):
     # the 1e9-entry run ended after 735 s of 1800: no method had certified, and the
     # second pass was skipped; now the stopped search gets the time left
