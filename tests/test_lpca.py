@@ -893,3 +893,20 @@ def test_lbfgs_keeps_the_global_offset_on_its_side_without_scipy_bounds(monkeypa
         if k == 2:  # here the fit ends with the offset clamped to its edge
             assert b == pytest.approx(-1e-3)
     assert len(seen) == 3 and all(bounds is None for bounds in seen)
+
+
+def test_lbfgs_evaluates_its_start_once(rng, monkeypatch):
+    # scipy evaluates the start again after the fit's own evaluation of it: it gets
+    # that one (on Abstracts at k = 120 an evaluation takes about 1.1 s)
+    X = _random_binary(rng, 60, 40, density=0.2)
+    points = []
+    joint = _lpca_lbfgs._joint_objective
+
+    def spy(z, *args, **kwargs):
+        points.append(np.array(z, copy=True))
+        return joint(z, *args, **kwargs)
+
+    monkeypatch.setattr(_lpca_lbfgs, "_joint_objective", spy)
+    fit = lpca_fit(X, 3, fit_bias="global", solver="lbfgs", max_iter=5, random_state=0)
+    assert fit.n_iter >= 1 and len(points) >= 2
+    assert not np.array_equal(points[0], points[1])
