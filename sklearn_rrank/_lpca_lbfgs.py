@@ -276,8 +276,8 @@ def _lbfgs_fit(
     scale = _offset_scale(U, V, m, n) if kind == "global" else 1.0
 
     # the global offset's side in y (tau > 0: at most the edge, else at least it),
-    # and the largest curvature of the objective in the offset (in y): a quarter
-    # of the observed entries, times scale squared
+    # and a bound on the curvature of the objective in the offset (in y): a quarter
+    # of the entries, times scale squared
     edge = None if kind != "global" else (-_B_MIN if tau > 0 else _B_MIN) / scale
     stiff = 0.25 * m * n * scale * scale
 
