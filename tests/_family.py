@@ -12,12 +12,14 @@ Sections:
 
 * :func:`run_family`: one method's rank search through the skeleton;
 * :func:`rrank`: the ``rrank`` command line, as its console script runs it;
+* :func:`swap_methods`: registry entries with some fields replaced, for one test;
 * private names, grouped by family, one line each saying what it is (the name
   is the one it has in the package);
 * :data:`modules`: the private modules whose attributes tests monkeypatch
   (``monkeypatch.setattr(modules.rsvd, "_SCAN_BLOCK", 7)``).
 """
 
+import dataclasses
 import functools
 from importlib.metadata import entry_points
 from types import SimpleNamespace
@@ -333,3 +335,16 @@ def spy(monkeypatch, module, name, record):
 
     monkeypatch.setattr(module, name, wrapper)
     return seen
+
+
+def swap_methods(monkeypatch, **changes):
+    """Replace fields of registry entries for one test.
+
+    ``swap_methods(monkeypatch, lpca={"search": fake})``: the method registry
+    (``_methods.METHODS``) with ``lpca``'s ``search`` replaced, undone after the
+    test.
+    """
+    table = dict(modules.methods.METHODS)
+    for name, fields in changes.items():
+        table[name] = dataclasses.replace(table[name], **fields)
+    monkeypatch.setattr(modules.methods, "METHODS", table)

@@ -1,5 +1,4 @@
 import time
-from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -11,6 +10,7 @@ from _family import (
     _run_portfolio,
     modules,
     spy,
+    swap_methods,
     trivial_upper_bound,
 )
 from hypothesis import given
@@ -158,9 +158,6 @@ def _planted_rank_two():
 def test_keyboard_interrupt_keeps_the_bounds(monkeypatch, where):
     # Ctrl-C inside a method: KeyboardInterrupt is raised again, carrying the
     # bounds reached so far (with what the interrupted search had certified)
-
-    _methods = modules.methods
-
     X, L, R = _planted_rank_two()
 
     def search(X, incumbent, deadline, **kwargs):
@@ -172,11 +169,11 @@ def test_keyboard_interrupt_keeps_the_bounds(monkeypatch, where):
     def lower(X, *, tau, deadline):
         raise KeyboardInterrupt
 
-    methods = dict(_methods.METHODS)
-    methods["rsvd"] = replace(methods["rsvd"], search=search)
-    if where == "vc":
-        methods["vc"] = replace(methods["vc"], lower=lower)
-    monkeypatch.setattr(_methods, "METHODS", methods)
+    swap_methods(
+        monkeypatch,
+        rsvd={"search": search},
+        **({"vc": {"lower": lower}} if where == "vc" else {}),
+    )
     with pytest.raises(KeyboardInterrupt) as caught:
         rounding_rank_bounds(X, methods=("spectral", "rsvd", "vc", "lpca"))
     res = caught.value.bounds
@@ -406,10 +403,7 @@ def test_lower_bound_share_is_capped_on_large_data(monkeypatch, size):
         lpca.append(deadline.remaining())
         return {"message": "nothing"}
 
-    table = dict(modules.methods.METHODS)
-    table["vc"] = replace(table["vc"], lower=lower)
-    table["lpca"] = replace(table["lpca"], search=search)
-    monkeypatch.setattr(modules.methods, "METHODS", table)
+    swap_methods(monkeypatch, vc={"lower": lower}, lpca={"search": search})
     X = make_rounding_rank_matrix(40, 30, 3, random_state=2)
     if size != "small":  # the 40 x 30 matrix stands in for a large one
         monkeypatch.setattr(modules.bounds, "_CAPPED_LOWER_ENTRIES", X.size)
@@ -471,10 +465,9 @@ def test_the_last_method_leaves_a_held_share_to_the_second_pass(monkeypatch):
         projlp_budgets.append(deadline.remaining())
         return {"message": "nothing"}
 
-    methods = dict(modules.methods.METHODS)
-    methods["lpca"] = replace(methods["lpca"], search=certify_then_cut)
-    methods["projlp"] = replace(methods["projlp"], search=nothing)
-    monkeypatch.setattr(modules.methods, "METHODS", methods)
+    swap_methods(
+        monkeypatch, lpca={"search": certify_then_cut}, projlp={"search": nothing}
+    )
     b = rounding_rank_bounds(X, methods=("lpca", "projlp"), time_limit=4.0)
     assert b.upper == X.shape[1] and b.upper_method == "lpca"
     # 4 s less the reserve: ProjLP got about half of the 3.5 s, not all of it
@@ -497,11 +490,12 @@ def test_second_pass_runs_without_any_certificate(monkeypatch):
             return {"stopped_early": True, "message": "no certificate"}
         return search(X, incumbent, deadline, **kw)
 
-    methods = dict(modules.methods.METHODS)
-    methods["lpca"] = replace(methods["lpca"], search=slow_then_nothing)
     # a method after it that finds nothing at once (ProjLP skipped at 1e9)
-    methods["projlp"] = replace(methods["projlp"], search=lambda *a, **k: {})
-    monkeypatch.setattr(modules.methods, "METHODS", methods)
+    swap_methods(
+        monkeypatch,
+        lpca={"search": slow_then_nothing},
+        projlp={"search": lambda *a, **k: {}},
+    )
     res = rounding_rank_bounds(
         X, methods=("lpca", "projlp"), time_limit=8, random_state=0
     )

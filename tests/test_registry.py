@@ -1,6 +1,5 @@
 """The method registry, one rank search under one budget, and parameter validation."""
 
-import dataclasses
 import pickle
 import time
 import warnings
@@ -16,8 +15,8 @@ from _family import (
     Deadline,
     Incumbent,
     _merge_rows,
-    modules,
     rrank,
+    swap_methods,
     trivial_upper_bound,
 )
 from hypothesis import given
@@ -202,9 +201,7 @@ def test_failing_method_does_not_take_the_call_down(monkeypatch):
     def boom(*args, **kwargs):
         raise RuntimeError("solver exploded")
 
-    table = dict(modules.methods.METHODS)
-    table["nuclear"] = dataclasses.replace(table["nuclear"], search=boom)
-    monkeypatch.setattr(modules.methods, "METHODS", table)
+    swap_methods(monkeypatch, nuclear={"search": boom})
     b = rounding_rank_bounds(PLANTED, methods=("rsvd", "nuclear"))
     row = next(r for r in b.report if r["method"] == "nuclear")
     assert row["status"] == "failed" and "solver exploded" in row["message"]
@@ -270,9 +267,7 @@ def test_portfolio_never_reports_more_than_the_trivial_rank(monkeypatch):
         incumbent.offer(np.hstack([L, extra[0]]), np.hstack([R, extra[1]]))
         return {}
 
-    table = dict(modules.methods.METHODS)
-    table["nuclear"] = dataclasses.replace(table["nuclear"], search=too_wide)
-    monkeypatch.setattr(modules.methods, "METHODS", table)
+    swap_methods(monkeypatch, nuclear={"search": too_wide})
     b = rounding_rank_bounds(PLANTED, methods=("nuclear",))
     assert b.upper == min(PLANTED.shape) and b.upper_method == "trivial"
     assert certify_rounding(PLANTED, b.L, b.R)
@@ -359,10 +354,9 @@ def test_second_pass_gives_the_time_left_to_stopped_searches(monkeypatch):
     def quick(X, incumbent, deadline, *, tau, **kwargs):
         return {"message": "nothing to do"}
 
-    table = dict(modules.methods.METHODS)
-    table["lpca"] = dataclasses.replace(table["lpca"], search=stopped_then_quick)
-    table["projlp"] = dataclasses.replace(table["projlp"], search=quick)
-    monkeypatch.setattr(modules.methods, "METHODS", table)
+    swap_methods(
+        monkeypatch, lpca={"search": stopped_then_quick}, projlp={"search": quick}
+    )
     b = rounding_rank_bounds(
         PLANTED, methods=("rsvd", "lpca", "projlp"), time_limit=8.0, random_state=0
     )
@@ -381,9 +375,7 @@ def test_no_second_pass_without_a_budget_or_when_the_bounds_meet(monkeypatch):
         calls.append(kwargs.get("start"))
         return {}
 
-    table = dict(modules.methods.METHODS)
-    table["lpca"] = dataclasses.replace(table["lpca"], search=search)
-    monkeypatch.setattr(modules.methods, "METHODS", table)
+    swap_methods(monkeypatch, lpca={"search": search})
     rounding_rank_bounds(PLANTED, methods=("rsvd", "lpca"), random_state=0)
     assert calls == [None]
 
