@@ -790,8 +790,10 @@ def _scout(X, incumbent, deadline, *, first, max_rank, seed, fit, fit_bias, dtyp
     (the sample's certified rank, times ``_SCOUT_GROWTH`` rounded up if the
     sample's fit at the largest rank below it ended rather than being cut by its
     share and the certified rank lies beyond Newton's range (its fits run L-BFGS),
-    else the last rank its ascent fitted; below the known bound and at most
-    ``max_rank``), and
+    else the last rank its ascent fitted, or, if the scout's share cut that fit
+    with more than ``_POLISH_FRACTION`` of the sample's ones wrong, the rank the
+    sample's ascent would have jumped to from it (:func:`_next_rank`); below the
+    known bound and at most ``max_rank``), and
     ``"floor"``, the largest rank at which the sample's fit ended (not cut by its
     share) with more than ``_POLISH_FRACTION`` of its ones wrong (``first - 1`` if
     none): the polish phase on ``X`` searches above it, the ranks the scout
@@ -840,6 +842,29 @@ def _scout(X, incumbent, deadline, *, first, max_rank, seed, fit, fit_bias, dtyp
     tried = found["failed_by_k"]
     fitted = [k for k in tried if found["sweeps_by_k"][k]]  # not cut before a sweep
     start = max(fitted, default=first)
+    far = _POLISH_FRACTION * max(sample.data.n_ones, 1)
+    if (
+        sample.rank is None
+        and fitted
+        and found["status_by_k"][start] == "time_limit"
+        and tried[start] > far
+    ):
+        # the scout's share cut the sample's last fit far off: X's ascent starts
+        # where the sample's would have gone next (the jump of a cut far fit), not
+        # at that rank (Abstracts, 900 s: the sample's fit at 69 was cut with its
+        # share; X's ascent from 69 jumped to 104, 156, 244, 420 and 772, each cut
+        # far, and the call's bound was ProjLP's 408, where the runs whose sample
+        # went on from 69 to 133 started X at 133 and certified 108)
+        start = _next_rank(
+            start,
+            first,
+            tried[start],
+            sample.data.n_ones,
+            sample,
+            max_rank,
+            gallop=True,
+            jump=True,
+        )
     if sample.rank is not None:
         start = sample.rank
         # grown only when the sample's fit at the rank below it ended (far), not
@@ -858,7 +883,6 @@ def _scout(X, incumbent, deadline, *, first, max_rank, seed, fit, fit_bias, dtyp
     if incumbent.bound is not None:  # never at or above the known bound
         start = max(first, min(start, incumbent.bound - 1))
     start = min(start, max_rank)
-    far = _POLISH_FRACTION * max(sample.data.n_ones, 1)
     # a fit its share cut says nothing of its rank: on Abstracts (900 s) the sample's
     # fits at k = 37, 69 and 133 were cut with 62%, 44% and 22% of its ones wrong,
     # and with them as the floor the polish had no rank left below 133

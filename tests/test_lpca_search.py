@@ -589,7 +589,35 @@ def test_scout_floor_counts_only_sample_fits_that_ended(monkeypatch):
     monkeypatch.setattr(lpca_search, "_SCOUT_MIN_ENTRIES", X.size)
     monkeypatch.setattr(lpca_search, "_SCOUT_ENTRIES", 100 * 30)
     record = _scout_on(X)
-    assert record["start"] == 21 and record["floor"] == 9
+    assert record["floor"] == 9
+    # the last fit (21) was cut far: the start is the sample's next jump, 21 + 16
+    # (the distance climbed from 6), below max_rank 31
+    assert record["start"] == 31
+
+
+def test_scout_starts_past_a_sample_fit_its_share_cut_far(monkeypatch):
+    # Abstracts, 900 s: the scout's share cut the sample's fit at 69 far off, X's
+    # ascent started at 69 and jumped to 104, 156, 244, 420 and 772, each cut far:
+    # no L-PCA certificate, and ProjLP's 408 was the bound; the runs whose sample
+    # went on from 69 to 133 started X at 133 and certified 108
+    lpca_search = modules.lpca_search
+    X = _planted(4, 400, 30, 3)
+    status = {6: "stalled", 7: "stalled", 9: "stalled", 13: "time_limit"}
+    failed = {6: 10**6, 7: 10**6, 9: 10**6, 13: 10**6}
+    found = {"failed_by_k": failed, "sweeps_by_k": dict.fromkeys(status, 5)}
+    found["status_by_k"] = status
+    monkeypatch.setattr(lpca_search, "_lpca_search", lambda *a, **kw: found)
+    monkeypatch.setattr(lpca_search, "_SCOUT_MIN_ENTRIES", X.size)
+    monkeypatch.setattr(lpca_search, "_SCOUT_ENTRIES", 100 * 30)
+    # 13 cut far: the jump the sample's ascent would take, 13 + 8 (climbed from 6)
+    assert _scout_on(X)["start"] == 21
+    assert _scout_on(X, cap=17)["start"] == 16  # below the known bound
+    # cut near (at most 10% of the sample's ones wrong): the start stays at 13
+    failed[13] = 1
+    assert _scout_on(X)["start"] == 13
+    # a fit that ended far (not cut): the start stays at it, as before
+    failed[13], status[13] = 10**6, "stalled"
+    assert _scout_on(X)["start"] == 13
 
 
 def test_scout_start_grows_the_samples_lbfgs_rank_below_the_bound(monkeypatch):
