@@ -854,7 +854,7 @@ def _scout(X, incumbent, deadline, *, first, max_rank, seed, fit, fit_bias, dtyp
         # at that rank (Abstracts, 900 s: the sample's fit at 69 was cut with its
         # share; X's ascent from 69 jumped to 104, 156, 244, 420 and 772, each cut
         # far, and the call's bound was ProjLP's 408, where the runs whose sample
-        # went on from 69 to 133 started X at 133 and certified 108)
+        # went on from 69 to 133 started X at 133 and certified 108 to 114)
         start = _next_rank(
             start,
             first,
