@@ -851,10 +851,11 @@ def _scout(X, incumbent, deadline, *, first, max_rank, seed, fit, fit_bias, dtyp
     ):
         # the scout's share cut the sample's last fit far off: X's ascent starts
         # where the sample's would have gone next (the jump of a cut far fit), not
-        # at that rank (Abstracts, 900 s: the sample's fit at 69 was cut with its
-        # share; X's ascent from 69 jumped to 104, 156, 244, 420 and 772, each cut
-        # far, and the call's bound was ProjLP's 408, where the runs whose sample
-        # went on from 69 to 133 started X at 133 and certified 108 to 114)
+        # at that rank (Abstracts, 900 s: in one run X's ascent started at 69,
+        # jumped to 104, 156, 244, 420 and 772, each cut far, and the call's bound
+        # was ProjLP's 408, where the runs whose sample went on from 69 to 133
+        # started X at 133 and certified 108 to 114; that run did not record
+        # whether the sample's fit at 69 was cut so or certified)
         start = _next_rank(
             start,
             first,

@@ -596,10 +596,11 @@ def test_scout_floor_counts_only_sample_fits_that_ended(monkeypatch):
 
 
 def test_scout_starts_past_a_sample_fit_its_share_cut_far(monkeypatch):
-    # Abstracts, 900 s: the scout's share cut the sample's fit at 69 far off, X's
-    # ascent started at 69 and jumped to 104, 156, 244, 420 and 772, each cut far:
-    # no L-PCA certificate, and ProjLP's 408 was the bound; the runs whose sample
-    # went on from 69 to 133 started X at 133 and certified 108 to 114
+    # Abstracts, 900 s: in one run X's ascent started at 69 and jumped to 104,
+    # 156, 244, 420 and 772, each cut far: no L-PCA certificate, and ProjLP's 408
+    # was the bound; the runs whose sample went on from 69 to 133 started X at 133
+    # and certified 108 to 114 (a sample fit at 69 cut far is one way to start X
+    # at 69; that run did not record which)
     lpca_search = modules.lpca_search
     X = _planted(4, 400, 30, 3)
     status = {6: "stalled", 7: "stalled", 9: "stalled", 13: "time_limit"}
