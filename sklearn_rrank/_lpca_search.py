@@ -139,8 +139,13 @@ _SCOUT_SHARE = 0.25
 # certified 17, the grown start 26 ran L-BFGS from a fresh start and ended 187
 # entries wrong in 1800 s, where the Newton ascent 17, 18, 20, 24 had certified 24
 # (on a machine 2.4 times slower the ascent from 17 certified nothing either: 17
-# cut far by its share, then 26, 39 and 62, 182 entries wrong at the deadline)
-_SCOUT_GROWTH = 1.5
+# cut far by its share, then 26, 39 and 62, 182 entries wrong at the deadline).
+# Twice, not 1.5 times: in a 900 s run (AVX-512 machine, 2 cores) the sample
+# certified 69, and the fresh fit at 104 ran 320 s of L-PCA's share to 812 entries
+# wrong, no certificate; the call's bound was ProjLP's 290. A fresh fit well above
+# X's rank certifies fast (133: in 157 s on a machine 2.4 times slower), and the
+# polish comes down from it with warm starts (133, 120, 114, 103 in 900 s).
+_SCOUT_GROWTH = 2.0
 # after a scout the polish tries no rank below this fraction of the bound: one fit
 # there takes much of the budget (Abstracts, k = 133: 165 s of a 341 s share on 2
 # cores) and a bisection from the scout's floor (21) would try k = 77, where the
@@ -466,7 +471,7 @@ def _lpca_search(
     more columns) of about 1e7 entries, on a quarter of the time left, with its
     own certification (:func:`_scout`: a certificate of the sample bounds nothing
     of ``X`` and is never offered); the ascent on ``X`` then starts at the rank
-    that certified the sample, 1.5 times it if the sample's fit at the rank below
+    that certified the sample, twice it if the sample's fit at the rank below
     ended far (not cut by its share: the sample's rank is at most ``X``'s, and on
     real data well below it) and the fits at that rank run L-BFGS (beyond 24
     latent factors), else at the last rank the sample's ascent fitted (below the
