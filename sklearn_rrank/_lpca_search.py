@@ -151,6 +151,19 @@ _SCOUT_GROWTH = 2.0
 # cores) and a bisection from the scout's floor (21) would try k = 77, where the
 # sample's own fit at k = 69 left 44% of its ones wrong
 _POLISH_DESCENT = 0.9
+# a resumed search's polish (a portfolio's second pass: its deadline is the time
+# left of the call) that has less than _POLISH_LAST_FITS times what its last
+# certified fit took steps down by _POLISH_LAST_STEP of the descent's step, with
+# all the time left: the last fit the budget allows should certify. A failed fit
+# costs its share (half the time left) and the fit after it gets the other half,
+# while fits closer to the rank take longer than the last one did: with less than
+# three such fits' time left there is no room for a failure and a certificate
+# (Abstracts, 900 s: 107 certified at 548 s, 97 failed in 165 s, and 102
+# certified at the deadline, twice; with the cut fit at 102 first it certified at
+# 635 s after 97 s, and 92 followed; from the certificate of 102 cut to 99
+# columns, 99 certified in 124 s)
+_POLISH_LAST_FITS = 3.0
+_POLISH_LAST_STEP = 1 / 3
 # after a scout (or resumed on such data) a polish fit gets this share of the time
 # left, the next one after a failure all of it: with all of it, a rank too far below
 # the bound (Abstracts, 3600 s: k = 94 below a certificate of 104, 1850 s and still
@@ -477,7 +490,10 @@ def _lpca_search(
     latent factors), else at the last rank the sample's ascent fitted (below the
     known bound), and the polish
     phase bisects above the sample's last far rank (of a fit that ended, not cut
-    by its share), never below 90% of the bound, with all the time left (else
+    by its share), never below 90% of the bound (nor below a rank whose fit a
+    deadline cut: that fit goes on first; in a second pass with less than three
+    times the seconds of the last certified fit left, never below 96.7% of it, and
+    with all the time left), with all the time left (else
     with the time the ascent took, below; a fit gets half of it unless the fit
     before it failed or it is the only rank left, goes on with all of it if that
     half cut it with at most 5% of the ones wrong, and else raises the floor), each
@@ -1180,7 +1196,12 @@ def _polish(
     them). With
     ``descent`` (a fraction), no ``k`` lies below ``descent`` times the top: a
     cautious bisection, for data
-    where one fit takes much of the budget. With ``truncate`` (and the global
+    where one fit takes much of the budget; it never passes a rank above the
+    floor whose fit a deadline cut (its model in the memo: that fit goes on first),
+    and with ``retry_cut`` and within a budget, when less than
+    ``_POLISH_LAST_FITS`` times the seconds of the last certified fit are left,
+    the step below the top is ``_POLISH_LAST_STEP`` of the descent's and the fit
+    gets all the time left. With ``truncate`` (and the global
     offset), a ``k`` not in the memo starts from the best known certificate cut to
     ``k`` columns (:func:`~sklearn_rrank._lpca_init._truncated_start`) instead of
     the fresh SVD start: on Abstracts that start left 2.7 times fewer entries wrong
@@ -1218,6 +1239,8 @@ def _polish(
     # was [3, 5] where runs with the fit at 4 near certified 4)
     retry = half if limited and not retry_cut else -1
     failed = False  # the last fit of this phase failed: the next gets all the time
+    # seconds of the last fit that certified (the ascent's at the bound, if any)
+    took = info["seconds_by_k"].get(incumbent.rank)
     while not incumbent.done:
         top = min(incumbent.bound, max_rank + 1)
         if top - floor <= 1:
@@ -1228,11 +1251,23 @@ def _polish(
         if deadline.expired():
             return True
         own = deadline
-        if share is not None and not failed and top - floor > 2:
+        last = (
+            descent is not None
+            and retry_cut
+            and limited
+            and took is not None
+            and deadline.remaining() < _POLISH_LAST_FITS * took
+        )
+        if share is not None and not failed and not last and top - floor > 2:
             own = deadline.child(fraction=share)
         k = (floor + top) // 2
         if descent is not None:
-            k = min(top - 1, max(k, math.ceil(descent * top)))
+            step = 1 - (1 - descent) * (_POLISH_LAST_STEP if last else 1)
+            k = min(top - 1, max(k, math.ceil(step * top)))
+            # not below a rank whose fit a deadline cut (Abstracts, 900 s: the
+            # first pass's share cut 102 below 113 after 21 s, and the second pass
+            # descended from 107 to 97, failed, and certified 102 at the deadline)
+            k = max([k, *(j for j in incumbent.memo if floor < j < top)])
         if not incumbent.worth_trying(k):
             break
         t0 = time.monotonic()
@@ -1303,5 +1338,6 @@ def _polish(
             floor = k
             continue
         failed = False
+        took = time.monotonic() - t0
         info["rescued_by_refinement"] = rescued
     return False

@@ -507,7 +507,7 @@ def test_after_a_scout_a_far_cut_fit_jumps_to_a_fresh_start(monkeypatch):
     assert [s for _, s in steps[1:]] == [("model", k) for k in (1, 2, 4, 8)]
 
 
-def _polish_on(X, incumbent, deadline=None, **kwargs):
+def _polish_on(X, incumbent, deadline=None, info=None, **kwargs):
     """Run the polish phase on ``X`` (no deadline by default; ranks <= 30); returns
     whether it reports itself cut."""
     params = dict(kind="global", tau=0.5, start=1, seed=0, rescue_limit=30)
@@ -515,7 +515,7 @@ def _polish_on(X, incumbent, deadline=None, **kwargs):
     return modules.lpca_search._polish(
         incumbent,
         modules.lpca_model._Data(X),
-        modules.lpca_search._search_info("global"),
+        info or modules.lpca_search._search_info("global"),
         deadline or Deadline(None),
         n_ones=int(X.sum()),
         **dict(params, **kwargs),
@@ -557,6 +557,56 @@ def test_polish_after_a_scout_descends_cautiously_from_the_bound(monkeypatch):
         incumbent = Incumbent(X, 0.5, "lpca", cap=20)
         _polish_on(X, incumbent, descent=descent)
         assert tried == expected
+
+
+def test_the_descent_does_not_pass_a_rank_whose_fit_a_deadline_cut(monkeypatch):
+    # Abstracts, 900 s: the first pass's share cut the polish fit at 102 below 113;
+    # the second pass continued 107, descended to 97 (90%), failed, and certified
+    # 102 at the deadline. A cut fit above the descent's rank goes on first.
+    X = _planted(4, 400, 30, 3)
+    tried = []
+    _failing_polish_fits(monkeypatch, tried)
+    incumbent = Incumbent(X, 0.5, "lpca", cap=30)
+    incumbent.memo[28] = ("memo 28", None, None)
+    _polish_on(X, incumbent, descent=0.9)
+    assert tried == ["memo 28", 29]
+    # a cut fit at or below the floor is not taken (the first pass's own floor)
+    tried.clear()
+    incumbent = Incumbent(X, 0.5, "lpca", cap=30)
+    incumbent.memo[26] = ("memo 26", None, None)
+    _polish_on(X, incumbent, descent=0.9, start=27)
+    assert tried == [28, 29]
+
+
+def test_a_resumed_polish_aims_close_when_one_fit_is_left(monkeypatch):
+    # Abstracts, 900 s: with 235 s left after a fit that certified in 97 s, a 90%
+    # step (102 -> 92) fails; the last fit steps a third of that, with all the time
+    X = _planted(4, 400, 90, 3)
+    tried, deadlines = [], []
+    _failing_polish_fits(monkeypatch, tried, deadlines)
+    first = []
+    for seconds, retry_cut in ((250.0, True), (1000.0, True), (250.0, False)):
+        tried.clear()
+        deadlines.clear()
+        incumbent = Incumbent(X, 0.5, "lpca")
+        assert incumbent.offer(X.copy(), np.eye(X.shape[1]))  # rank 90
+        info = modules.lpca_search._search_info("global")
+        info["seconds_by_k"][90] = 100.0  # the certified fit took 100 s
+        deadline = Deadline(seconds)
+        _polish_on(
+            X,
+            incumbent,
+            deadline,
+            info=info,
+            descent=0.9,
+            share=0.5,
+            retry_cut=retry_cut,
+            max_rank=100,
+        )
+        own = deadlines[0][0]
+        first.append((tried[0], round(own.remaining() / deadline.remaining(), 1)))
+    # 250 s < 3 x 100 s: 87 (96.7% of 90) with all of it; else 81 on half of it
+    assert first == [(87, 1.0), (81, 0.5), (81, 0.5)]
 
 
 def _scout_on(X, cap=None, max_rank=31):
