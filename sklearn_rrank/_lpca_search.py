@@ -492,8 +492,8 @@ def _lpca_search(
     phase bisects above the sample's last far rank (of a fit that ended, not cut
     by its share), never below 90% of the bound (nor below a rank whose fit a
     deadline cut: that fit goes on first; in a second pass with less than three
-    times the seconds of the last certified fit left, never below 96.7% of it, and
-    with all the time left), with all the time left (else
+    times the seconds of the last certified fit left, the next fit gets all of it
+    and lies at 96.7% of the bound or above), with all the time left (else
     with the time the ascent took, below; a fit gets half of it unless the fit
     before it failed or it is the only rank left, goes on with all of it if that
     half cut it with at most 5% of the ones wrong, and else raises the floor), each
