@@ -876,8 +876,16 @@ def test_lbfgs_keeps_the_global_offset_on_its_side_without_scipy_bounds(monkeypa
         return minimize(*args, **kwargs)
 
     monkeypatch.setattr(_lpca_lbfgs.scipy.optimize, "minimize", spy)
+    joint, offsets = _lpca_lbfgs._joint_objective, []
+
+    def evaluated(z, *args, **kwargs):
+        offsets.append(float(z[-1]))
+        return joint(z, *args, **kwargs)
+
+    monkeypatch.setattr(_lpca_lbfgs, "_joint_objective", evaluated)
     for density, tau, k in [(0.97, 0.5, 1), (0.97, 0.5, 2), (0.03, -0.5, 1)]:
         X = (rng.random((200, 60)) < density).astype(float)
+        offsets.clear()
         fit = lpca_fit(
             X,
             k,
@@ -890,8 +898,11 @@ def test_lbfgs_keeps_the_global_offset_on_its_side_without_scipy_bounds(monkeypa
         b, loss = fit.info["offset"], fit.info["loss"]
         assert (b <= -1e-3) if tau > 0 else (b >= 1e-3)
         assert loss[-1] < 0.7 * loss[0]
-        if k == 2:  # here the fit ends with the offset clamped to its edge
-            assert b == pytest.approx(-1e-3)
+        if k == 2:
+            # here the offset passes its edge during the fit and is evaluated
+            # clamped to it (the fit ended at the edge on an AVX2 machine, 0.0026
+            # inside it on an AVX-512 one: the restoring quadratic pulls it back)
+            assert any(abs(o + 1e-3) < 1e-12 for o in offsets)
     assert len(seen) == 3 and all(bounds is None for bounds in seen)
 
 
