@@ -811,10 +811,10 @@ def _scout(X, incumbent, deadline, *, first, max_rank, seed, fit, fit_bias, dtyp
     (the sample's certified rank, times ``_SCOUT_GROWTH`` rounded up if the
     sample's fit at the largest rank below it ended rather than being cut by its
     share and the certified rank lies beyond Newton's range (its fits run L-BFGS),
-    else the last rank its ascent fitted, or, if the scout's share cut that fit
-    with more than ``_POLISH_FRACTION`` of the sample's ones wrong, the rank the
-    sample's ascent would have jumped to from it (:func:`_next_rank`); below the
-    known bound and at most ``max_rank``), and
+    else the last rank its ascent fitted, or, if that fit left more than
+    ``_POLISH_FRACTION`` of the sample's ones wrong, the rank the sample's ascent
+    would have gone to next (:func:`_next_rank`: the gallop, a jump if the scout's
+    share cut that fit); below the known bound and at most ``max_rank``), and
     ``"floor"``, the largest rank at which the sample's fit ended (not cut by its
     share) with more than ``_POLISH_FRACTION`` of its ones wrong (``first - 1`` if
     none): the polish phase on ``X`` searches above it, the ranks the scout
@@ -862,21 +862,23 @@ def _scout(X, incumbent, deadline, *, first, max_rank, seed, fit, fit_bias, dtyp
     )
     tried = found["failed_by_k"]
     fitted = [k for k in tried if found["sweeps_by_k"][k]]  # not cut before a sweep
-    start = max(fitted, default=first)
+    # the last rank the sample's ascent reached, a fit cut before its first sweep
+    # included (its count is the start's)
+    start = max(tried, default=first)
     far = _POLISH_FRACTION * max(sample.data.n_ones, 1)
-    if (
-        sample.rank is None
-        and fitted
-        and found["status_by_k"][start] == "time_limit"
-        and tried[start] > far
-    ):
-        # the scout's share cut the sample's last fit far off: X's ascent starts
-        # where the sample's would have gone next (the jump of a cut far fit), not
-        # at that rank (Abstracts, 900 s: in one run X's ascent started at 69,
-        # jumped to 104, 156, 244, 420 and 772, each cut far, and the call's bound
-        # was ProjLP's 408, where the runs whose sample went on from 69 to 133
-        # started X at 133 and certified 108 to 114; that run did not record
-        # whether the sample's fit at 69 was cut so or certified)
+    if sample.rank is None and tried and tried[start] > far:
+        # the sample's last fit was far off, cut by the scout's share or ended: X's
+        # ascent starts where the sample's would have gone next (a jump if cut,
+        # else the gallop), not at that rank, where X's fit (more rows) would be
+        # far off too. Abstracts, 900 s: in two runs (one with two busy processes
+        # beside it) X's ascent started at 69, jumped to 104, 156, 244, 420 and
+        # 772, each cut far, and the call's bound was ProjLP's 408; in the loaded
+        # one the scout ended at 69 with 45,729 of the sample's 89,850 ones wrong.
+        # Before, a last fit that had ended far kept X at its rank, and one cut
+        # before its first sweep was passed over for the fit before it (37), whose
+        # jump led to 69 again; the run did not record which of the two it was.
+        # The runs whose sample went on from 69 to 133 started X at 133 and
+        # certified 99 to 114.
         start = _next_rank(
             start,
             first,
@@ -885,7 +887,7 @@ def _scout(X, incumbent, deadline, *, first, max_rank, seed, fit, fit_bias, dtyp
             sample,
             max_rank,
             gallop=True,
-            jump=True,
+            jump=found["status_by_k"][start] == "time_limit",
         )
     if sample.rank is not None:
         start = sample.rank

@@ -645,12 +645,12 @@ def test_scout_floor_counts_only_sample_fits_that_ended(monkeypatch):
     assert record["start"] == 31
 
 
-def test_scout_starts_past_a_sample_fit_its_share_cut_far(monkeypatch):
-    # Abstracts, 900 s: in one run X's ascent started at 69 and jumped to 104,
+def test_scout_starts_past_a_samples_last_fit_far_off(monkeypatch):
+    # Abstracts, 900 s: in two runs X's ascent started at 69 and jumped to 104,
     # 156, 244, 420 and 772, each cut far: no L-PCA certificate, and ProjLP's 408
     # was the bound; the runs whose sample went on from 69 to 133 started X at 133
-    # and certified 108 to 114 (a sample fit at 69 cut far is one way to start X
-    # at 69; that run did not record which)
+    # and certified 99 to 114. A sample's last fit at 69 far off, cut, ended or
+    # cut before its first sweep, each led there (the runs did not record which)
     lpca_search = modules.lpca_search
     X = _planted(4, 400, 30, 3)
     status = {6: "stalled", 7: "stalled", 9: "stalled", 13: "time_limit"}
@@ -666,8 +666,20 @@ def test_scout_starts_past_a_sample_fit_its_share_cut_far(monkeypatch):
     # cut near (at most 10% of the sample's ones wrong): the start stays at 13
     failed[13] = 1
     assert _scout_on(X)["start"] == 13
-    # a fit that ended far (not cut): the start stays at it, as before
+    # a fit that ended far (not cut): the gallop's next rank, 13 + 8 (it stayed
+    # at 13 before)
     failed[13], status[13] = 10**6, "stalled"
+    assert _scout_on(X)["start"] == 21
+    # ended near: the start stays at it
+    failed[13] = 1
+    assert _scout_on(X)["start"] == 13
+    # cut before its first sweep with the start's count far: the jump from it, not
+    # from the fit before it (9 ended far: its gallop would lead to 13 again)
+    failed[13], status[13] = 10**6, "time_limit"
+    found["sweeps_by_k"][13] = 0
+    assert _scout_on(X)["start"] == 21
+    # ... with the start's count near: the start stays at it
+    failed[13] = 1
     assert _scout_on(X)["start"] == 13
 
 
