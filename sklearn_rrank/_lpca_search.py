@@ -146,6 +146,12 @@ _SCOUT_SHARE = 0.25
 # X's rank certifies fast (133: in 157 s on a machine 2.4 times slower), and the
 # polish comes down from it with warm starts (133, 120, 114, 103 in 900 s).
 _SCOUT_GROWTH = 2.0
+# after a scout, a far fit on X that its share cut: the next k is at least
+# _JUMP_GROWTH times k (a fresh start). Twice, as the scout's growth: on Abstracts
+# (900 s) X's ascent from 69 jumped by half to 104, 156, 244 and 420, each cut far
+# (a fresh fit at 104 ran 320 s to 812 entries wrong), and the call's bound was
+# ProjLP's 408, where fresh starts at 133 and 138 certified in 87 to 177 s
+_JUMP_GROWTH = 2.0
 # after a scout the polish tries no rank below this fraction of the bound: one fit
 # there takes much of the budget (Abstracts, k = 133: 165 s of a 341 s share on 2
 # cores) and a bisection from the scout's floor (21) would try k = 77, where the
@@ -811,10 +817,11 @@ def _scout(X, incumbent, deadline, *, first, max_rank, seed, fit, fit_bias, dtyp
     (the sample's certified rank, times ``_SCOUT_GROWTH`` rounded up if the
     sample's fit at the largest rank below it ended rather than being cut by its
     share and the certified rank lies beyond Newton's range (its fits run L-BFGS),
-    else the last rank its ascent fitted, or, if that fit left more than
-    ``_POLISH_FRACTION`` of the sample's ones wrong, the rank the sample's ascent
-    would have gone to next (:func:`_next_rank`: the gallop, a jump if the scout's
-    share cut that fit); below the known bound and at most ``max_rank``), and
+    else the last rank its ascent fitted (a fit cut before its first sweep is not
+    counted), or, if that fit ended (the scout's share did not cut it) with more
+    than ``_POLISH_FRACTION`` of the sample's ones wrong, the rank the sample's
+    ascent would have gone to next (:func:`_next_rank`, the gallop); below the
+    known bound and at most ``max_rank``), and
     ``"floor"``, the largest rank at which the sample's fit ended (not cut by its
     share) with more than ``_POLISH_FRACTION`` of its ones wrong (``first - 1`` if
     none): the polish phase on ``X`` searches above it, the ranks the scout
@@ -862,23 +869,27 @@ def _scout(X, incumbent, deadline, *, first, max_rank, seed, fit, fit_bias, dtyp
     )
     tried = found["failed_by_k"]
     fitted = [k for k in tried if found["sweeps_by_k"][k]]  # not cut before a sweep
-    # the last rank the sample's ascent reached, a fit cut before its first sweep
-    # included (its count is the start's)
-    start = max(tried, default=first)
+    start = max(fitted, default=first)
     far = _POLISH_FRACTION * max(sample.data.n_ones, 1)
-    if sample.rank is None and tried and tried[start] > far:
-        # the sample's last fit was far off, cut by the scout's share or ended: X's
-        # ascent starts where the sample's would have gone next (a jump if cut,
-        # else the gallop), not at that rank, where X's fit (more rows) would be
-        # far off too. Abstracts, 900 s: in two runs (one with two busy processes
-        # beside it) X's ascent started at 69, jumped to 104, 156, 244, 420 and
-        # 772, each cut far, and the call's bound was ProjLP's 408; in the loaded
-        # one the scout ended at 69 with 45,729 of the sample's 89,850 ones wrong.
-        # Before, a last fit that had ended far kept X at its rank, and one cut
-        # before its first sweep was passed over for the fit before it (37), whose
-        # jump led to 69 again; the run did not record which of the two it was.
-        # The runs whose sample went on from 69 to 133 started X at 133 and
-        # certified 99 to 114.
+    if (
+        sample.rank is None
+        and fitted
+        and found["status_by_k"][start] != "time_limit"
+        and tried[start] > far
+    ):
+        # the sample's last fit ended far off (not cut by the scout's share): X's
+        # ascent starts where the sample's would have gone next (its gallop), not
+        # at that rank, where X's fit (more rows) would be far off too. A fit the
+        # share cut far off (or before its first sweep) says little: X's ascent
+        # starts at it, and if X's fit there is cut far off too, the ascent jumps
+        # to twice the rank (:func:`_next_rank`). Abstracts, 900 s, two busy
+        # processes beside it: the share cut the sample's fits at 69 (41% of its
+        # ones wrong) and at 133 (22%, after 3 s), and the jump from 133 started X
+        # at 266, where 133 certifies; an earlier rule started X at the jump from a
+        # cut far fit, after two runs in which X's ascent started at 69 and jumped
+        # by half to 104, 156, 244, 420 and 772, each cut far ([6, 408]); with X's
+        # fit at 69 and the jump to twice the rank, an idle run forced to start X
+        # at 69 went 69, 138 and gave [6, 110]
         start = _next_rank(
             start,
             first,
@@ -887,7 +898,6 @@ def _scout(X, incumbent, deadline, *, first, max_rank, seed, fit, fit_bias, dtyp
             sample,
             max_rank,
             gallop=True,
-            jump=found["status_by_k"][start] == "time_limit",
         )
     if sample.rank is not None:
         start = sample.rank
@@ -1142,8 +1152,9 @@ def _next_rank(
     budget) by the whole distance (``first, first + 1, first + 3, first + 7, ...``,
     about ``log2(b)`` far fits), so that a share of a budget reaches the ranks a
     single default fit certifies; with ``jump`` (after a scout, a far fit its share
-    cut) by at least half of ``k`` (``69, 104, 156, ...``: the ascent then starts
-    high, and the polish comes down from the first certificate with warm starts).
+    cut) to at least ``_JUMP_GROWTH`` times ``k`` (``69, 138, 276, ...``: the
+    ascent then starts high, and the polish comes down from the first certificate
+    with warm starts).
     The jump never passes the known bound (less one) or ``max_rank``; the polish
     phase bisects the ranks it skipped.
     """
@@ -1152,7 +1163,7 @@ def _next_rank(
         climbed = k - first + 1
         step = max(1, climbed if gallop else climbed // 2)
         if jump:
-            step = max(step, -(-k // 2))
+            step = max(step, math.ceil((_JUMP_GROWTH - 1) * k))
     top = max_rank if incumbent.bound is None else min(max_rank, incumbent.bound - 1)
     return max(k + 1, min(k + step, top))
 
