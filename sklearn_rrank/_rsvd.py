@@ -136,7 +136,9 @@ def _gram_svd(X, K):
     """Leading K triplets from the eigenvectors of the smaller Gram matrix.
 
     ``X^T X`` (or ``X X^T``) is formed with sparse products when ``X`` is sparse and
-    its top ``K`` eigenpairs come from LAPACK's ``syevr``; the other side follows as
+    its top ``K`` eigenpairs come from LAPACK's ``syevr`` (all of them: ``syevd``
+    through :func:`numpy.linalg.eigh`, which lets other threads, the progress
+    line's, run meanwhile); the other side follows as
     ``X V / s``. For a sparse 12841 x 4894 matrix this takes about 20 s where a
     dense ``gesdd`` takes several minutes. The singular values below
     ``sqrt(eps) * s_1`` lose relative accuracy (the Gram matrix squares them), but
@@ -150,10 +152,17 @@ def _gram_svd(X, K):
     G = A.T @ A
     G = G.toarray() if sp.issparse(G) else np.asarray(G)
     small = G.shape[0]
-    # G is this function's own array: LAPACK may work in it (no n x n copy)
-    w, V = scipy.linalg.eigh(
-        G, subset_by_index=[small - K, small - 1], overwrite_a=True
-    )
+    if K == small:
+        # all of them: numpy's eigh (syevd) releases the GIL, so the progress line
+        # goes on during it; scipy's held it, and the line froze for 15 s (idle)
+        # to 35 s (two busy processes beside it) on Abstracts, where numpy's took
+        # 10.3 s and scipy's 14.4 s (idle, 4894 x 4894); it copies G
+        w, V = np.linalg.eigh(G)
+    else:
+        # G is this function's own array: LAPACK may work in it (no n x n copy)
+        w, V = scipy.linalg.eigh(
+            G, subset_by_index=[small - K, small - 1], overwrite_a=True
+        )
     del G  # R-SVD alone on Abstracts: 0.95 GB of traced peak, was 1.08 GB
     order = np.argsort(w)[::-1]
     # one C-ordered copy in the new order (A @ V copied the Fortran-ordered V again);
