@@ -107,6 +107,16 @@ def test_all_zero_matrix():
     assert res.rank == 1 and res.certified
 
 
+def _spy(calls, name, real):
+    """``real``, recording ``name`` in ``calls`` at every call."""
+
+    def call(*args, **kwargs):
+        calls.append(name)
+        return real(*args, **kwargs)
+
+    return call
+
+
 def test_gram_route_takes_all_components_from_numpys_eigh(monkeypatch):
     # numpy's eigh releases the GIL (the progress line goes on); scipy's held it,
     # and the progress line froze for 15 to 35 s during R-SVD on Abstracts. The
@@ -115,16 +125,9 @@ def test_gram_route_takes_all_components_from_numpys_eigh(monkeypatch):
     X.data[:] = 1.0
     rsvd = modules.rsvd
     calls = []
-
-    def spy(name, real):
-        def call(*args, **kwargs):
-            calls.append(name)
-            return real(*args, **kwargs)
-
-        return call
-
-    monkeypatch.setattr(rsvd.np.linalg, "eigh", spy("numpy", np.linalg.eigh))
-    monkeypatch.setattr(rsvd.scipy.linalg, "eigh", spy("scipy", rsvd.scipy.linalg.eigh))
+    monkeypatch.setattr(rsvd.np.linalg, "eigh", _spy(calls, "numpy", np.linalg.eigh))
+    scipy_eigh = _spy(calls, "scipy", rsvd.scipy.linalg.eigh)
+    monkeypatch.setattr(rsvd.scipy.linalg, "eigh", scipy_eigh)
     U, s, Vt = rsvd._gram_svd(X, 150)
     U2, s2, Vt2 = rsvd._gram_svd(X, 149)
     assert calls == ["numpy", "scipy"]
@@ -149,19 +152,12 @@ def test_svd_and_its_estimate_take_one_route(monkeypatch, K, sparse, route):
     X.data[:] = 1.0
     X = X if sparse else X.toarray()
     taken = []
-
-    def spy(name, real):
-        def call(*args, **kwargs):
-            taken.append(name)
-            return real(*args, **kwargs)
-
-        return call
-
     rsvd = modules.rsvd
-    monkeypatch.setattr(rsvd, "svds", spy("arpack", rsvd.svds))
-    monkeypatch.setattr(rsvd, "_gram_svd", spy("gram", rsvd._gram_svd))
-    monkeypatch.setattr(rsvd.scipy.linalg, "svd", spy("gesdd", rsvd.scipy.linalg.svd))
-    monkeypatch.setattr(rsvd, "_gram_svd_seconds", spy("gram", lambda *a: 0.0))
+    monkeypatch.setattr(rsvd, "svds", _spy(taken, "arpack", rsvd.svds))
+    monkeypatch.setattr(rsvd, "_gram_svd", _spy(taken, "gram", rsvd._gram_svd))
+    gesdd = _spy(taken, "gesdd", rsvd.scipy.linalg.svd)
+    monkeypatch.setattr(rsvd.scipy.linalg, "svd", gesdd)
+    monkeypatch.setattr(rsvd, "_gram_svd_seconds", _spy(taken, "gram", lambda *a: 0.0))
     U, s, Vt = truncated_svd(X, K, random_state=0)
     rsvd._svd_seconds(300, 150, K, X.nnz if sparse else None)
     assert taken == [route, route] if route == "gram" else taken == [route]
