@@ -150,7 +150,7 @@ _SCOUT_GROWTH = 2.0
 # _JUMP_GROWTH times k (a fresh start). Twice, as the scout's growth: on Abstracts
 # (900 s) X's ascent from 69 jumped by half to 104, 156, 244 and 420, each cut far
 # (a fresh fit at 104 ran 320 s to 812 entries wrong), and the call's bound was
-# ProjLP's 408, where fresh starts at 133 and 138 certified in 87 to 177 s
+# ProjLP's 408, where fresh fits at 133 and 138 certified in 85 to 189 s
 _JUMP_GROWTH = 2.0
 # after a scout the polish tries no rank below this fraction of the bound: one fit
 # there takes much of the budget (Abstracts, k = 133: 165 s of a 341 s share on 2
@@ -884,7 +884,7 @@ def _scout(X, incumbent, deadline, *, first, max_rank, seed, fit, fit_bias, dtyp
         # starts at it, and if X's fit there is cut far off too, the ascent jumps
         # to twice the rank (:func:`_next_rank`). Abstracts, 900 s, two busy
         # processes beside it: the share cut the sample's fits at 69 (41% of its
-        # ones wrong) and at 133 (22%, after 3 s), and the jump from 133 started X
+        # ones wrong) and at 133 (22%, seconds after it began); the jump from 133 put X
         # at 266, where 133 certifies; an earlier rule started X at the jump from a
         # cut far fit, after two runs in which X's ascent started at 69 and jumped
         # by half to 104, 156, 244, 420 and 772, each cut far ([6, 408]); with X's

@@ -154,8 +154,8 @@ def _gram_svd(X, K):
     small = G.shape[0]
     if K == small:
         # all of them: numpy's eigh (syevd) releases the GIL, so the progress line
-        # goes on during it; scipy's held it, and the line froze for 15 s (idle)
-        # to 35 s (two busy processes beside it) on Abstracts, where numpy's took
+        # goes on during it; scipy's held it, and the line froze for 12-15 s (idle)
+        # to 35-42 s (two busy processes beside it) on Abstracts; numpy's took
         # 10.3 s and scipy's 14.4 s (idle, 4894 x 4894); it copies G
         w, V = np.linalg.eigh(G)
     else:
