@@ -582,7 +582,8 @@ def _lpca_search(
         ``"failed_by_k"`` (entries failing the certificate after the fit, before
         any rescue; for a fit its deadline cut with more wrong entries than the
         rescue takes, the wrong entries; the skeleton adds ``"errors_by_k"``, the
-        wrong entries),
+        wrong entries of the last fit at each ``k`` of the ascent and of the
+        polish phase, 0 where a fit certified (after its rescue, if any)),
         ``"seconds_by_k"``, ``"sweeps_by_k"``, ``"status_by_k"``,
         ``"solver_by_k"`` (``"newton"`` or ``"lbfgs"``),
         ``"rescued_by_refinement"`` (True if the returned certificate needed the
@@ -1063,7 +1064,8 @@ def _ascent_step(
     if res["rescue"] is not None:
         info["rescue"][k] = res["rescue"]
     info["seconds_by_k"][k] = time.monotonic() - t0
-    incumbent.record(k, finfo["n_errors_logit"], message=finfo["status"])
+    # the best fit at k: a certified one (rescued or not) has no wrong entries
+    incumbent.record(k, 0 if ok else finfo["n_errors_logit"], message=finfo["status"])
     if verbose:
         print(
             f"[lpca search] k={k}: {n_iter} sweeps ({finfo['status']}), "
@@ -1327,7 +1329,8 @@ def _polish(
             "rescued": rescued,
             "seconds": time.monotonic() - t0,
         }
-        incumbent.event("step", k=k, error=finfo["n_errors_logit"], message="polish")
+        # in errors_by_k as the ascent's fits (a k both tried: the last fit at k)
+        incumbent.record(k, 0 if ok else finfo["n_errors_logit"], message="polish")
         if fit["verbose"]:
             print(
                 f"[lpca search] polish k={k}: {n_iter} sweeps ({finfo['status']}), "

@@ -134,6 +134,11 @@ def test_ascent_jumps_while_far_and_the_polish_bisects_the_skipped_ranks():
     assert all(floor < k < ascent[-1] for k in info["polish"])
     certified = [k for k, row in info["polish"].items() if row["certified"]]
     assert res.rank == min(certified, default=ascent[-1])
+    # the polish's fits are in errors_by_k too, as the ascent's: 0 where certified
+    assert info["polish"] and set(info["polish"]) <= set(info["errors_by_k"])
+    for k, row in info["polish"].items():
+        assert info["errors_by_k"][k] == (0 if row["certified"] else row["errors"])
+    assert info["errors_by_k"][res.rank] == 0
 
 
 def test_solver_budget_newton_for_few_factors_lbfgs_with_more_sweeps_beyond():
