@@ -246,9 +246,9 @@ class Deadline:
         It never ends later than this deadline. A step that plans by shares of the
         time left (L-PCA's polish fits after a scout) is then not cut at a share
         of a method's first-pass share: on Abstracts (900 s) the polish fit at
-        k = 102 got half of the 58 s left of L-PCA's share and was cut far off
+        k = 102 got half of the 38 s left of L-PCA's share and was cut far off
         after 22 sweeps, the fit at 107 was cut by the share's end, and 102 was
-        certified only in the second pass, at 870 s; in a 3600 s run, whose
+        certified only in the second pass, at 670 s; in a 3600 s run, whose
         first-pass share was long, the polish certified 138, 125, 113 and 102 by
         691 s.
         """

@@ -1301,7 +1301,7 @@ def test_polish_fits_after_a_scout_get_half_the_time_then_all(monkeypatch):
     assert runs[1] == ([27, 28, 29], [1.0, 1.0, 1.0])
     # the half is of the call's time left (the deadline's horizon), not of a
     # portfolio's first-pass share: within a share of 0.2 of the call a fit is cut
-    # only by the share's end (Abstracts, 900 s: the fit at 102 got half of the 58 s
+    # only by the share's end (Abstracts, 900 s: the fit at 102 got half of the 38 s
     # left of L-PCA's share and was cut far off), within 0.9 at half of the call's
     for fraction, first in ((0.2, 1.0), (0.9, 0.56)):
         phase = deadline.child(fraction=fraction)
