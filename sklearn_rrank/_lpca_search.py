@@ -1221,13 +1221,11 @@ def _polish(
     ``k`` columns (:func:`~sklearn_rrank._lpca_init._truncated_start`) instead of
     the fresh SVD start: on Abstracts that start left 2.7 times fewer entries wrong
     after 200 iterations at k = 100 (12,104 from a certificate of rank 120, against
-    32,713). With ``share`` (a fraction), a fit gets that share of the time left to
-    the deadline's horizon (the whole call's: :meth:`Deadline.share`; the phase may
-    be a portfolio's first-pass share, which then ends it first) unless it is the
-    only rank left or the fit before it failed (then all of the phase's time): a
-    fit its share cuts with at most ``_POLISH_GO_ON`` of the ones wrong goes on at
-    the same ``k`` with all the time left, any other failed fit raises the floor,
-    and the next ``k`` lies between it and the bound.
+    32,713). With ``share`` (a fraction), a fit gets that share of the phase's time
+    left unless it is the only rank left or the fit before it failed (then all of
+    it): a fit its share cuts with at most ``_POLISH_GO_ON`` of the ones wrong goes
+    on at the same ``k`` with all the time left, any other failed fit raises the
+    floor, and the next ``k`` lies between it and the bound.
     """
     far = _POLISH_FRACTION * max(n_ones, 1)
     # within a budget any near fit is rescued, and the fit stops once near
@@ -1276,8 +1274,7 @@ def _polish(
             and deadline.remaining() < _POLISH_LAST_FITS * took
         )
         if share is not None and not failed and not last and top - floor > 2:
-            # of the call's time left, not of this phase's (a first pass's share)
-            own = deadline.share(share)
+            own = deadline.child(fraction=share)
         k = (floor + top) // 2
         if descent is not None:
             step = 1 - (1 - descent) * (_POLISH_LAST_STEP if last else 1)

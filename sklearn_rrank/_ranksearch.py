@@ -177,18 +177,13 @@ class Deadline:
     two machines are not comparable. Its end is then the same instant, later by the
     transfer time at most. Only the leaves that hand a time limit to another
     library (the HiGHS option ``time_limit``) read :meth:`remaining` as seconds.
-
-    Its ``horizon`` is the end of the deadline its chain of :meth:`child` calls
-    began with (the whole call's, when a portfolio hands each method a child):
-    :meth:`share` plans by the time left to it.
     """
 
-    def __init__(self, seconds=None, *, _start=None, _end=None, _horizon=None):
+    def __init__(self, seconds=None, *, _start=None, _end=None):
         self.start = time.monotonic() if _start is None else _start
         if _end is None and seconds is not None:
             _end = self.start + float(seconds)
         self.end = _end
-        self.horizon = _end if _horizon is None else _horizon
 
     @classmethod
     def coerce(cls, value):
@@ -238,41 +233,21 @@ class Deadline:
         if seconds is not None:
             mine = now + float(seconds)
             end = mine if end is None else min(end, mine)
-        return Deadline(_start=now, _end=end, _horizon=self.horizon)
-
-    def share(self, fraction):
-        """A sub-deadline ending after ``fraction`` of the time left to the horizon.
-
-        It never ends later than this deadline. A step that plans by shares of the
-        time left (L-PCA's polish fits after a scout) is then not cut at a share
-        of a method's first-pass share: on Abstracts (900 s) the polish fit at
-        k = 102 got half of the 38 s left of L-PCA's share and was cut far off
-        after 22 sweeps, the fit at 107 was cut by the share's end, and 102 was
-        certified only in the second pass, at 670 s; in a 3600 s run, whose
-        first-pass share was long, the polish certified 138, 125, 113 and 102 by
-        691 s.
-        """
-        now = time.monotonic()
-        end = self.end
-        if end is not None and self.horizon is not None:
-            end = min(end, now + fraction * max(0.0, self.horizon - now))
-        return Deadline(_start=now, _end=end, _horizon=self.horizon)
+        return Deadline(_start=now, _end=end)
 
     def __reduce__(self):
-        left = None if self.horizon is None else self.horizon - time.monotonic()
-        return (_rebuild_deadline, (self.remaining(), self.elapsed(), left))
+        return (_rebuild_deadline, (self.remaining(), self.elapsed()))
 
     def __repr__(self):
         rem = self.remaining()
         return "Deadline(unlimited)" if rem is None else f"Deadline({rem:.1f} s left)"
 
 
-def _rebuild_deadline(remaining, elapsed, horizon=None):
+def _rebuild_deadline(remaining, elapsed):
     """A :class:`Deadline` unpickled on this process's clock (see its Notes)."""
     now = time.monotonic()
     end = None if remaining is None else now + remaining
-    horizon = None if horizon is None else now + max(0.0, horizon)
-    return Deadline(_start=now - elapsed, _end=end, _horizon=horizon)
+    return Deadline(_start=now - elapsed, _end=end)
 
 
 def rank_zero_possible(X, tau):

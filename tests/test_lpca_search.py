@@ -1299,18 +1299,6 @@ def test_polish_fits_after_a_scout_get_half_the_time_then_all(monkeypatch):
     # is left too), then 29
     assert runs[0] == ([27, 28, 29], [0.5, 1.0, 1.0])
     assert runs[1] == ([27, 28, 29], [1.0, 1.0, 1.0])
-    # the half is of the call's time left (the deadline's horizon), not of a
-    # portfolio's first-pass share: within a share of 0.2 of the call a fit is cut
-    # only by the share's end (Abstracts, 900 s: the fit at 102 got half of the 38 s
-    # left of L-PCA's share and was cut far off), within 0.9 at half of the call's
-    for fraction, first in ((0.2, 1.0), (0.9, 0.56)):
-        phase = deadline.child(fraction=fraction)
-        tried.clear()
-        deadlines.clear()
-        incumbent = Incumbent(X, 0.5, "lpca", cap=30)
-        _polish_on(X, incumbent, phase, descent=0.9, share=0.5)
-        given = [round(own.remaining() / phase.remaining(), 2) for own, _ in deadlines]
-        assert (tried, given) == ([27, 28, 29], [first, 1.0, 1.0])
     # a fit its half cuts goes on at the same k with all the time if at most 5% of
     # the ones are wrong (Abstracts, 900 s: 120 below 133, 3.3%, then certified),
     # else it raises the floor (2100 s: 94 below 104, 10.5%)

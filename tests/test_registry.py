@@ -217,21 +217,6 @@ def test_deadline_child_never_outlives_parent():
     assert Deadline(None).remaining() is None and not Deadline(None).expired()
 
 
-def test_deadline_share_is_of_the_time_left_to_the_horizon():
-    # a portfolio's method gets a child of the call's deadline; a share of it is of
-    # the call's time left, and never ends after the child
-    call = Deadline(100.0)
-    assert call.horizon == call.end
-    method = call.child(fraction=0.3)  # 30 s of the call's 100
-    assert method.horizon == call.end
-    assert method.share(0.5).end == pytest.approx(method.end, abs=0.05)  # not 15 s
-    assert method.share(0.1).remaining() == pytest.approx(10.0, abs=0.05)
-    assert method.share(0.1).horizon == call.end  # and so on down the chain
-    assert method.child(fraction=0.5).remaining() == pytest.approx(15.0, abs=0.05)
-    free = Deadline()
-    assert free.share(0.5).remaining() is None and free.horizon is None
-
-
 def test_deadline_pickles_as_the_time_it_has_left():
     # process workers (loky, Dask, Ray) get the same end on their own clock
     d = Deadline(30.0)
@@ -240,9 +225,6 @@ def test_deadline_pickles_as_the_time_it_has_left():
     assert type(back) is Deadline
     assert back.remaining() == pytest.approx(d.remaining(), abs=0.05)
     assert back.elapsed() == pytest.approx(d.elapsed(), abs=0.05)
-    # and its horizon (the call's end) as the time left to it
-    child = pickle.loads(pickle.dumps(d.child(fraction=0.1)))
-    assert child.horizon - time.monotonic() == pytest.approx(d.remaining(), abs=0.05)
     assert pickle.loads(pickle.dumps(Deadline())).remaining() is None
     assert pickle.loads(pickle.dumps(Deadline(0.0))).expired()
 
