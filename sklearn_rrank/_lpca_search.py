@@ -818,13 +818,11 @@ def _scout(X, incumbent, deadline, *, first, max_rank, seed, fit, fit_bias, dtyp
     (the sample's certified rank, times ``_SCOUT_GROWTH`` rounded up if the
     sample's fit at the largest rank below it ended rather than being cut by its
     share and the certified rank lies beyond Newton's range (its fits run L-BFGS),
-    else the last rank its ascent reached: the rank of its last fit if that fit
-    was cut before its first sweep (the rank the ascent went to from the fit
-    before it), else the last rank it fitted or, if that fit ended (the scout's
-    share did not cut it) with more than ``_POLISH_FRACTION`` of the sample's ones
-    wrong, the rank the sample's ascent would have gone to next
-    (:func:`_next_rank`, the gallop); below the known bound and at most
-    ``max_rank``), and
+    else the last rank its ascent fitted (a fit cut before its first sweep is not
+    counted), or, if that fit ended (the scout's share did not cut it) with more
+    than ``_POLISH_FRACTION`` of the sample's ones wrong, the rank the sample's
+    ascent would have gone to next (:func:`_next_rank`, the gallop); below the
+    known bound and at most ``max_rank``), and
     ``"floor"``, the largest rank at which the sample's fit ended (not cut by its
     share) with more than ``_POLISH_FRACTION`` of its ones wrong (``first - 1`` if
     none): the polish phase on ``X`` searches above it, the ranks the scout
@@ -874,18 +872,7 @@ def _scout(X, incumbent, deadline, *, first, max_rank, seed, fit, fit_bias, dtyp
     fitted = [k for k in tried if found["sweeps_by_k"][k]]  # not cut before a sweep
     start = max(fitted, default=first)
     far = _POLISH_FRACTION * max(sample.data.n_ones, 1)
-    if sample.rank is None and max(tried, default=first) > start:
-        # the share passed before the sample's last fit had a sweep: the sample's
-        # ascent had already gone past its last fitted rank (the gallop from a far
-        # fit), and X's ascent starts where it went, not at the far rank it left
-        # (Abstracts, 900 s, two busy processes beside it: the sample's fit at 69
-        # was cut with 39% of its ones wrong and the one at 133 before its first
-        # sweep; X's ascent from 69 spent 87 s there, 41% wrong, and its fit at 138
-        # got 30% of what was left, cut at 15% wrong: [6, 408]. In three other
-        # loaded runs the fit at 133 had a few sweeps, X started at 133 and
-        # certified it)
-        start = max(tried)
-    elif (
+    if (
         sample.rank is None
         and fitted
         and found["status_by_k"][start] != "time_limit"
@@ -894,7 +881,7 @@ def _scout(X, incumbent, deadline, *, first, max_rank, seed, fit, fit_bias, dtyp
         # the sample's last fit ended far off (not cut by the scout's share): X's
         # ascent starts where the sample's would have gone next (its gallop), not
         # at that rank, where X's fit (more rows) would be far off too. A fit the
-        # share cut far off (after a sweep) says little: X's ascent
+        # share cut far off (or before its first sweep) says little: X's ascent
         # starts at it, and if X's fit there is cut far off too, the ascent jumps
         # to twice the rank (:func:`_next_rank`). Abstracts, 900 s, two busy
         # processes beside it: the share cut the sample's fits at 69 (41% of its

@@ -685,15 +685,6 @@ def test_scout_starts_past_the_samples_last_fit_only_if_it_ended_far(monkeypatch
     failed[13], status[13] = 10**6, "time_limit"
     found["sweeps_by_k"][13] = 0
     assert _scout_on(X)["start"] == 13
-    # the same after a fit cut far off (L6, a loaded Abstracts run: the sample's
-    # 69 was cut with 39% of its ones wrong and 133 before its first sweep; X's
-    # ascent started at 69 and ended at [6, 408]): the ascent had gone on to 13
-    status[9] = "time_limit"
-    assert _scout_on(X)["start"] == 13
-    assert _scout_on(X, cap=12)["start"] == 11  # below the known bound
-    # with 13 swept, the cut far fit at 13 is the start, as above
-    found["sweeps_by_k"][13] = 5
-    assert _scout_on(X)["start"] == 13
 
 
 def test_scout_start_grows_the_samples_lbfgs_rank_below_the_bound(monkeypatch):
