@@ -1015,6 +1015,43 @@ def test_a_far_fit_cut_by_its_deadline_is_neither_offered_nor_counted(monkeypatc
     assert offered and counted
 
 
+def test_a_fit_that_goes_on_after_a_failed_rescue_starts_from_its_best_model(
+    monkeypatch,
+):
+    # Abstracts, 900 s, loaded: the fit at k = 120 stopped near with 50,052 entries
+    # wrong, the boost reached 9, the LPs failed, and the fit went on from 50,052
+    mod = modules.lpca_search
+    X = _planted(1, 60, 40, 4)
+    incumbent = Incumbent(X, 0.5, "lpca")
+    starts = []
+
+    def fit_core(data, U, V, mu, **kw):
+        starts.append(U)
+        return f"fit from {U}", V, mu, 3, {"status": "stalled", "n_errors_logit": 50}
+
+    monkeypatch.setattr(mod, "_fit_core", fit_core)
+    monkeypatch.setattr(mod, "_package", lambda U, V, mu, tau: (U, V))
+    monkeypatch.setattr(mod, "_offer", lambda *a, **k: False)
+    monkeypatch.setattr(incumbent, "count_uncertified", lambda *a, **k: 50)
+    boosted = ("boosted", None, None)
+    monkeypatch.setattr(mod, "_rescues", lambda *a, **k: (False, {}, boosted))
+    fit = {"tau": 0.5, "alpha": 1e-4, "n_jobs": 1, "verbose": 0}
+    budget = {"solver": "lbfgs", "max_iter": 3, "stall": (30, 0.02, 0, 9, 60)}
+    res = mod._fit_and_rescue(
+        incumbent, {}, None, ("svd", None, None), Deadline(None), Deadline(None),
+        budget=dict(budget, tol=0.0), near=60, limit=60, fit=fit, tick=None,
+    )  # fmt: skip
+    assert starts == ["svd", "boosted"]
+    assert res["state"][0] == "fit from boosted" and res["sweeps"] == 6
+    # not near enough for a rescue: the fit goes on from its own model
+    del starts[:]
+    res = mod._fit_and_rescue(
+        incumbent, {}, None, ("svd", None, None), Deadline(None), Deadline(None),
+        budget=dict(budget, tol=0.0), near=60, limit=10, fit=fit, tick=None,
+    )  # fmt: skip
+    assert starts == ["svd", "fit from svd"]
+
+
 def test_within_a_budget_a_hopeless_fit_hands_nothing_on(monkeypatch):
     # on 1e9 entries the ascent's warm-started fits left 92% of the ones wrong at
     # k = 16 after 5 sweeps; a fresh SVD start is the better start after such a fit
