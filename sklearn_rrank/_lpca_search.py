@@ -152,6 +152,15 @@ _SCOUT_GROWTH = 2.0
 # (a fresh fit at 104 ran 320 s to 812 entries wrong), and the call's bound was
 # ProjLP's 408, where fresh fits at 133 and 138 certified in 85 to 189 s
 _JUMP_GROWTH = 2.0
+# a fit reached by such a jump that its share cut goes on at the same k (with all
+# the time left, as a near fit after a scout) if it leaves at most this fraction of
+# the entries wrong that the fit it jumped from left: it is not far for its k, its
+# share was short (Abstracts, 900 s, two busy processes beside it: X's ascent from
+# 69, cut with 254,209 entries wrong, jumped to 138, whose fresh fit got 30% of
+# what was left and was cut after 35 sweeps with 82,112 wrong (15% of the ones,
+# a third of 69's); the ascent jumped on to 276 and 552, and the call's bound was
+# ProjLP's 408, where fresh fits at 133 and 138 certify)
+_JUMP_GO_ON = 0.5
 # after a scout the polish tries no rank below this fraction of the bound: one fit
 # there takes much of the budget (Abstracts, k = 133: 165 s of a 341 s share on 2
 # cores) and a bisection from the scout's floor (21) would try k = 77, where the
@@ -521,7 +530,8 @@ def _lpca_search(
     within a budget (any data), an ascent fit that its share cuts while at most
     10% of the ones fail goes on at the same ``k`` (once per ``k``) with all the
     time left after a scout, else with half of it (a larger ``k`` may then still
-    certify);
+    certify), and so does one reached by a jump after a scout that leaves at most
+    half the entries wrong that the fit it jumped from left;
     an ascent step that its share stops while its latent columns are added or
     before its fit's first sweep goes on once at the same ``k`` with all the time
     left, from where it stopped, and if stopped again ends the ascent (its model is
@@ -535,7 +545,8 @@ def _lpca_search(
     most 10% of the ones fail and is then rescued, the boost taking at most 80%
     of the time left (the LPs get the rest), again and again from the model that
     fails fewer
-    entries while that number drops; a rescue the deadline stops leaves that
+    entries while that number drops, and if that fails goes on from that model;
+    a rescue the deadline stops leaves that
     model for a later pass (``incumbent.memo``). The first certified ``k`` is an
     upper bound: ``rrank_tau(X) <= k``. If
     ``polish`` is True, the ranks below it (below another method's bound only if
@@ -655,6 +666,7 @@ def _lpca_search(
     reason = "max_rank"
     state = None
     continued = {}  # rank -> the share of the time left its cut fit goes on with
+    jumped_from = {}  # rank reached by a jump -> the wrong entries of the fit before
     at_top = incumbent.bound is not None and k + 1 >= incumbent.bound
     resumed = start > 1 and deadline.limited and (k in incumbent.memo or at_top)
     if resumed:
@@ -733,7 +745,10 @@ def _lpca_search(
             deadline.limited
             and k not in continued
             and info["status_by_k"][k] == "time_limit"
-            and n_failed <= _POLISH_FRACTION * n_ones
+            and (
+                n_failed <= _POLISH_FRACTION * n_ones
+                or n_failed <= _JUMP_GO_ON * jumped_from.get(k, -1)
+            )
         ):
             # within a budget, a near fit that its share cut goes on at the same k
             # (its model is in the memo), with all the time left after a scout
@@ -755,7 +770,7 @@ def _lpca_search(
             and info["status_by_k"][k] == "time_limit"
             and n_failed > _POLISH_FRACTION * n_ones
         )
-        k = _next_rank(
+        k_next = _next_rank(
             k,
             first,
             n_failed,
@@ -765,6 +780,9 @@ def _lpca_search(
             gallop=deadline.limited,
             jump=jump,
         )
+        if jump:
+            jumped_from[k_next] = n_failed
+        k = k_next
         if deadline.limited and (n_failed > _EARLY_FAR_FRACTION * n_ones or jump):
             # within a budget a hopeless fit (or a cut one after a scout) hands
             # nothing on: the next k starts from the truncated SVD, not from it with

@@ -506,6 +506,33 @@ def test_after_a_scout_a_far_cut_fit_jumps_to_a_fresh_start(monkeypatch):
     params = {"polish": False}
     run_rank_search(_lpca_search, X, **_BUDGETED, params=params, cap=14)
     assert steps == [(4, None), (8, None), (13, None)]
+    # a jumped-to fit cut with at most half the wrong entries of the fit it jumped
+    # from goes on at its k with all the time left (L6, a loaded Abstracts run:
+    # 69 cut with 254,209 wrong, 138 with 82,112 after 35 sweeps; the ascent
+    # jumped on to 276 and 552, and the call's bound was ProjLP's 408)
+    steps.clear()
+    shares = []
+    failed = {4: n_ones // 2, 8: n_ones // 4 - 1, 13: n_ones // 2}
+    far_step = ascent_step
+    ascent_step = _fake_ascent_step(
+        lambda k: ("time_limit", failed[k]),
+        steps,
+        lambda k, share, state: shares.append(share) or (k, state),
+    )
+    monkeypatch.setattr(lpca_search, "_ascent_step", ascent_step)
+    run_rank_search(_lpca_search, X, **_BUDGETED, params=params, cap=14)
+    assert [k for k, _ in steps] == [4, 8, 8, 13]
+    assert shares[2] == 1.0  # once, with all the time left; then the jump
+    failed[8] += 2  # more than half of 4's: the jump at once
+    steps.clear()
+    run_rank_search(_lpca_search, X, **_BUDGETED, params=params, cap=14)
+    assert [k for k, _ in steps] == [4, 8, 13]
+    # the scout's start is no jump: cut far, it jumps whatever the count
+    failed[4] = n_ones // 4
+    steps.clear()
+    run_rank_search(_lpca_search, X, **_BUDGETED, params=params, cap=14)
+    assert [k for k, _ in steps] == [4, 8, 13]
+    monkeypatch.setattr(lpca_search, "_ascent_step", far_step)
     steps.clear()  # without a scout: the gallop, each fit from the last
     monkeypatch.setattr(lpca_search, "_scout", lambda *a, **kw: None)
     run_rank_search(_lpca_search, X, **_BUDGETED, params=params, cap=14)
