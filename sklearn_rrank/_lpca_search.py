@@ -433,10 +433,10 @@ def _fit_and_rescue(
         near = None
         budget = dict(budget, stall=budget["stall"][:4])
         # from the model that fails fewest entries: the rescue's boost may have
-        # come much closer than the fit (Abstracts, 900 s, two busy processes
-        # beside it: the second pass's fit at k = 120 stopped near with 50,052
-        # entries wrong, its boost reached 9 unsafe entries, the LPs did not
-        # certify, and the fit went on from the 50,052)
+        # come much closer than the fit (on Abstracts a polish fit at k = 120
+        # stopped near with 50,052 entries wrong and its boost reached 9 unsafe
+        # entries; there the deadline then ended the fit, which would otherwise
+        # have gone on from the 50,052)
         state = best
     out.update(state=state, best=best, ok=ok, failed=n_failed, finfo=finfo)
     return out
@@ -1279,6 +1279,7 @@ def _polish(
     # was [3, 5] where runs with the fit at 4 near certified 4)
     retry = half if limited and not retry_cut else -1
     failed = False  # the last fit of this phase failed: the next gets all the time
+    again = None  # a rank whose fit its share cut near: it goes on next
     # seconds of the last fit that certified (the ascent's at the bound, if any)
     took = info["seconds_by_k"].get(incumbent.rank)
     while not incumbent.done:
@@ -1308,6 +1309,13 @@ def _polish(
             # first pass's share cut 102 below 113 after 21 s, and the second pass
             # descended from 107 to 97, failed, and certified 102 at the deadline)
             k = max([k, *(j for j in incumbent.memo if floor < j < top)])
+        if again is not None:
+            # not wherever the ranks above would now put the next fit: in a second
+            # pass on Abstracts (900 s, two busy processes beside it) the share cut
+            # the fit at k = 120 below 126 with 9 entries unsafe, less than three
+            # times the last certified fit's seconds were then left, and the short
+            # last step put the next fit at 122, cut at the deadline: [6, 126]
+            k, again = again, None
         if not incumbent.worth_trying(k):
             break
         t0 = time.monotonic()
@@ -1375,6 +1383,7 @@ def _polish(
                 if n_wrong <= _POLISH_GO_ON * n_ones:
                     # cut by its share while near: the same k with all the time
                     incumbent.memo[k] = res["best"]
+                    again = k
                     continue
             floor = k
             continue

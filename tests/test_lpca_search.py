@@ -1385,3 +1385,40 @@ def test_polish_fits_after_a_scout_get_half_the_time_then_all(monkeypatch):
         incumbent = Incumbent(X, 0.5, "lpca", cap=30)
         _polish_on(X, incumbent, deadline, descent=0.9, share=0.5)
         assert tried == expected
+
+
+def test_a_polish_fit_cut_near_by_its_share_goes_on_even_at_the_last_step(
+    monkeypatch,
+):
+    # Abstracts, 900 s, loaded, second pass: the share cut the fit at k = 120 below
+    # 126 with 9 entries unsafe; less than three times the last certified fit's
+    # seconds were then left, the short last step put the next fit at 122 (cut at
+    # the deadline) and the call ended at [6, 126]
+    lpca_search = modules.lpca_search
+    X = _planted(4, 400, 30, 3)
+    n_ones = int(X.sum())
+    tried = []
+    _failing_polish_fits(monkeypatch, tried)
+    real_failing = lpca_search._fit_and_rescue
+    deadline = Deadline(1000.0)
+
+    def cut_by_share(incumbent, info, data, state, own, rescue_deadline, **kw):
+        if own is not deadline:
+            own.end = time.monotonic()  # its share ends during the fit
+            deadline.end = time.monotonic() + 500.0  # now room for one last fit
+        return real_failing(incumbent, info, data, state, own, rescue_deadline, **kw)
+
+    monkeypatch.setattr(lpca_search, "_fit_and_rescue", cut_by_share)
+    monkeypatch.setattr(
+        lpca_search, "_evaluate", lambda *a, **kw: (None, n_ones // 20, None)
+    )
+    incumbent = Incumbent(X, 0.5, "lpca", cap=30)
+    incumbent.rank = 30  # its certificate took 300 s: 1000 s left are over 3 times
+    info = lpca_search._search_info("global")
+    info["seconds_by_k"][30] = 300.0
+    _polish_on(
+        X, incumbent, deadline, info=info, descent=0.9, share=0.5, retry_cut=True
+    )
+    # 27 (90% of 30) on its share, cut near: 27 again with all the time left (the
+    # last step would have put the next fit at 29, 96.7% of 30), then 29
+    assert tried == [27, 27, 29]
