@@ -846,8 +846,10 @@ def _scout(X, incumbent, deadline, *, first, max_rank, seed, fit, fit_bias, dtyp
     else the last rank its ascent fitted (a fit cut before its first sweep is not
     counted), or, if that fit ended (the scout's share did not cut it) with more
     than ``_POLISH_FRACTION`` of the sample's ones wrong, the rank the sample's
-    ascent would have gone to next (:func:`_next_rank`, the gallop); below the
-    known bound and at most ``max_rank``), and
+    ascent would have gone to next (:func:`_next_rank`, the gallop), or, if that
+    fit came near (at most that fraction wrong) at a rank the ascent galloped to
+    from a fit the share cut far off, that cut rank; below the known bound and at
+    most ``max_rank``), and
     ``"floor"``, the largest rank at which the sample's fit ended (not cut by its
     share) with more than ``_POLISH_FRACTION`` of its ones wrong (``first - 1`` if
     none): the polish phase on ``X`` searches above it, the ranks the scout
@@ -925,6 +927,23 @@ def _scout(X, incumbent, deadline, *, first, max_rank, seed, fit, fit_bias, dtyp
             max_rank,
             gallop=True,
         )
+    elif sample.rank is None and fitted and tried[start] <= far:
+        # the sample's last fit came near (not certified): if its ascent got there
+        # by a gallop from a fit that the scout's share cut far off, X's ascent
+        # starts at that cut rank, where the gallop left (Abstracts, 900 s, two
+        # busy processes beside it: the share cut the sample's fit at 133 far off,
+        # the gallop's fit at 261 came near, X's ascent started at 261, certified
+        # it at 392 s and the polish came down to 212 at 613 s, where runs that
+        # started X at 133 certified 133 at 340-395 s and ended at 116-126)
+        prev = max((j for j in tried if j < start), default=None)
+        if (
+            prev is not None
+            and start > prev + 1
+            and found["status_by_k"][prev] == "time_limit"
+            and tried[prev] > far
+            and found["sweeps_by_k"][prev]
+        ):
+            start = prev
     if sample.rank is not None:
         start = sample.rank
         # grown only when the sample's fit at the rank below it ended (far), not

@@ -712,6 +712,14 @@ def test_scout_starts_past_the_samples_last_fit_only_if_it_ended_far(monkeypatch
     failed[13], status[13] = 10**6, "time_limit"
     found["sweeps_by_k"][13] = 0
     assert _scout_on(X)["start"] == 13
+    # near at a rank the gallop reached from a fit the share cut far off: X starts
+    # at the cut rank (L8, a loaded Abstracts run: the sample's 133 cut far, 261
+    # near; X's ascent from 261 certified 261 and the polish reached 212 at 613 s)
+    found["sweeps_by_k"][13] = 5
+    failed[13], status[9] = 1, "time_limit"
+    assert _scout_on(X)["start"] == 9
+    status[9] = "stalled"  # ended far: the near fit's rank
+    assert _scout_on(X)["start"] == 13
 
 
 def test_scout_start_grows_the_samples_lbfgs_rank_below_the_bound(monkeypatch):
