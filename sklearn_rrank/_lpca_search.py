@@ -935,10 +935,14 @@ def _scout(X, incumbent, deadline, *, first, max_rank, seed, fit, fit_bias, dtyp
         # the gallop's fit at 261 came near, X's ascent started at 261, certified
         # it at 392 s and the polish came down to 212 at 613 s, where runs that
         # started X at 133 certified 133 at 340-395 s and ended at 116-126)
-        prev = max((j for j in tried if j < start), default=None)
+        # back over the near fits of the k + 1 steps to where the gallop landed
+        landing = start
+        while landing - 1 in tried and tried[landing - 1] <= far:
+            landing -= 1
+        prev = max((j for j in tried if j < landing), default=None)
         if (
             prev is not None
-            and start > prev + 1
+            and landing > prev + 1
             and found["status_by_k"][prev] == "time_limit"
             and tried[prev] > far
             and found["sweeps_by_k"][prev]

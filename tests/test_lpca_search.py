@@ -718,6 +718,11 @@ def test_scout_starts_past_the_samples_last_fit_only_if_it_ended_far(monkeypatch
     found["sweeps_by_k"][13] = 5
     failed[13], status[9] = 1, "time_limit"
     assert _scout_on(X)["start"] == 9
+    # also after k + 1 steps of near fits from the gallop's landing
+    failed[14], status[14], found["sweeps_by_k"][14] = 1, "time_limit", 5
+    assert _scout_on(X)["start"] == 9
+    for d in (failed, status, found["sweeps_by_k"]):
+        del d[14]
     status[9] = "stalled"  # ended far: the near fit's rank
     assert _scout_on(X)["start"] == 13
 
