@@ -159,7 +159,9 @@ _JUMP_GROWTH = 2.0
 # 69, cut with 254,209 entries wrong, jumped to 138, whose fresh fit got 30% of
 # what was left and was cut after 35 sweeps with 82,112 wrong (15% of the ones,
 # a third of 69's); the ascent jumped on to 276 and 552, and the call's bound was
-# ProjLP's 408, where fresh fits at 133 and 138 certify)
+# ProjLP's 408, where fresh fits at 133 and 138 certify. With the start forced to
+# 69 in a loaded run, 138 was cut at 63,299 after 39 sweeps, went on, certified at
+# 443 s, and the call gave [6, 121])
 _JUMP_GO_ON = 0.5
 # after a scout the polish tries no rank below this fraction of the bound: one fit
 # there takes much of the budget (Abstracts, k = 133: 165 s of a 341 s share on 2
@@ -510,7 +512,8 @@ def _lpca_search(
     ended far (not cut by its share: the sample's rank is at most ``X``'s, and on
     real data well below it) and the fits at that rank run L-BFGS (beyond 24
     latent factors), else at the last rank the sample's ascent fitted (below the
-    known bound), and the polish
+    known bound; at the rank its gallop left from a fit cut far off if its last
+    fit came near after that gallop), and the polish
     phase bisects above the sample's last far rank (of a fit that ended, not cut
     by its share), never below 90% of the bound (nor below a rank whose fit a
     deadline cut: that fit goes on first; in a second pass with less than three
@@ -933,8 +936,9 @@ def _scout(X, incumbent, deadline, *, first, max_rank, seed, fit, fit_bias, dtyp
         # starts at that cut rank, where the gallop left (Abstracts, 900 s, two
         # busy processes beside it: the share cut the sample's fit at 133 far off,
         # the gallop's fit at 261 came near, X's ascent started at 261, certified
-        # it at 392 s and the polish came down to 212 at 613 s, where runs that
-        # started X at 133 certified 133 at 340-395 s and ended at 116-126)
+        # it at 392 s and the call gave [6, 199]; runs that started X at 133
+        # certified 133 at 340-398 s and gave 116-126, among them one with the
+        # same sample path under this rule: [6, 116])
         # back over the near fits of the k + 1 steps to where the gallop landed
         landing = start
         while landing - 1 in tried and tried[landing - 1] <= far:
