@@ -773,7 +773,7 @@ def _lpca_search(
             and info["status_by_k"][k] == "time_limit"
             and n_failed > _POLISH_FRACTION * n_ones
         )
-        k_next = _next_rank(
+        k = _next_rank(
             k,
             first,
             n_failed,
@@ -784,8 +784,7 @@ def _lpca_search(
             jump=jump,
         )
         if jump:
-            jumped_from[k_next] = n_failed
-        k = k_next
+            jumped_from[k] = n_failed
         if deadline.limited and (n_failed > _EARLY_FAR_FRACTION * n_ones or jump):
             # within a budget a hopeless fit (or a cut one after a scout) hands
             # nothing on: the next k starts from the truncated SVD, not from it with
@@ -1328,21 +1327,24 @@ def _polish(
         )
         if share is not None and not failed and not last and top - floor > 2:
             own = deadline.child(fraction=share)
-        k = (floor + top) // 2
-        if descent is not None:
-            step = 1 - (1 - descent) * (_POLISH_LAST_STEP if last else 1)
-            k = min(top - 1, max(k, math.ceil(step * top)))
-            # not below a rank whose fit a deadline cut (Abstracts, 900 s: the
-            # first pass's share cut 102 below 113 after 21 s, and the second pass
-            # descended from 107 to 97, failed, and certified 102 at the deadline)
-            k = max([k, *(j for j in incumbent.memo if floor < j < top)])
         if again is not None:
-            # not wherever the ranks above would now put the next fit: in a second
-            # pass on Abstracts (900 s, two busy processes beside it) the share cut
-            # the fit at k = 120 below 126 with 9 entries unsafe, less than three
-            # times the last certified fit's seconds were then left, and the short
-            # last step put the next fit at 122, cut at the deadline: [6, 126]
+            # the same k, not wherever the rules below would now put the next fit:
+            # in a second pass on Abstracts (900 s, two busy processes beside it)
+            # the share cut the fit at k = 120 below 126 with 9 entries unsafe,
+            # less than three times the last certified fit's seconds were then
+            # left, and the short last step put the next fit at 122, cut at the
+            # deadline: [6, 126]
             k, again = again, None
+        else:
+            k = (floor + top) // 2
+            if descent is not None:
+                step = 1 - (1 - descent) * (_POLISH_LAST_STEP if last else 1)
+                k = min(top - 1, max(k, math.ceil(step * top)))
+                # not below a rank whose fit a deadline cut (Abstracts, 900 s: the
+                # first pass's share cut 102 below 113 after 21 s, and the second
+                # pass descended from 107 to 97, failed, and certified 102 at the
+                # deadline)
+                k = max([k, *(j for j in incumbent.memo if floor < j < top)])
         if not incumbent.worth_trying(k):
             break
         t0 = time.monotonic()
