@@ -1,4 +1,4 @@
-"""Benchmark of the LP engine (sklearn_rrank._lp) against scipy's linprog.
+"""Benchmark of the LP engine (sklearn_rrank._projlp._lp) against scipy's linprog.
 
 The workload is the min-error ProjLP step of the paper's medium synthetic size: a
 500 x 300 matrix of planted rounding rank 60 (Section 5.2.1: factors uniform on
@@ -29,8 +29,8 @@ import numpy as np
 from joblib import parallel_config
 from scipy.optimize import linprog
 
-from sklearn_rrank._lp import DEFAULT_EPS, solve_columns_l1
-from sklearn_rrank._projlp import _projection_matrix
+from sklearn_rrank._projlp._lp import DEFAULT_EPS, solve_columns_l1
+from sklearn_rrank._projlp._projlp import _projection_matrix
 
 M, N, K, D, TAU = 500, 300, 60, 60, 0.5
 

@@ -10,7 +10,7 @@ of the factors, the bias column included):
   ``certify_rounding`` and an exact comparison of ``round_matrix(L @ R.T)`` with
   the data. Targets: paleo <= 10 in < 30 s, apj <= 6
   in < 2 min (paper: 13 in 271 s and 9 in 109 min).
-* ``minerr``: :func:`sklearn_rrank._lpca.lpca_fit` at fixed k (relative error =
+* ``minerr``: :func:`sklearn_rrank._lpca._fit.lpca_fit` at fixed k (relative error =
   wrong entries / ones). Targets (paper's L-PCA, Table 3): paleo k=5 <= 0.515,
   k=10 <= 0.089, k=20 = 0; apj k=5 <= 0.626, k=10 <= 0.194, k=15 <= 0.034; each
   fit < 60 s.
@@ -33,11 +33,11 @@ from pathlib import Path
 
 import numpy as np
 
-from sklearn_rrank._lpca import lpca_fit
-from sklearn_rrank._lpca_search import _lpca_search
-from sklearn_rrank._ranksearch import run_rank_search
-from sklearn_rrank._rounding import certify_rounding, round_matrix
-from sklearn_rrank._validation import check_binary_matrix
+from sklearn_rrank._core._rounding import certify_rounding, round_matrix
+from sklearn_rrank._core._validation import check_binary_matrix
+from sklearn_rrank._lpca._fit import lpca_fit
+from sklearn_rrank._lpca._search import _lpca_search
+from sklearn_rrank._search._skeleton import run_rank_search
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 RESULTS = Path(__file__).resolve().parent / "results" / "lpca.json"

@@ -44,7 +44,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from sklearn_rrank import _lpca, _lpca_lbfgs, _lpca_model
-from sklearn_rrank._validation import check_binary_matrix
+from sklearn_rrank._core._validation import check_binary_matrix
 from sklearn_rrank.datasets import load_abstracts
 
 RESULTS = Path(__file__).resolve().parent / "results" / "lpca_sweep.json"

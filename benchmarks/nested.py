@@ -36,15 +36,15 @@ from pathlib import Path
 
 import numpy as np
 
-from sklearn_rrank._nested import (
-    is_nested,
-)
-from sklearn_rrank._nested_bmna import (
+from sklearn_rrank._nested._bmna import (
     _bmna,
     _nnrr1,
     _positional_r,
 )
-from sklearn_rrank._nestedness import (
+from sklearn_rrank._nested._exact import (
+    is_nested,
+)
+from sklearn_rrank._nested._nestedness import (
     _nodf_validated,
 )
 from sklearn_rrank.datasets._nested_generator import make_nested_matrix
@@ -245,7 +245,7 @@ def plot(summary, path):
 
 def large_timing(n_runs=1):
     """NNRR1 on a 2000 x 3000 nested matrix, density 0.3, noise 0.1."""
-    from sklearn_rrank._nested_approx import NestedApprox
+    from sklearn_rrank._nested._approx import NestedApprox
 
     X = make_nested_matrix(2000, 3000, density=0.3, noise=0.1, random_state=0)
     out = []

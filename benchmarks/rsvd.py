@@ -18,7 +18,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.linalg import svds
 
-from sklearn_rrank._rsvd import rsvd_error_curve, truncated_svd
+from sklearn_rrank._upper._rsvd import rsvd_error_curve, truncated_svd
 from sklearn_rrank.datasets import DATASETS
 
 

@@ -1,7 +1,8 @@
 """Does R-SVD keep its budget on a large sparse matrix, idle and under load?
 
 R-SVD's SVD cannot be stopped once it runs, so the search estimates its time and
-skips it when it does not fit (``sklearn_rrank._rsvd._svd_seconds``). On a planted
+skips it when it does not fit (``sklearn_rrank._upper._rsvd._svd_seconds``). On a
+planted
 16,000 x 8,000 matrix at 0.5% ones (``benchmarks/scaling.py``'s generator),
 ``rounding_rank_bounds(X, methods=("rsvd",), time_limit=T)`` ran 591.7 s on a
 60 s budget before the estimate and the SVD followed one route

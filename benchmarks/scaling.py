@@ -114,7 +114,7 @@ def _make_sparse(m, n, tau, path, seed=0):
     """Planted ``round_tau(L R^T)`` built by blocks of rows straight into CSR."""
     import scipy.sparse as sp
 
-    from sklearn_rrank._rounding import _row_batches
+    from sklearn_rrank._core._rounding import _row_batches
 
     L, R = _factors(m, n, seed)
     indptr = [np.zeros(1, dtype=np.int64)]

@@ -42,7 +42,7 @@ from pathlib import Path
 import numpy as np
 
 from sklearn_rrank import certify_rounding, datasets
-from sklearn_rrank._lpca import lpca_fit
+from sklearn_rrank._lpca._fit import lpca_fit
 
 RESULTS = Path(__file__).resolve().parent / "results" / "single_fit_under_load.json"
 

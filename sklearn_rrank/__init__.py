@@ -14,28 +14,28 @@ from sklearn_rrank._classification import (
     feature_dimension_bounds,
     linear_separability,
 )
+from sklearn_rrank._core._rounding import certify_rounding, round_matrix, rounding_error
 from sklearn_rrank._factorization import RoundingRankFactorization
-from sklearn_rrank._lpca_distributed import lpca_fit_distributed
-from sklearn_rrank._nested import (
+from sklearn_rrank._lower._vc import vc_lower_bound
+from sklearn_rrank._lpca._distributed import lpca_fit_distributed
+from sklearn_rrank._nested._approx import (
+    NestedApprox,
+)
+from sklearn_rrank._nested._exact import (
     is_nested,
     is_rounding_rank_one,
     nested_decomposition,
 )
-from sklearn_rrank._nested_approx import (
-    NestedApprox,
-)
-from sklearn_rrank._nestedness import (
+from sklearn_rrank._nested._nestedness import (
     NODFNullModelResult,
     NODFResult,
     nestedness_temperature,
     nodf,
     nodf_null_model,
 )
-from sklearn_rrank._permutation import permutation_factors
-from sklearn_rrank._permutation_order import sign_change_ordering
-from sklearn_rrank._rounding import certify_rounding, round_matrix, rounding_error
-from sklearn_rrank._search import RoundingRankCV
-from sklearn_rrank._vc import vc_lower_bound
+from sklearn_rrank._rank_cv import RoundingRankCV
+from sklearn_rrank._upper._permutation import permutation_factors
+from sklearn_rrank._upper._permutation_order import sign_change_ordering
 from sklearn_rrank._version import __version__
 
 __all__ = [

@@ -2,6 +2,6 @@
 
 import sys
 
-from sklearn_rrank._cli import main
+from sklearn_rrank._cli._main import main
 
 sys.exit(main())

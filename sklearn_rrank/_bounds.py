@@ -1,7 +1,8 @@
 """Lower and upper bounds on the rounding rank, and ``rounding_rank_bounds``.
 
 Lower bounds: the spectral bound (paper Proposition "spectral lower bound", via the
-sign-rank bound it rests on), the VC-dimension bound (:mod:`sklearn_rrank._vc`) and
+sign-rank bound it rests on), the VC-dimension bound (:mod:`sklearn_rrank._lower._vc`)
+and
 the exact rank-one test (Proposition "rounding rank one"). Upper bounds come from the
 algorithms (R-SVD, ProjLP, L-PCA, Permutation, Nuclear) and are always certified by
 :func:`~sklearn_rrank.certify_rounding`.
@@ -15,22 +16,22 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, validate_params
 
-from sklearn_rrank._memory import dense_copy_refused, held_on_disk, in_memory
-from sklearn_rrank._progress import event
-from sklearn_rrank._ranksearch import (
-    BinaryData,
-    Deadline,
-    rank_zero_possible,
-    run_rank_search,
-)
-from sklearn_rrank._spectral import spectral_lower_bound
-from sklearn_rrank._trivial import trivial_rank, trivial_upper_bound
-from sklearn_rrank._validation import (
+from sklearn_rrank._core._memory import dense_copy_refused, held_on_disk, in_memory
+from sklearn_rrank._core._progress import event
+from sklearn_rrank._core._trivial import trivial_rank, trivial_upper_bound
+from sklearn_rrank._core._validation import (
     SPARSE_FRACTION,
     check_binary_matrix,
     check_n_jobs,
     check_tau,
     sparse_if_few_ones,
+)
+from sklearn_rrank._lower._spectral import spectral_lower_bound
+from sklearn_rrank._search._skeleton import (
+    BinaryData,
+    Deadline,
+    rank_zero_possible,
+    run_rank_search,
 )
 
 __all__ = ["RoundingRankBounds", "rounding_rank_bounds", "spectral_lower_bound"]
@@ -176,7 +177,7 @@ class _DenseCopy:
     """The dense float64 copy of validated (possibly sparse) ``X``, made once on demand.
 
     :meth:`get` returns ``X`` itself when it is dense, else densifies it the first
-    time, unless :func:`~sklearn_rrank._memory.dense_copy_refused` says why not
+    time, unless :func:`~sklearn_rrank._core._memory.dense_copy_refused` says why not
     (more than 2 GiB, or more than fits in memory): then it returns None and
     :attr:`message` says why, so that the portfolio skips the method that needs it.
     """
@@ -224,7 +225,7 @@ def _run_portfolio(
 ):
     """:func:`_portfolio`, returning the :class:`_Portfolio` (also each search's
     :class:`RankSearchResult` in ``results``)."""
-    from sklearn_rrank._methods import METHODS, check_method_params
+    from sklearn_rrank._portfolio._registry import METHODS, check_method_params
 
     specs = sorted((METHODS[m] for m in methods), key=lambda s: s.cost)
     method_params = dict(method_params or {})
@@ -579,7 +580,7 @@ class _Portfolio:
             )
 
     def _search(self, spec, X, sub, params):
-        from sklearn_rrank._methods import method_seed
+        from sklearn_rrank._portfolio._registry import method_seed
 
         best = self.best
         return run_rank_search(
@@ -816,7 +817,11 @@ def rounding_rank_bounds(
     >>> b.lower, b.upper, b.upper_method
     (2, 5, 'rsvd')
     """
-    from sklearn_rrank._methods import BOUND_METHODS, DEFAULT_METHODS, METHODS
+    from sklearn_rrank._portfolio._registry import (
+        BOUND_METHODS,
+        DEFAULT_METHODS,
+        METHODS,
+    )
 
     deadline = Deadline(time_limit)
     tau = check_tau(tau)

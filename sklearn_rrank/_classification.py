@@ -9,7 +9,8 @@ rounding rank bounds from below the number of features that perfect linear
 classification needs. This module makes that statement
 exact for the usual classifiers *with an intercept* (:func:`feature_dimension_bounds`)
 and answers, for given features, which labels are linearly separable
-(:func:`linear_separability`), both on the LP engine of :mod:`sklearn_rrank._lp`.
+(:func:`linear_separability`), both on the LP engine of
+:mod:`sklearn_rrank._projlp._lp`.
 """
 
 import numbers
@@ -19,10 +20,10 @@ import numpy as np
 from sklearn.utils import check_array, check_random_state
 from sklearn.utils._param_validation import Interval, validate_params
 
-from sklearn_rrank._lp import DEFAULT_EPS, STATUS_NAMES, _solve_public
-from sklearn_rrank._ranksearch import Deadline
-from sklearn_rrank._spectral import _sign_rank_lower_bound
-from sklearn_rrank._validation import check_binary_matrix, check_n_jobs, check_tau
+from sklearn_rrank._core._validation import check_binary_matrix, check_n_jobs, check_tau
+from sklearn_rrank._lower._spectral import _sign_rank_lower_bound
+from sklearn_rrank._projlp._lp import DEFAULT_EPS, STATUS_NAMES, _solve_public
+from sklearn_rrank._search._skeleton import Deadline
 
 # largest number of distinct rows for which the sign-change ordering is tried
 _MAX_ORDER_ROWS = 5000
@@ -54,7 +55,7 @@ class LinearSeparabilityResult:
     n_errors : ndarray of shape (n_labels,), dtype int64
         Observed samples misclassified by ``round_tau(X w_j + b_j)``.
     status : ndarray of shape (n_labels,), dtype str
-        LP status per label (see :mod:`sklearn_rrank._lp`).
+        LP status per label (see :mod:`sklearn_rrank._projlp._lp`).
     tau : float
         Threshold of the decision rule ``predict 1 iff X w + b >= tau``.
     info : dict
@@ -307,8 +308,8 @@ def feature_dimension_bounds(
       with a root between consecutive changes, i.e. of ``<x_i, w_j> + b_j``); the
       order comes from :func:`~sklearn_rrank.sign_change_ordering`. And
       ``rrank_tau(Y)`` by (2), with certified bounds from
-      :func:`~sklearn_rrank._projlp_search._projlp_search` and
-      :func:`~sklearn_rrank._lpca_search._lpca_search`.
+      :func:`~sklearn_rrank._projlp._search._projlp_search` and
+      :func:`~sklearn_rrank._lpca._search._lpca_search`.
     * A second lower bound: a set of ``s`` rows shattered by the labels
       (:func:`~sklearn_rrank.vc_lower_bound`) needs ``d + 1 >= s``, because affine
       half-spaces in ``R^d`` have VC dimension ``d + 1``; so ``fd(Y) >= s - 1``.
@@ -364,7 +365,7 @@ def feature_dimension_bounds(
     (2, 2)
     """
     from sklearn_rrank._bounds import _check_methods
-    from sklearn_rrank._methods import METHODS
+    from sklearn_rrank._portfolio._registry import METHODS
 
     deadline = Deadline(time_limit)
     methods = _check_methods(
@@ -390,7 +391,7 @@ def feature_dimension_bounds(
             return 1, 1
         lower = 2
     if upper > lower and m_u <= _MAX_ORDER_ROWS:
-        from sklearn_rrank._permutation_order import _sign_change_ordering
+        from sklearn_rrank._upper._permutation_order import _sign_change_ordering
 
         _, max_changes, _, _ = _sign_change_ordering(
             Yu, "best", None, check_random_state(random_state), deadline=deadline
@@ -398,7 +399,7 @@ def feature_dimension_bounds(
         upper = min(upper, int(max_changes))
     if upper > lower and not deadline.expired():
         # affine half-spaces in R^d have VC dimension d + 1, so fd >= VC - 1
-        from sklearn_rrank._vc import _vc_bound
+        from sklearn_rrank._lower._vc import _vc_bound
 
         vc = _vc_bound(
             Yu,

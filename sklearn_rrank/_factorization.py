@@ -1,8 +1,10 @@
 """RoundingRankFactorization: the minimum-error rounding rank-k problem as an estimator.
 
 The estimator validates its input once and calls the ``fit``/``transform`` of its
-method's record in the registry (:mod:`sklearn_rrank._methods`); the solver modules
-take arrays and return :class:`~sklearn_rrank._base.FactorizationResult` objects.
+method's record in the registry (:mod:`sklearn_rrank._portfolio._registry`); the solver
+modules
+take arrays and return :class:`~sklearn_rrank._core._results.FactorizationResult`
+objects.
 """
 
 import numbers
@@ -23,21 +25,13 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from sklearn_rrank._lpca import _lpca_row_logits
-from sklearn_rrank._memory import check_sparse_memory, fits_in_memory, gib
-from sklearn_rrank._methods import (
-    FIT_METHODS,
-    METHODS,
-    check_method_params,
-    check_method_tau,
-)
-from sklearn_rrank._ranksearch import Deadline
-from sklearn_rrank._rounding import (
+from sklearn_rrank._core._memory import check_sparse_memory, fits_in_memory, gib
+from sklearn_rrank._core._rounding import (
     _count_uncertified,
     _round_factors,
     _row_error_counts,
 )
-from sklearn_rrank._validation import (
+from sklearn_rrank._core._validation import (
     binarize,
     canonical_sparse,
     check_binary_values,
@@ -47,6 +41,14 @@ from sklearn_rrank._validation import (
     reject_strings,
     sparse_if_few_ones,
 )
+from sklearn_rrank._lpca._fit import _lpca_row_logits
+from sklearn_rrank._portfolio._registry import (
+    FIT_METHODS,
+    METHODS,
+    check_method_params,
+    check_method_tau,
+)
+from sklearn_rrank._search._skeleton import Deadline
 
 __all__ = ["RoundingRankFactorization"]
 
@@ -360,7 +362,8 @@ class RoundingRankFactorization(
     def _solver_kwargs(self, deadline=None):
         """Keyword arguments of the registry's fit/transform, checked once.
 
-        ``deadline`` is the fit's :class:`~sklearn_rrank._ranksearch.Deadline` (made
+        ``deadline`` is the fit's :class:`~sklearn_rrank._search._skeleton.Deadline`
+        (made
         from ``time_limit`` when the fit starts; None: no limit).
         """
         spec = METHODS[self.method]

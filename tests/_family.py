@@ -26,41 +26,33 @@ from types import SimpleNamespace
 
 import scipy.sparse as sp
 
-from sklearn_rrank import (
-    _asso,
-    _bounds,
-    _classification,
-    _cli,
-    _factorization,
-    _lp,
-    _lpca,
-    _lpca_distributed_block,
-    _lpca_init,
-    _lpca_lbfgs,
-    _lpca_model,
-    _lpca_newton,
+from sklearn_rrank import _bounds, _classification, _factorization
+from sklearn_rrank._cli import _main as _cli
+from sklearn_rrank._core import (
     _memory,
-    _methods,
-    _nested_bmna,
-    _nestedness,
-    _nuclear,
-    _permutation_order,
     _progress,
-    _projlp,
-    _projlp_copied,
-    _ranksearch,
     _rounding,
-    _rsvd,
     _separation,
-    _spectral,
     _trivial,
     _validation,
-    _vc,
-    _vc_search,
 )
-from sklearn_rrank import _lpca_refine as _lpca_refine_module
-from sklearn_rrank import _lpca_search as _lpca_search_module
-from sklearn_rrank import _projlp_search as _projlp_search_module
+from sklearn_rrank._lower import _spectral, _vc, _vc_search
+from sklearn_rrank._lpca import _distributed_block as _lpca_distributed_block
+from sklearn_rrank._lpca import _fit as _lpca
+from sklearn_rrank._lpca import _lbfgs as _lpca_lbfgs
+from sklearn_rrank._lpca import _model as _lpca_model
+from sklearn_rrank._lpca import _newton as _lpca_newton
+from sklearn_rrank._lpca import _refine as _lpca_refine_module
+from sklearn_rrank._lpca import _search as _lpca_search_module
+from sklearn_rrank._lpca import _start as _lpca_init
+from sklearn_rrank._nested import _bmna as _nested_bmna
+from sklearn_rrank._nested import _nestedness
+from sklearn_rrank._portfolio import _registry as _methods
+from sklearn_rrank._projlp import _copied as _projlp_copied
+from sklearn_rrank._projlp import _lp, _projlp
+from sklearn_rrank._projlp import _search as _projlp_search_module
+from sklearn_rrank._search import _skeleton as _ranksearch
+from sklearn_rrank._upper import _asso, _nuclear, _permutation_order, _rsvd
 from sklearn_rrank.datasets import _base as _datasets_base
 
 __all__ = [

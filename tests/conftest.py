@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 from hypothesis import settings
 
-from sklearn_rrank._ranksearch import Deadline
+from sklearn_rrank._search._skeleton import Deadline
 
 settings.register_profile("default", deadline=None, max_examples=30)
 settings.load_profile("default")

@@ -1,4 +1,5 @@
-"""Tests for Asso (sklearn_rrank._asso): Boolean factorisation as rounding rank."""
+"""Tests for Asso (sklearn_rrank._upper._asso): Boolean factorisation as rounding
+rank."""
 
 import numpy as np
 import pytest

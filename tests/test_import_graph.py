@@ -72,63 +72,36 @@ def test_no_import_cycles():
 
 
 # -- the layers: imports go down, never up -------------------------------------------
-#: the package's layers, bottom up (the architecture of issue 24): kernels that trust
-#: their input and the validation of the doors; the rank-search skeleton (Deadline,
-#: Incumbent, BinaryData, run_rank_search); the method families; the one registry;
-#: the entry points (public functions, estimators, CLI, data sets, plots)
+#: the package's layers, bottom up, one folder (or top-level module) each: the core
+#: (kernels that trust their input, and the validation of the doors); the rank-search
+#: skeleton; the method families; the one registry; the entry points (public
+#: functions, estimators, command line, data sets, plots)
 LAYERS = {
-    "kernels": {
-        "_base",
-        "_lp_engine",
-        "_memory",
-        "_progress",
-        "_rounding",
-        "_separation",
-        "_trivial",
-        "_validation",
-        "_vc_search",
-        "_version",
-    },
-    "skeleton": {"_ranksearch"},
-    "families": {
-        "_asso",
-        "_lp",
-        "_lpca",
-        "_lpca_distributed",
-        "_lpca_distributed_block",
-        "_lpca_init",
-        "_lpca_lbfgs",
-        "_lpca_model",
-        "_lpca_newton",
-        "_lpca_refine",
-        "_lpca_search",
-        "_nested",
-        "_nested_bmna",
-        "_nestedness",
-        "_nuclear",
-        "_permutation",
-        "_permutation_order",
-        "_projlp",
-        "_projlp_copied",
-        "_projlp_search",
-        "_rsvd",
-        "_spectral",
-        "_vc",
-    },
-    "registry": {"_methods"},
+    "core": {"_core", "_version"},
+    "skeleton": {"_search"},
+    "families": {"_lower", "_lpca", "_nested", "_projlp", "_upper"},
+    "registry": {"_portfolio"},
     "entry points": {
         "",
         "__main__",
         "_bounds",
         "_classification",
         "_cli",
-        "_cli_parser",
         "_factorization",
-        "_nested_approx",
-        "_search",
+        "_rank_cv",
         "datasets",
         "plotting",
     },
+}
+#: the top-level modules that are not in a layer's folder: the public doors
+TOP_LEVEL_MODULES = {
+    "__init__",
+    "__main__",
+    "_bounds",
+    "_classification",
+    "_factorization",
+    "_rank_cv",
+    "_version",
 }
 
 
@@ -139,6 +112,15 @@ def _layer(module):
         if top in members:
             return i
     raise AssertionError(f"{module} is in no layer: add it to LAYERS")
+
+
+def test_every_private_module_is_in_a_layer_folder():
+    """The tree is the architecture: the private modules live in subpackages named
+    for their layer or family; only the public doors stay at the top."""
+    top = {p.stem for p in ROOT.glob("*.py")}
+    assert top == TOP_LEVEL_MODULES
+    for path in ROOT.rglob("*.py"):
+        _layer(_module_name(path))  # raises for a module in no layer
 
 
 def test_imports_go_down_the_layers():
@@ -171,8 +153,8 @@ def _private(dotted):
 
 def _internal_references(source):
     """``(line, name)`` for each place ``source`` reaches ``sklearn_rrank._...``:
-    imports (also inside functions), attributes (``sklearn_rrank._rsvd.x``) and
-    dotted strings (``monkeypatch.setattr("sklearn_rrank._rsvd.x", ...)``)."""
+    imports (also inside functions), attributes (``sklearn_rrank._upper._rsvd.x``) and
+    dotted strings (``monkeypatch.setattr("sklearn_rrank._upper._rsvd.x", ...)``)."""
     found = []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
@@ -192,20 +174,20 @@ def _internal_references(source):
 @pytest.mark.parametrize(
     "source, private",
     [
-        ("from sklearn_rrank._rsvd import truncated_svd", True),
+        ("from sklearn_rrank._upper._rsvd import truncated_svd", True),
         ("from sklearn_rrank import _rsvd", True),
         ("from sklearn_rrank import certify_rounding, _rsvd", True),
-        ("import sklearn_rrank._rsvd as rsvd", True),
+        ("import sklearn_rrank._upper._rsvd as rsvd", True),
         ("from sklearn_rrank.datasets._base import load_paleo", True),
         ("from sklearn_rrank.datasets import _base", True),
-        ("def f():\n    from sklearn_rrank._cli import main", True),
-        ("import sklearn_rrank\nsklearn_rrank._rsvd.truncated_svd", True),
-        ("m.setattr('sklearn_rrank._rsvd._SCAN_BLOCK', 7)", True),
+        ("def f():\n    from sklearn_rrank._cli._main import main", True),
+        ("import sklearn_rrank\nsklearn_rrank._upper._rsvd.truncated_svd", True),
+        ("m.setattr('sklearn_rrank._upper._rsvd._SCAN_BLOCK', 7)", True),
         ("from sklearn_rrank import certify_rounding, __version__", False),
         ("from sklearn_rrank.datasets import load_paleo", False),
         ("import sklearn_rrank.plotting", False),
         ("import sklearn_rrank\nsklearn_rrank.__file__", False),
-        ('"""Tests of ProjLP (sklearn_rrank._projlp)."""', False),
+        ('"""Tests of ProjLP (sklearn_rrank._projlp._projlp)."""', False),
         ("from _family import _bmna, modules", False),
     ],
 )

@@ -1,4 +1,4 @@
-"""Tests of the LP engine (sklearn_rrank._lp) against scipy.optimize.linprog."""
+"""Tests of the LP engine (sklearn_rrank._projlp._lp) against scipy.optimize.linprog."""
 
 import numpy as np
 import pytest

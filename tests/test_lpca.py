@@ -1,4 +1,4 @@
-"""Tests of logistic PCA (``sklearn_rrank._lpca``)."""
+"""Tests of logistic PCA (``sklearn_rrank._lpca._fit``)."""
 
 import time
 

@@ -1,4 +1,4 @@
-"""Tests for sklearn_rrank._nested: is_nested, nested_decomposition,
+"""Tests for sklearn_rrank._nested._exact: is_nested, nested_decomposition,
 is_rounding_rank_one (paper Section 4), and the generator make_nested_matrix."""
 
 import itertools

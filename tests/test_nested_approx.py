@@ -1,4 +1,4 @@
-"""Tests for sklearn_rrank._nested_approx: the BMNA solvers (MT, NNRR1, MT+NNRR1,
+"""Tests for sklearn_rrank._nested._approx: the BMNA solvers (MT, NNRR1, MT+NNRR1,
 rank-1 R-SVD), their exact oracles (brute force, ILP) and NestedApprox."""
 
 import itertools

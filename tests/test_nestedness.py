@@ -1,4 +1,4 @@
-"""Tests for sklearn_rrank._nestedness: NODF, nestedness temperature and the
+"""Tests for sklearn_rrank._nested._nestedness: NODF, nestedness temperature and the
 curveball null model for NODF."""
 
 import itertools

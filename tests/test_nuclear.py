@@ -1,4 +1,4 @@
-"""Tests for Nuclear (sklearn_rrank._nuclear): ADMM nuclear-norm minimisation."""
+"""Tests for Nuclear (sklearn_rrank._upper._nuclear): ADMM nuclear-norm minimisation."""
 
 import cvxpy as cp  # test-only dependency (the "test" extra), never skipped
 import numpy as np

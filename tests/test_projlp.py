@@ -1,4 +1,4 @@
-"""Tests of ProjLP (sklearn_rrank._projlp, _projlp_search, _projlp_copied)."""
+"""Tests of ProjLP (sklearn_rrank._projlp._projlp, _projlp_search, _projlp_copied)."""
 
 import numpy as np
 import pytest

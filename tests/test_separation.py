@@ -1,4 +1,4 @@
-"""Tests of the batched separation (sklearn_rrank._separation)."""
+"""Tests of the batched separation (sklearn_rrank._core._separation)."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""Tests of the VC-dimension lower bound (``sklearn_rrank._vc``)."""
+"""Tests of the VC-dimension lower bound (``sklearn_rrank._lower._vc``)."""
 
 import itertools
 import time

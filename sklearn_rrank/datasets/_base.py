@@ -10,9 +10,9 @@ import scipy.io
 import scipy.sparse as sp
 from sklearn.utils import Bunch
 
-from sklearn_rrank import _memory
-from sklearn_rrank._memory import gib
-from sklearn_rrank._validation import check_binary_matrix
+from sklearn_rrank._core import _memory
+from sklearn_rrank._core._memory import gib
+from sklearn_rrank._core._validation import check_binary_matrix
 
 __all__ = ["load_abstracts", "load_apj", "load_binary_matrix", "load_paleo"]
 

@@ -5,7 +5,7 @@ import numbers
 import numpy as np
 from sklearn.utils import check_random_state
 
-from sklearn_rrank._validation import check_tau
+from sklearn_rrank._core._validation import check_tau
 
 __all__ = ["make_rounding_rank_matrix"]
 

@@ -1,0 +1,186 @@
+"""The argument parser of the ``rrank`` command: one builder per subcommand.
+
+:func:`build_parser` takes the subcommands' handlers from
+:mod:`sklearn_rrank._cli._main`
+(so that this module does not import it) and returns the ``argparse`` parser whose
+``--help`` texts document every option and its default.
+"""
+
+import argparse
+import os
+
+from sklearn_rrank._portfolio._registry import DEFAULT_METHODS, FIT_METHODS, METHODS
+from sklearn_rrank._version import __version__
+
+__all__ = ["build_parser"]
+
+_TAU, _SEED = 0.5, 0
+_FACTORIZE_METHOD = "lpca"
+_NESTED_METHODS = ["mt+nnrr1", "mt", "nnrr1", "rsvd"]
+
+
+class _Formatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Defaults after each option's help; the epilog keeps its line breaks."""
+
+    def _fill_text(self, text, width, indent):
+        return "".join(indent + line for line in text.splitlines(keepends=True))
+
+
+def _positive_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
+def _output_file(text):
+    # checked before any computation; numpy's savez appends .npz when missing
+    parent = os.path.dirname(os.path.abspath(text))
+    if not os.path.isdir(parent):
+        raise argparse.ArgumentTypeError(f"directory {parent} does not exist")
+    if os.path.isdir(text):
+        raise argparse.ArgumentTypeError(f"{text} is a directory; give a file name")
+    return text
+
+
+def _add_common(p):
+    """The options of every command that reads a data set."""
+    p.add_argument("data", help="bundled data set name (see 'rrank datasets') or file")
+    p.add_argument("--tau", type=float, default=_TAU, help="rounding threshold")
+    p.add_argument("--n-jobs", type=int, default=None, help="parallel jobs (None: one)")
+    p.add_argument("--random-state", type=int, default=_SEED, help="seed")
+    p.add_argument("--json", action="store_true", help="print JSON on stdout")
+    p.add_argument(
+        "--output",
+        type=_output_file,
+        default=None,
+        metavar="FILE.npz",
+        help="save results to this .npz file (.npz is appended when missing; the "
+        "path written is printed)",
+    )
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    p.add_argument(
+        "--plot",
+        default=None,
+        metavar="FILE.png",
+        help="save a picture of the result (needs the plot extra)",
+    )
+    p.add_argument("-v", "--verbose", action="count", default=0, help="more output")
+
+
+def _add_bounds(sub, handler):
+    bound_methods = [n for n, s in METHODS.items() if s.lower or s.search]
+    p = sub.add_parser(
+        "bounds", help="lower and certified upper bounds", formatter_class=_Formatter
+    )
+    _add_common(p)
+    p.add_argument(
+        "--methods",
+        default=",".join(DEFAULT_METHODS),
+        help="comma-separated methods, run cheap first: "
+        + "; ".join(f"{n}: {METHODS[n].summary}" for n in bound_methods),
+    )
+    p.add_argument(
+        "--time-limit",
+        type=float,
+        default=None,
+        help="wall-clock budget in seconds of the whole command; the real rank is "
+        "computed within it when its SVD is estimated to take at most a tenth of it "
+        "(None: no limit)",
+    )
+    p.set_defaults(func=handler)
+
+
+def _add_factorize(sub, handler):
+    p = sub.add_parser(
+        "factorize",
+        help="minimum-error rounding rank-k factorization",
+        formatter_class=_Formatter,
+    )
+    _add_common(p)
+    p.add_argument(
+        "-k",
+        "--n-components",
+        type=_positive_int,
+        required=True,
+        default=argparse.SUPPRESS,  # required: no default to show
+        help="the rank k (required)",
+    )
+    p.add_argument(
+        "--method",
+        default=_FACTORIZE_METHOD,
+        choices=list(FIT_METHODS),
+        help="; ".join(f"{n}: {METHODS[n].summary}" for n in FIT_METHODS),
+    )
+    p.add_argument(
+        "--max-iter",
+        type=_positive_int,
+        default=None,
+        help="iterations of lpca/projlp (None: the method's default)",
+    )
+    p.add_argument(
+        "--time-limit",
+        type=float,
+        default=None,
+        help="wall-clock budget in seconds of the lpca/projlp fit; at the limit the "
+        "best factors so far are reported with a warning (None: no limit)",
+    )
+    p.add_argument(
+        "--nonnegative", action="store_true", help="non-negative factors (projlp)"
+    )
+    p.set_defaults(func=handler)
+
+
+def _add_nested(sub, handler):
+    p = sub.add_parser(
+        "nested", help="nearest nested matrix (BMNA)", formatter_class=_Formatter
+    )
+    _add_common(p)
+    p.add_argument(
+        "--method",
+        default=_NESTED_METHODS[0],
+        choices=_NESTED_METHODS,
+        help="BMNA heuristic: mt (Mannila-Terzi-style reorderings), nnrr1 "
+        "(alternating non-negative rounding rank one), mt+nnrr1 (mt, then nnrr1 "
+        "from it), rsvd (rounded rank-one SVD)",
+    )
+    p.set_defaults(func=handler)
+
+
+def _add_datasets(sub, handler):
+    p = sub.add_parser(
+        "datasets", help="list the bundled data sets", formatter_class=_Formatter
+    )
+    p.add_argument("--json", action="store_true", help="print JSON on stdout")
+    p.set_defaults(func=handler)
+
+
+def build_parser(handlers):
+    """The ``rrank`` parser; ``handlers`` maps each subcommand to its function."""
+    epilog = (
+        "defaults (every option and its default: rrank COMMAND --help):\n"
+        f"  bounds, factorize, nested: --tau {_TAU}; --random-state {_SEED}; "
+        "--n-jobs None (one job)\n"
+        f"  bounds:    --methods {','.join(DEFAULT_METHODS)}; --time-limit None "
+        "(no limit)\n"
+        f"  factorize: --method {_FACTORIZE_METHOD}; --max-iter None (the method's "
+        "default); --time-limit None (no limit)\n"
+        f"  nested:    --method {_NESTED_METHODS[0]}"
+    )
+    parser = argparse.ArgumentParser(
+        prog="rrank",
+        description="Rounding rank of binary matrices (Neumann, Gemulla, Miettinen, "
+        "ICDM 2016).",
+        epilog=epilog,
+        formatter_class=_Formatter,
+    )
+    parser.add_argument("--version", action="version", version=__version__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    _add_bounds(sub, handlers["bounds"])
+    _add_factorize(sub, handlers["factorize"])
+    _add_nested(sub, handlers["nested"])
+    _add_datasets(sub, handlers["datasets"])
+    return parser

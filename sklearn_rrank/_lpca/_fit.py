@@ -1,0 +1,839 @@
+"""Logistic PCA (L-PCA) for rounding-rank factorizations.
+
+Model (Schein, Saul and Ungar, AISTATS 2003; the paper's Section 3, "Logistic
+Principal Component Analysis"): every observed entry ``X_ij`` is a Bernoulli variable
+with ``P(X_ij = 1) = sigmoid(theta_ij)``, where the natural parameters (logits) are
+``theta = U @ V.T + 1 mu.T``: ``U`` (m, p) latent row coordinates, ``V`` (n, p) a
+basis and ``mu`` (n,) an optional column bias. The fit minimises the negative
+log-likelihood of the observed entries plus ``alpha / 2`` times the squared Frobenius
+norm of ``U``, ``V`` and ``mu``. Rounding the logits at 0 approximates ``X``.
+
+Honest rank. Every column of the returned factors is counted: with the bias on,
+``n_components = k`` means ``k - 1`` latent factors plus the bias column, and the
+threshold ``tau`` is folded into the bias column, so that ``L = [U, 1]`` and
+``R = [V, mu + tau]`` give ``L @ R.T = theta + tau``, which is ``>= tau`` exactly
+where ``theta >= 0``. The paper does not say whether its L-PCA counted the bias.
+Two further models (``fit_bias=False``: no bias; ``fit_bias="global"``: one scalar
+offset, which costs no column because ``tau`` absorbs it) are described in
+:func:`lpca_fit`; the global one expresses exactly the roundings of rank-k matrices
+and is the default of the rank search
+(:func:`~sklearn_rrank._lpca._search._lpca_search`, run by
+``rounding_rank_bounds(X, methods=("lpca",))``). It and the reweighting rescue of
+the search are our additions, not part of the paper or of Schein et al.
+
+Solvers: ``"newton"`` (damped alternating Newton, the default), ``"lbfgs"`` (joint
+objective, scipy's L-BFGS-B) and ``"mm"`` (Schein et al.'s bound-based alternating
+least squares, kept for fidelity to the paper; slower). Element-wise work uses the
+sigmoid through ``tanh`` and clipped exponent arguments; BLAS runs single-threaded
+inside a fit and ``n_jobs`` threads work on fixed blocks of rows, so results do not
+depend on ``n_jobs``.
+
+This module holds the public doors (:func:`lpca_fit`, :func:`lpca_transform`,
+:func:`lpca_row_logits`) and the solver dispatch (:func:`_fit_core`). The parts:
+
+* :mod:`sklearn_rrank._lpca._model`: data, entry kernels, evaluation, bias models,
+  likelihoods and deviances;
+* :mod:`sklearn_rrank._lpca._newton`: the alternating Newton and bound (MM) sweeps,
+  the sweep loop and its stopping rules, the per-row regressions of the transform;
+* :mod:`sklearn_rrank._lpca._lbfgs`: the joint objective and the L-BFGS-B solver;
+* :mod:`sklearn_rrank._lpca._start`: SVD warm starts and added columns;
+* :mod:`sklearn_rrank._lpca._search`: the rank search;
+* :mod:`sklearn_rrank._lpca._refine`: the LP refinement of the search's rescue;
+* :mod:`sklearn_rrank._lpca._distributed` (client) and
+  :mod:`sklearn_rrank._lpca._distributed_block` (workers): the Newton solver on a
+  Dask cluster.
+"""
+
+import time
+from contextlib import nullcontext
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions, validate_params
+from threadpoolctl import threadpool_limits
+
+from sklearn_rrank._core._results import FactorizationResult, LogisticModel
+from sklearn_rrank._core._rounding import _count_errors_factors
+from sklearn_rrank._core._validation import check_binary_matrix, check_tau
+from sklearn_rrank._lpca._lbfgs import _lbfgs_fit
+from sklearn_rrank._lpca._model import (
+    _B_MIN,
+    _Data,
+    _evaluate,
+    _logits_of,
+    _make_parallel,
+    _offset_sign,
+    _package,
+    lpca_deviances,
+    row_log_likelihood,
+)
+from sklearn_rrank._lpca._newton import (
+    _MMSweep,
+    _NewtonSweep,
+    _sweep_loop,
+    _transform_loop,
+)
+from sklearn_rrank._lpca._start import _init_from_factors, _svd_init
+from sklearn_rrank._search._skeleton import Deadline
+
+__all__ = [
+    "lpca_fit",
+    "lpca_row_logits",
+    "lpca_transform",
+]
+
+#: default L2 penalty on every parameter (latent factors and bias)
+DEFAULT_ALPHA = 1e-3
+# default sweeps and tolerance of a fit and of the per-row problems of transform
+FIT_MAX_ITER, FIT_TOL = 1000, 1e-6
+TRANSFORM_MAX_ITER, TRANSFORM_TOL = 100, 1e-8
+
+
+def _fit_core(
+    data,
+    U,
+    V,
+    mu,
+    *,
+    tau,
+    solver,
+    alpha,
+    max_iter,
+    tol,
+    n_jobs,
+    verbose,
+    stop_when_exact,
+    deadline,
+    stall=None,
+    tick=None,
+):
+    """Run a solver from ``(U, V, mu)``; return the state and a diagnostics dict.
+
+    ``deadline`` is a :class:`~sklearn_rrank._search._skeleton.Deadline` or None. The
+    sweeps compute in ``data.dtype`` (float32 mode: the factors are cast down at
+    the start and back to float64 at the end); ``solver="auto"`` is resolved by
+    :func:`_resolve_solver`.
+    """
+    start = time.perf_counter()
+    solver = _resolve_solver(solver, U.shape[1], *data.shape)
+    if data.dtype != np.float64:
+        U, V = U.astype(data.dtype), V.astype(data.dtype)
+    unsafe_history = []
+    parallel = _make_parallel(n_jobs, verbose)
+    common = dict(
+        max_iter=max_iter,
+        tol=tol,
+        stall=stall,
+        stop_when_exact=stop_when_exact,
+        deadline=deadline,
+        verbose=verbose,
+        tick=tick,
+        unsafe_history=unsafe_history,
+    )
+    # BLAS runs single-threaded: the products here are per block of rows, and
+    # multithreaded BLAS on small products is slow on a busy machine; parallelism
+    # comes from n_jobs
+    with threadpool_limits(limits=1, user_api="blas"), parallel or nullcontext():
+        if solver == "lbfgs":
+            U, V, mu, history, n_iter, status = _lbfgs_fit(
+                data, U, V, mu, alpha=alpha, tau=tau, parallel=parallel, **common
+            )
+        else:
+            kind = _NewtonSweep if solver == "newton" else _MMSweep
+            sweep = kind(
+                data,
+                U,
+                V,
+                mu,
+                alpha=alpha,
+                tau=tau,
+                parallel=parallel,
+                deadline=deadline,
+            )
+            U, V, mu, history, n_iter, status = _sweep_loop(
+                sweep, U, V, mu, n_observed=data.n_observed, **common
+            )
+        U, V = U.astype(np.float64), V.astype(np.float64)
+        if mu is not None:
+            mu = np.asarray(mu, dtype=np.float64)
+        n_wrong = 0
+        if status != "exact" and n_iter == 0 and solver != "lbfgs":
+            # the deadline cut the first sweep, which changed no state: the start's
+            # count (one pass over the data less after the deadline; on 1e9
+            # entries a pass took 11 s)
+            n_wrong = sweep.start_wrong
+        elif status != "exact":
+            _, n_wrong, _ = _evaluate(parallel, U, V, mu, data, tau)
+    info = {
+        "solver_used": solver,
+        "unsafe_history": unsafe_history,
+        "loss": [float(v) for v in history],
+        "status": status,
+        "n_errors_logit": int(n_wrong),
+        "seconds": time.perf_counter() - start,
+    }
+    return U, V, mu, n_iter, info
+
+
+# ---------------------------------------------------------------------------------
+# public functions
+# ---------------------------------------------------------------------------------
+
+_SOLVERS = ("auto", "newton", "lbfgs", "mm")
+# "auto": Newton up to this many latent factors, L-BFGS beyond (a Newton half step
+# costs O(m n p^2 / 2) for the p x p systems, L-BFGS O(m n p) per iteration)
+_AUTO_NEWTON_MAX_P = 24
+
+
+def _resolve_solver(solver, p, m, n):
+    """The solver that ``"auto"`` stands for with ``p`` latent factors."""
+    if solver != "auto":
+        return solver
+    return "newton" if p <= _AUTO_NEWTON_MAX_P else "lbfgs"
+
+
+def _model_kind(fit_bias, tau):
+    """``"column"``, ``"none"`` or ``"global"`` from the ``fit_bias`` parameter."""
+    if isinstance(fit_bias, str):
+        if tau == 0:
+            raise ValueError(
+                'fit_bias="global" needs tau != 0 (with tau = 0 the offset must be 0; '
+                "use fit_bias=False)."
+            )
+        return "global"
+    return "column" if fit_bias else "none"
+
+
+def _latent_factors(k, kind):
+    """The free latent factors of a rank-``k`` model of ``kind``.
+
+    ``k``, less the column that holds the offsets of a ``"column"`` model.
+    """
+    return k - 1 if kind == "column" else k
+
+
+def _fit_message(info, max_iter, tol):
+    """One line on how a fit stopped; for a non-converged fit, what to change."""
+    status = info["status"]
+    if status == "exact":
+        return "converged: every entry rounded correctly with a margin"
+    if status == "tol":
+        return f"converged: relative objective decrease below tol={tol:g}"
+    if status == "stalled":
+        return "converged: the wrong entries stopped dropping (stall of the rounding)"
+    loss = info["loss"]
+    rel = (loss[-2] - loss[-1]) / max(abs(loss[-1]), 1e-300) if len(loss) > 1 else 0
+    if status == "time_limit":
+        return (
+            f"stopped by the time limit with a relative objective decrease of "
+            f"{rel:.1e} per sweep; raise time_limit"
+        )
+    return (
+        f"stopped after max_iter={max_iter} sweeps with a relative objective "
+        f"decrease of {rel:.1e} per sweep (tol={tol:g}) and the wrong entries still "
+        f"dropping; raise max_iter, or raise tol to accept this fit"
+    )
+
+
+@validate_params(
+    {
+        "X": ["array-like", "sparse matrix"],
+        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "tau": [Real],
+        "fit_bias": ["boolean", StrOptions({"global"})],
+        "solver": [StrOptions(set(_SOLVERS))],
+        "dtype": [StrOptions({"float64", "float32"})],
+        "alpha": [Interval(Real, 0, None, closed="left")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "init": [tuple, list, None],
+        "random_state": ["random_state"],
+        "n_jobs": [Integral, None],
+        "verbose": ["verbose"],
+        "stop_when_exact": ["boolean"],
+        "time_limit": [Interval(Real, 0, None, closed="left"), None],
+    },
+    prefer_skip_nested_validation=True,
+)
+def lpca_fit(
+    X,
+    n_components,
+    *,
+    tau=0.5,
+    fit_bias=True,
+    solver="auto",
+    alpha=DEFAULT_ALPHA,
+    max_iter=FIT_MAX_ITER,
+    tol=FIT_TOL,
+    init=None,
+    random_state=None,
+    n_jobs=None,
+    verbose=0,
+    stop_when_exact=False,
+    time_limit=None,
+    dtype="float64",
+):
+    """Logistic PCA of a binary matrix, returned as a rounding rank-k factorization.
+
+    Fits ``P(X_ij = 1) = sigmoid(theta_ij)`` with logits
+    ``theta = U V^T + 1 mu^T`` by minimising the negative log-likelihood of the
+    observed entries plus ``alpha / 2 (|U|^2 + |V|^2 + |mu|^2)``, and returns factors
+    ``L``, ``R`` with exactly ``n_components`` columns such that
+    ``round_tau(L @ R.T)`` is the model's rounding at logit 0 (``theta >= 0``).
+
+    **Honest rank**: every column is counted. With ``fit_bias=True`` (the L-PCA of
+    Schein et al. with its bias) the model has
+    ``n_components - 1`` latent factors plus the column bias, returned as
+    ``L = [U, 1]`` and ``R = [V, mu + tau]`` (so ``L @ R.T = theta + tau``: the
+    threshold ``tau`` is folded into the bias column at no extra rank; any ``tau``
+    works). With ``fit_bias=False`` there are ``n_components`` latent factors and
+    ``R = V``; row ``i`` of ``L`` is ``c_i U_i`` with a per-row scale ``c_i > 0``
+    (which does not change the rank) chosen so that logits keep their side of
+    ``tau``: for ``tau > 0`` the row's smallest positive logit is scaled to
+    ``2 tau``, for ``tau < 0`` its largest negative logit is scaled to ``2 tau``, and
+    for ``tau = 0`` nothing is scaled. This is exact except, for ``tau > 0``, logits
+    that are exactly 0 (rounded to 1 at logit 0, but ``0 < tau``).
+    With ``fit_bias="global"`` (needs ``tau != 0``) the logits are
+    ``theta = U V^T + b`` with ``n_components`` latent factors and one scalar offset
+    ``b`` whose sign is opposite to ``tau``'s (``|b| >= 1e-3``); then
+    ``L = s U``, ``R = s V`` with ``s^2 = tau / -b``, so that
+    ``L @ R.T >= tau`` exactly where ``theta >= 0``. The scalar costs no column: these
+    models express exactly the roundings at ``tau`` of rank-``k`` matrices, more than
+    ``fit_bias=False`` (sign patterns of rank-``k`` logits) and ``fit_bias=True``
+    (``k - 1`` factors plus a bias column), so they can certify smaller ranks.
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n_samples, n_features)
+        Binary data; ``NaN`` marks missing entries, which get weight 0 (they do not
+        influence the fit).
+    n_components : int
+        Number ``k >= 1`` of columns of ``L`` and ``R``, the bias column included.
+    tau : float, default=0.5
+        Rounding threshold of the returned factorization.
+    fit_bias : bool or "global", default=True
+        True: a column bias ``mu`` (it uses one of the ``n_components`` columns);
+        False: no bias; ``"global"``: one scalar offset that uses no column (see
+        above).
+    solver : {"auto", "newton", "lbfgs", "mm"}, default="auto"
+        ``"auto"``: ``"newton"`` up to 24 latent factors, ``"lbfgs"`` beyond (a
+        Newton sweep solves one ``p x p`` system per row and column and costs
+        ``O(m n p^2)``, an L-BFGS iteration ``O(m n p)``; on Abstracts, 12841 x
+        4894, the Newton systems dominate from ``p`` of a few tens, see
+        ``benchmarks/lpca_sweep.py``). ``"newton"``: damped alternating Newton.
+        Given ``V`` and ``mu`` the rows of
+        ``U`` are independent problems; one Newton step is taken for all of them
+        with one batched solve of ``p x p`` systems, with a backtracking line search
+        per row (a row whose step fails keeps its parameters); then the same for the
+        rows of ``[V, mu]``. The objective never increases. ``"lbfgs"``: the joint
+        objective over all parameters with scipy's L-BFGS-B (useful for large ``k``,
+        where the ``k x k`` systems get expensive). ``"mm"``: Schein, Saul and
+        Ungar's alternating updates that maximise the Jaakkola-Jordan bound (monotone
+        and faithful to the original L-PCA, but much slower to converge).
+    alpha : float, default=1e-3
+        L2 penalty on every parameter. It keeps the optimum finite on separable
+        data and the Newton systems well conditioned.
+    max_iter : int, default=1000
+        Maximal number of sweeps (one update of ``U`` and one of ``[V, mu]``;
+        L-BFGS iterations for ``"lbfgs"``).
+    tol : float, default=1e-6
+        Stop when the objective decreases by less than ``tol`` times its value in a
+        sweep (for ``"lbfgs"``: scipy's ``ftol``). The fit has also converged
+        (status ``"stalled"``) when the rounding stalls: the observed entries that
+        are wrong (or within the stop margin) have not dropped by 1% of their
+        number, nor by ``1e-5`` of the observed entries, in 50 sweeps (near
+        separable data let the logits grow for many sweeps without changing the
+        rounding).
+    init : tuple (L, R) or None, default=None
+        Warm start in the returned format (e.g. the factors of an earlier fit).
+        With ``fit_bias=True`` the last column of ``L`` must be a nonzero constant.
+        With ``fit_bias="global"`` any factors work: the start is
+        ``theta = c (L R^T - tau)`` (``c >= 1`` keeps ``|b| >= 1e-3``), whose signs
+        are the rounding of ``(L, R)``, e.g. a certificate of another method.
+        With ``fit_bias=False`` the start is ``theta = L R^T``. None: truncated SVD
+        of ``2 (2X - 1)`` (missing entries 0), column-centred with the column bias,
+        shifted by the starting offset ``b = -4 sign(tau)`` with the global one
+        (Schein et al. start from random values instead).
+    random_state : int, RandomState instance or None, default=None
+        Seed of the randomized SVD of the warm start.
+    n_jobs : int or None, default=None
+        Number of threads working on blocks of rows; results do not depend on it.
+        Inside the fit BLAS runs single-threaded.
+    verbose : int, default=0
+        Print one line per sweep if ``verbose >= 2``.
+    stop_when_exact : bool, default=False
+        Stop as soon as every observed entry is rounded correctly with a margin
+        (``|theta_ij| > 1e-6 (1 + |L_i| |R_j| + |tau|)`` on the right side), checked
+        before every half sweep at no extra cost. The caller certifies the result
+        with :func:`~sklearn_rrank.certify_rounding`.
+    time_limit : float or None, default=None
+        Stop after this many seconds, counted from the start of the call (the
+        SVD start included). The deadline is checked between the chunks of rows
+        of every pass; a sweep (L-BFGS: iteration) that it interrupts is
+        discarded, so the result is the state after the last complete one and
+        ``info["status"]`` is ``"time_limit"``.
+    dtype : {"float64", "float32"}, default="float64"
+        Precision of the sweeps' ``m x n`` work (logits, gradients, losses).
+        ``"float32"`` halves the memory traffic and makes the element-wise
+        functions several times faster on large data; the returned factors, the
+        error count and every certificate are computed in float64. The stop check
+        of ``stop_when_exact`` then adds float32's rounding bound to its relative
+        margin: ``1e-6 + (p + 4) eps`` with ``eps`` float32's machine epsilon and
+        ``p`` the latent factors (1.3e-5 at ``p = 100``).
+
+    Returns
+    -------
+    result : FactorizationResult
+        ``L`` of shape (n_samples, n_components) and ``R`` of shape
+        (n_features, n_components), float64; ``n_iter`` sweeps; ``converged`` is
+        True when the tolerance, the stall of the rounding or exactness stopped the
+        fit. ``info`` holds ``"message"`` (how the fit stopped; when it did not
+        converge, which parameter to change),
+        ``"loss"`` (objective after each sweep, starting with the initial value),
+        ``"n_errors"`` (observed entries where ``round_tau(L @ R.T)`` differs from
+        ``X``), ``"status"`` (``"tol"``, ``"stalled"``, ``"exact"``, ``"max_iter"``
+        or ``"time_limit"``), ``"solver"``, ``"alpha"``, ``"fit_bias"``, ``"n_latent"``
+        (latent factors: ``n_components - 1`` with the column bias, else
+        ``n_components``), ``"offset"`` (the global offset ``b``, only for
+        ``fit_bias="global"``), ``"n_errors_logit"`` (wrong signs of the logits;
+        equals ``"n_errors"`` except for exactly-zero logits without a bias),
+        ``"unsafe_history"`` (newton only: entries wrong or within the stop margin,
+        once per sweep), ``"deviance"`` and ``"null_deviance"`` (see
+        :func:`lpca_deviances`; of the fitted logits ``theta``, without the
+        penalty) and ``"seconds"``.
+
+    Raises
+    ------
+    ValueError
+        If ``X`` is not binary, a parameter is out of range, or ``init`` does not
+        match.
+
+    See Also
+    --------
+    lpca_transform : Logistic regression of new rows on fixed ``R``.
+    sklearn_rrank.rounding_rank_bounds : Rank search with certificates
+        (``methods=("lpca",)``).
+
+    Notes
+    -----
+    The paper (Section 3) does not say whether its L-PCA counted the bias in the
+    rank; here it always is counted. Each Newton sweep costs
+    ``O(m n p^2 + (m + n) p^3)`` with ``p`` the number of latent factors.
+
+    References
+    ----------
+    Neumann, Gemulla, Miettinen, "What You Will Gain By Rounding: Theory and
+    Algorithms for Rounding Rank", ICDM 2016, Section 3, "Logistic Principal
+    Component Analysis (L-PCA)". A. I. Schein, L. K. Saul, L. H. Ungar, "A
+    Generalized Linear Model for Principal Component Analysis of Binary Data",
+    AISTATS 2003. M. Collins, S. Dasgupta, R. E. Schapire, "A Generalization of
+    Principal Components Analysis to the Exponential Family", NIPS 2001
+    (alternating convex fits).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_rrank._lpca._fit import lpca_fit
+    >>> X = np.array([[1, 1, 0], [1, 0, 0], [1, 1, 1], [0, 0, 0]])
+    >>> res = lpca_fit(X, 2, random_state=0)
+    >>> res.L.shape, res.R.shape, res.info["n_errors"]
+    ((4, 2), (3, 2), 0)
+    """
+    deadline = Deadline(time_limit)  # the budget counts from the door
+    # sparse X stays sparse: the fit reads its ones as a CSR pattern
+    X = check_binary_matrix(X, allow_missing=True, accept_sparse=True, method="lpca")
+    return _lpca_fit(
+        X,
+        n_components,
+        tau=check_tau(tau),
+        fit_bias=fit_bias,
+        solver=solver,
+        alpha=alpha,
+        max_iter=max_iter,
+        tol=tol,
+        init=init,
+        random_state=random_state,
+        n_jobs=n_jobs,
+        verbose=verbose,
+        stop_when_exact=stop_when_exact,
+        deadline=deadline,
+        dtype=dtype,
+    )
+
+
+def _lpca_fit(
+    X,
+    n_components,
+    *,
+    tau=0.5,
+    fit_bias=True,
+    solver="auto",
+    alpha=DEFAULT_ALPHA,
+    max_iter=FIT_MAX_ITER,
+    tol=FIT_TOL,
+    init=None,
+    random_state=None,
+    n_jobs=None,
+    verbose=0,
+    stop_when_exact=False,
+    deadline=None,
+    dtype="float64",
+):
+    """:func:`lpca_fit` on validated data (float64, NaN = missing); no checks.
+
+    ``deadline`` is the call's :class:`~sklearn_rrank._search._skeleton.Deadline` (None:
+    no limit); it reaches the leaves.
+    """
+    m, n = X.shape
+    k = int(n_components)
+    kind = _model_kind(fit_bias, tau)
+    p = _latent_factors(k, kind)
+    deadline = Deadline() if deadline is None else deadline
+    data = _Data(X, dtype=dtype)
+    if init is None:
+        rng = check_random_state(random_state)
+        U, V, mu = _svd_init(data, p, kind, rng, tau, deadline=deadline)
+    else:
+        if len(init) != 2:
+            raise ValueError("init must be a pair (L, R) or None.")
+        U, V, mu = _init_from_factors(init[0], init[1], kind, tau, m, n, k)
+    U, V, mu, n_iter, info = _fit_core(
+        data,
+        U,
+        V,
+        mu,
+        tau=tau,
+        solver=solver,
+        alpha=float(alpha),
+        max_iter=int(max_iter),
+        tol=float(tol),
+        n_jobs=n_jobs,
+        verbose=verbose,
+        stop_when_exact=stop_when_exact,
+        deadline=deadline,
+        # the stall of the rounding ends the alternating solvers' fits only: L-BFGS
+        # moves all parameters at once and its rounding may rest for 50 iterations
+        # and then drop again (Abstracts, k=50: stalled at a relative error of 0.54)
+        stall=_FIT_STALL if _resolve_solver(solver, p, m, n) != "lbfgs" else None,
+    )
+    L, R = _package(U, V, mu, tau)
+    deviance, null_deviance = lpca_deviances(X, U, V, mu)
+    info.update(
+        n_errors=_count_errors_factors(X, L, R, tau),
+        deviance=deviance,
+        null_deviance=null_deviance,
+        solver=solver,
+        dtype=str(np.dtype(dtype)),
+        alpha=float(alpha),
+        fit_bias=fit_bias if kind == "global" else bool(fit_bias),
+        n_latent=p,
+    )
+    if kind == "global":
+        info["offset"] = float(mu)
+    info["message"] = _fit_message(info, max_iter, tol)
+    if verbose:
+        print(
+            f"[lpca] k={k}: {n_iter} sweeps, status {info['status']}, "
+            f"{info['n_errors']} wrong entries, {info['seconds']:.2f}s"
+        )
+    return _fit_result(L, R, n_iter, info)
+
+
+def _fit_result(L, R, n_iter, info):
+    """The typed record of an L-PCA fit (serial or distributed) from its ``info``."""
+    return FactorizationResult(
+        L=L,
+        R=R,
+        n_iter=n_iter,
+        converged=info["status"] in ("tol", "exact", "stalled"),
+        info=info,
+        message=info["message"],
+        time_limited=info["status"] == "time_limit",
+        model=LogisticModel(
+            fit_bias=info["fit_bias"],
+            alpha=info["alpha"],
+            offset=info.get("offset"),
+            deviance=info["deviance"],
+            null_deviance=info["null_deviance"],
+        ),
+    )
+
+
+@validate_params(
+    {
+        "X": ["array-like", "sparse matrix"],
+        "R": ["array-like"],
+        "tau": [Real],
+        "fit_bias_column": ["boolean", StrOptions({"global"})],
+        "alpha": [Interval(Real, 0, None, closed="left")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "n_jobs": [Integral, None],
+    },
+    prefer_skip_nested_validation=True,
+)
+def lpca_transform(
+    X,
+    R,
+    *,
+    tau=0.5,
+    fit_bias_column=True,
+    alpha=DEFAULT_ALPHA,
+    max_iter=TRANSFORM_MAX_ITER,
+    tol=TRANSFORM_TOL,
+    n_jobs=None,
+):
+    """Row representations of new data for a fixed right factor (logistic regression).
+
+    Every row of ``X`` is fitted by an L2-penalised logistic regression on the rows
+    of ``R`` (damped Newton, all rows in one batched solve per step, backtracking per
+    row). ``fit_bias_column`` says which model of :func:`lpca_fit` produced ``R``
+    (its ``fit_bias``). True: the last column of ``R`` is the bias column, the
+    logits are ``L[:, :-1] @ R[:, :-1].T + R[:, -1] - tau`` and ``L[:, -1]`` stays
+    fixed at 1. False: the logits are ``L @ R.T`` and each row of ``L`` is rescaled
+    for ``tau`` as in :func:`lpca_fit`. ``"global"``: each row gets its own
+    intercept ``c_i`` (sign opposite to ``tau``'s, ``|c_i| >= 1e-3``), the logits
+    are ``a_i @ R.T + c_i`` and ``L_i = a_i tau / -c_i``, which uses no extra
+    column. In all cases ``round_tau(L @ R.T)`` is the rounding of the fitted
+    logits at 0.
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n_samples, n_features)
+        Binary data; ``NaN`` marks missing entries (weight 0).
+    R : array-like of shape (n_features, k)
+        Fixed right factor, e.g. ``lpca_fit(...).R``.
+    tau : float, default=0.5
+        Rounding threshold (the one used to fit ``R``).
+    fit_bias_column : bool or "global", default=True
+        The ``fit_bias`` of the :func:`lpca_fit` call that produced ``R``: True if
+        its last column is the bias column (``mu + tau``).
+    alpha : float, default=1e-3
+        L2 penalty on the fitted coordinates.
+    max_iter : int, default=100
+        Maximal number of Newton steps.
+    tol : float, default=1e-8
+        Stop when the objective decreases by less than ``tol`` times its value.
+    n_jobs : int or None, default=None
+        Number of threads; results do not depend on it.
+
+    Returns
+    -------
+    L : ndarray of shape (n_samples, k), dtype float64
+        Row representations; with ``fit_bias_column`` the last column is 1.
+
+    Raises
+    ------
+    ValueError
+        If ``X`` is not binary or ``R`` does not match ``X``.
+
+    References
+    ----------
+    Neumann, Gemulla, Miettinen (ICDM 2016), Section 3 (L-PCA); Collins, Dasgupta
+    and Schapire (NIPS 2001) for the per-row logistic regressions.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_rrank._lpca._fit import lpca_fit, lpca_transform
+    >>> X = np.array([[1, 1, 0], [1, 0, 0], [1, 1, 1], [0, 0, 0]])
+    >>> R = lpca_fit(X, 2, random_state=0).R
+    >>> L = lpca_transform([[1, 1, 1], [1, 0, 0]], R)
+    >>> ((L @ R.T) >= 0.5).astype(int)
+    array([[1, 1, 1],
+           [1, 0, 0]])
+    """
+    X = check_binary_matrix(X, allow_missing=True, accept_sparse=True, method="lpca")
+    return _lpca_transform(
+        X,
+        R,
+        tau=check_tau(tau),
+        fit_bias_column=fit_bias_column,
+        alpha=alpha,
+        max_iter=max_iter,
+        tol=tol,
+        n_jobs=n_jobs,
+    )
+
+
+def _lpca_transform(
+    X,
+    R,
+    *,
+    tau=0.5,
+    fit_bias_column=True,
+    alpha=DEFAULT_ALPHA,
+    max_iter=TRANSFORM_MAX_ITER,
+    tol=TRANSFORM_TOL,
+    n_jobs=None,
+):
+    """:func:`lpca_transform` on validated data; checks only ``R``."""
+    R = np.asarray(R, dtype=np.float64)
+    m, n = X.shape
+    if R.ndim != 2 or R.shape[0] != n or R.shape[1] < 1:
+        raise ValueError(
+            f"R must have shape ({n}, k) with k >= 1 to match X with {n} columns; "
+            f"got {R.shape}."
+        )
+    if not np.isfinite(R).all():
+        raise ValueError("R must hold finite numbers.")
+    kind = _model_kind(fit_bias_column, tau)
+    bound = None
+    if kind == "column":
+        F, offset = R[:, :-1], R[:, -1] - tau
+        P = np.zeros((m, F.shape[1]))
+    elif kind == "none":
+        F, offset = R, None
+        P = np.zeros((m, F.shape[1]))
+    else:
+        # features [R, 1]; the last parameter is the row intercept c_i
+        F, offset = np.hstack([R, np.ones((n, 1))]), None
+        P = np.zeros((m, F.shape[1]))
+        P[:, -1] = _offset_sign(tau)
+        bound = (-np.inf, -_B_MIN) if tau > 0 else (_B_MIN, np.inf)
+    P = _fit_rows(X, P, F, offset, alpha, max_iter, tol, n_jobs, bound)
+    if kind == "column":
+        return np.hstack([P, np.ones((m, 1))])
+    if kind == "global":
+        return P[:, :-1] * (tau / -P[:, -1])[:, None]
+    L, _ = _package(P, F, None, tau)
+    return L
+
+
+def _fit_rows(X, P, F, offset, alpha, max_iter, tol, n_jobs, bound=None):
+    """Row coordinates ``P`` of the penalised logistic regressions on fixed ``F``."""
+    if not F.shape[1]:
+        return P
+    data = _Data(X)
+    args = (data, P, F, offset, float(alpha), int(max_iter), float(tol), bound)
+    parallel = _make_parallel(n_jobs, 0)
+    with threadpool_limits(limits=1, user_api="blas"):
+        if parallel is None:
+            return _transform_loop(None, *args)
+        with parallel:
+            return _transform_loop(parallel, *args)
+
+
+def _row_model(X, R, tau, fit_bias, offset, alpha, max_iter, tol, n_jobs):
+    """``(P, F, bias)`` with the logits of the rows of ``X`` equal ``P F^T + bias``.
+
+    Trusts ``X`` (validated) and ``tau`` (checked).
+    """
+    R = np.asarray(R, dtype=np.float64)
+    kind = _model_kind(fit_bias, tau)
+    if kind == "column":
+        F, bias = R[:, :-1], R[:, -1] - tau
+    elif kind == "none":
+        F, bias = R, None
+    else:
+        if offset is None or float(offset) * tau >= 0:
+            raise ValueError(
+                "fit_bias='global' needs the fit's global offset (of the sign "
+                f"opposite to tau={tau!r}); got offset={offset!r}."
+            )
+        F, bias = R / np.sqrt(tau / -float(offset)), np.asarray(float(offset))
+    P = np.zeros((X.shape[0], F.shape[1]))
+    P = _fit_rows(X, P, F, bias, alpha, max_iter, tol, n_jobs)
+    return P, F, bias
+
+
+# Newton steps and tolerance of the per-row regressions of lpca_row_logits
+ROW_MAX_ITER = 100
+ROW_TOL = 1e-8
+
+
+def lpca_row_logits(
+    X,
+    R,
+    *,
+    tau=0.5,
+    fit_bias=True,
+    offset=None,
+    alpha=DEFAULT_ALPHA,
+    max_iter=ROW_MAX_ITER,
+    tol=ROW_TOL,
+    n_jobs=None,
+    return_log_likelihood=False,
+):
+    """Logits of new rows under a fitted L-PCA model (the model's ``R`` fixed).
+
+    Every row gets the coordinates ``u_i`` of an L2-penalised logistic regression
+    (the regression of :func:`lpca_transform`, missing entries weight 0) with the
+    fitted model's bias fixed, and the logits are those of the fitted model:
+    ``fit_bias=True``: ``u_i V^T + mu`` with ``R = [V, mu + tau]`` (so the logits
+    are ``lpca_transform(X, R) @ R.T - tau``); ``fit_bias=False``: ``u_i R^T``
+    (``R = V``; unlike :func:`lpca_transform`, no row is rescaled for ``tau``);
+    ``fit_bias="global"``: ``u_i V^T + b`` with ``b = offset`` (the fit's
+    ``info["offset"]``) and ``V = R / s``, ``s^2 = tau / -b``.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+        Binary data; ``NaN`` marks missing entries (weight 0).
+    R : ndarray of shape (n_features, k)
+        Right factor of :func:`lpca_fit`.
+    tau : float, default=0.5
+        Rounding threshold of the fit.
+    fit_bias : bool or "global", default=True
+        The fit's ``fit_bias``.
+    offset : float or None, default=None
+        The global offset ``b`` (required for ``fit_bias="global"``).
+    alpha : float, default=1e-3
+        L2 penalty on the row coordinates.
+    max_iter : int, default=100
+        Maximal number of Newton steps.
+    tol : float, default=1e-8
+        Stop when the objective decreases by less than ``tol`` times its value.
+    n_jobs : int or None, default=None
+        Number of threads; results do not depend on it.
+    return_log_likelihood : bool, default=False
+        Return the log-likelihood of every row (see :func:`row_log_likelihood`)
+        instead of the logits, without forming all logits at once.
+
+    Returns
+    -------
+    theta : ndarray of shape (n_samples, n_features), dtype float64
+        Logits: ``P(X_ij = 1) = sigmoid(theta_ij)``, for missing entries too.
+        With ``return_log_likelihood``, an ndarray of shape (n_samples,) instead.
+    """
+    X = check_binary_matrix(X, allow_missing=True, method="lpca")
+    return _lpca_row_logits(
+        X,
+        R,
+        tau=check_tau(tau),
+        fit_bias=fit_bias,
+        offset=offset,
+        alpha=alpha,
+        max_iter=max_iter,
+        tol=tol,
+        n_jobs=n_jobs,
+        return_log_likelihood=return_log_likelihood,
+    )
+
+
+def _lpca_row_logits(
+    X,
+    R,
+    *,
+    tau,
+    fit_bias,
+    offset,
+    alpha,
+    n_jobs,
+    return_log_likelihood,
+    max_iter=ROW_MAX_ITER,
+    tol=ROW_TOL,
+):
+    """:func:`lpca_row_logits` on validated ``X`` and a checked ``tau``; no checks."""
+    P, F, bias = _row_model(X, R, tau, fit_bias, offset, alpha, max_iter, tol, n_jobs)
+    if return_log_likelihood:
+        return row_log_likelihood(X, P, F, bias)
+    return _logits_of(P, F, bias)
+
+
+# lpca_fit: the fit has converged ("stalled") when the entries wrong or within the
+# stop margin have not dropped by 1% of their number, nor by 1e-5 of the observed
+# entries, in 50 sweeps: the rounding no longer changes (much) although the logits
+# still move
+_FIT_STALL = (50, 0.01, 1e-5)
