@@ -18,6 +18,7 @@ from sklearn_rrank._core._rounding import certify_rounding, round_matrix, roundi
 from sklearn_rrank._factorization import RoundingRankFactorization
 from sklearn_rrank._lower._vc import vc_lower_bound
 from sklearn_rrank._lpca._distributed import lpca_fit_distributed
+from sklearn_rrank._lpca._fit import lpca_fit, lpca_transform
 from sklearn_rrank._nested._approx import (
     NestedApprox,
 )
@@ -33,7 +34,9 @@ from sklearn_rrank._nested._nestedness import (
     nodf,
     nodf_null_model,
 )
+from sklearn_rrank._projlp._projlp import projlp_fit, projlp_transform
 from sklearn_rrank._rank_cv import RoundingRankCV
+from sklearn_rrank._upper._asso import asso_fit, asso_transform
 from sklearn_rrank._upper._permutation import permutation_factors
 from sklearn_rrank._upper._permutation_order import sign_change_ordering
 from sklearn_rrank._version import __version__
@@ -47,17 +50,23 @@ __all__ = [
     "RoundingRankCV",
     "RoundingRankFactorization",
     "__version__",
+    "asso_fit",
+    "asso_transform",
     "certify_rounding",
     "feature_dimension_bounds",
     "is_nested",
     "is_rounding_rank_one",
     "linear_separability",
+    "lpca_fit",
     "lpca_fit_distributed",
+    "lpca_transform",
     "nested_decomposition",
     "nestedness_temperature",
     "nodf",
     "nodf_null_model",
     "permutation_factors",
+    "projlp_fit",
+    "projlp_transform",
     "round_matrix",
     "rounding_error",
     "rounding_rank_bounds",

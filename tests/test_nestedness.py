@@ -117,11 +117,11 @@ def test_curveball_uniform_on_permutation_matrices():
 def test_nodf_null_model():
     rng = np.random.default_rng(0)
     X = (rng.random((15, 20)) < 0.4).astype(int)
-    res = nodf_null_model(X, n_samples=30, random_state=0)
-    res2 = nodf_null_model(X, n_samples=30, random_state=0)
+    res = nodf_null_model(X, n_null=30, random_state=0)
+    res2 = nodf_null_model(X, n_null=30, random_state=0)
     assert_array_equal(res.null_nodf, res2.null_nodf)
     assert not np.array_equal(
-        res.null_nodf, nodf_null_model(X, n_samples=30, random_state=1).null_nodf
+        res.null_nodf, nodf_null_model(X, n_null=30, random_state=1).null_nodf
     )
     assert res.nodf == nodf(X).nodf
     assert res.null_nodf.shape == (30,)
@@ -131,8 +131,8 @@ def test_nodf_null_model():
     assert res.p_value == (1 + n_ge) / 31
     assert abs(res.z_score) < 4  # a random matrix is typical of its null model
     # a staircase is the only matrix with its margins
-    fixed = nodf_null_model(np.tril(np.ones((6, 6))), n_samples=5, random_state=0)
+    fixed = nodf_null_model(np.tril(np.ones((6, 6))), n_null=5, random_state=0)
     assert fixed.p_value == 1.0 and np.isnan(fixed.z_score)
     assert_allclose(fixed.null_nodf, 100.0)
-    with pytest.raises(ValueError, match="n_samples"):
-        nodf_null_model(X, n_samples=0)
+    with pytest.raises(ValueError, match="n_null"):
+        nodf_null_model(X, n_null=0)

@@ -308,9 +308,9 @@ class NODFNullModelResult(NamedTuple):
     z_score : float
         ``(nodf - null_mean) / null_std`` (``nan`` when ``null_std`` is 0).
     p_value : float
-        One-sided ``(1 + #{null >= nodf}) / (1 + n_samples)``: small values mean more
+        One-sided ``(1 + #{null >= nodf}) / (1 + n_null)``: small values mean more
         nested than expected for the row and column sums.
-    null_nodf : ndarray of shape (n_samples,)
+    null_nodf : ndarray of shape (n_null,)
         NODF of each null matrix.
     """
 
@@ -355,14 +355,14 @@ def _curveball_trades(M, n_trades, rng):
 @validate_params(
     {
         "X": ["array-like", "sparse matrix"],
-        "n_samples": [Interval(Integral, 1, None, closed="left")],
+        "n_null": [Interval(Integral, 1, None, closed="left")],
         "n_trades": [None, Interval(Integral, 1, None, closed="left")],
         "burn_in": [None, Interval(Integral, 0, None, closed="left")],
         "random_state": ["random_state"],
     },
     prefer_skip_nested_validation=True,
 )
-def nodf_null_model(X, *, n_samples=99, n_trades=None, burn_in=None, random_state=None):
+def nodf_null_model(X, *, n_null=99, n_trades=None, burn_in=None, random_state=None):
     """Compare NODF with a fixed-fixed null model sampled by curveball trades.
 
     Null matrices keep every row sum and column sum of ``X`` (Gotelli's "fixed-fixed"
@@ -374,7 +374,7 @@ def nodf_null_model(X, *, n_samples=99, n_trades=None, burn_in=None, random_stat
     ----------
     X : array-like or sparse matrix of shape (n_samples_X, n_features)
         Binary matrix.
-    n_samples : int, default=99
+    n_null : int, default=99
         Number of null matrices.
     n_trades : int or None, default=None
         Trades between consecutive samples (thinning); None means
@@ -410,7 +410,7 @@ def nodf_null_model(X, *, n_samples=99, n_trades=None, burn_in=None, random_stat
     >>> import numpy as np
     >>> from sklearn_rrank import nodf_null_model
     >>> X = np.tril(np.ones((8, 8)))
-    >>> res = nodf_null_model(X, n_samples=19, random_state=0)
+    >>> res = nodf_null_model(X, n_null=19, random_state=0)
     >>> round(res.nodf, 1), res.p_value      # a staircase is the only such matrix
     (100.0, 1.0)
     """
@@ -425,12 +425,12 @@ def nodf_null_model(X, *, n_samples=99, n_trades=None, burn_in=None, random_stat
     observed = _nodf_validated(B).nodf
     M = B.astype(bool)
     _curveball_trades(M, burn_in, rng)
-    null = np.empty(n_samples)
-    for s in range(n_samples):
+    null = np.empty(n_null)
+    for s in range(n_null):
         _curveball_trades(M, n_trades, rng)
         null[s] = _nodf_validated(M).nodf
     mean = float(null.mean())
-    std = float(null.std(ddof=1)) if n_samples > 1 else float("nan")
+    std = float(null.std(ddof=1)) if n_null > 1 else float("nan")
     z = (observed - mean) / std if std > 0 else float("nan")
-    p = (1 + int(np.count_nonzero(null >= observed))) / (1 + n_samples)
+    p = (1 + int(np.count_nonzero(null >= observed))) / (1 + n_null)
     return NODFNullModelResult(observed, mean, std, float(z), float(p), null)

@@ -290,7 +290,7 @@ def _given(**kwargs):
 
 
 def _rsvd_fit(X, k, *, tau, random_state, **_):
-    return _rsvd.rsvd_fit(X, k, tau=tau, random_state=random_state)
+    return _rsvd._rsvd_fit(X, k, tau=tau, random_state=random_state)
 
 
 def _lpca_default_fit_bias(tau):

@@ -24,7 +24,7 @@ from sklearn_rrank._core._memory import gib, svd_components_that_fit
 from sklearn_rrank._core._results import FactorizationResult
 from sklearn_rrank._core._rounding import _csr_ones, _row_batches
 
-__all__ = ["rsvd_error_curve", "rsvd_fit", "truncated_svd"]
+__all__ = ["rsvd_error_curve", "truncated_svd"]
 
 # above this many entries a dense SVD of all components is avoided when few are needed
 _DENSE_SVD_ENTRIES = 4_000_000
@@ -242,7 +242,7 @@ def _flat_ones(X, rows, n):
     return np.flatnonzero(Xb == 1), Xb.shape[0]
 
 
-def rsvd_fit(X, n_components, *, tau=0.5, random_state=None):
+def _rsvd_fit(X, n_components, *, tau=0.5, random_state=None):
     """Minimum-error rounding rank-k by R-SVD: the best rounded truncation l <= k.
 
     Parameters
