@@ -82,9 +82,8 @@ def _pad_columns(F, k):
     return np.hstack([F, np.zeros((F.shape[0], k - F.shape[1]))])
 
 
-# three random integer weightings of the entries (and one of the missing ones): a
-# row's fingerprint is exact in float64 (sums of integers below 2**53) whatever the
-# order of summation, and two different rows collide with probability ~2**-63
+# random integer weightings of the entries: a row's fingerprint is an exact float64
+# sum (below 2**53) in any order; two different rows collide with probability ~2**-63
 _KEY_BITS = 21
 
 

@@ -253,16 +253,14 @@ def _matrix_rank_within(X, seconds):
     """The real rank, or a note if its SVD does not end within ``seconds``.
 
     The SVD runs in a daemon thread (LAPACK cannot be stopped): on a machine busier
-    than its estimate measured (APJ, 60 s, load 5.5: 23 s on an estimate under 6 s)
-    the command reports it as not computed and ends on time, leaving the thread to
-    the process's exit.
+    than its estimate assumed, the command reports it as not computed and ends on
+    time, leaving the thread to the process's exit.
     """
     out = []
 
     def rank():
-        # one BLAS thread: on a busy machine two threads spinning beside the busy
-        # processes held back the command's own thread (2 busy processes, a
-        # 500 x 300 file, 5 s: the wait for a 0.05 s SVD took 1.23 s)
+        # one BLAS thread: on a busy machine, spinning BLAS threads would hold back
+        # the command's own thread and so its deadline
         with threadpool_limits(limits=1, user_api="blas"):
             out.append(_matrix_rank(X))
 

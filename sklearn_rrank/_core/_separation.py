@@ -38,9 +38,8 @@ from sklearn_rrank._core._rounding import _dense_block, _uncertified_counts
 
 __all__ = ["alternate_separation", "separate_columns", "separation_basis"]
 
-# entries of X per column block (float32 temporaries of this size, a few per block
-# and thread; at 2**24 that was 64 MB each, and the signs' float64 temporaries 128
-# MB each, while ProjLP alone peaked at 2.26 GB on Abstracts, 12841 x 4894)
+# entries of X per column block: a few float32 temporaries of this size per block and
+# thread (16 MB each), so that the separation's memory does not grow with the data
 _BLOCK_ENTRIES = 1 << 22
 _MOMENTUM = 0.9
 

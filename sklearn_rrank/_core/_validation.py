@@ -29,12 +29,10 @@ __all__ = [
 ]
 
 # data with fewer ones than this fraction of its entries is worked on sparse (the
-# portfolio's R-SVD and spectral bound, the command line's loaders, and the doors
-# below)
+# portfolio's R-SVD and spectral bound, the loaders, :func:`sparse_if_few_ones`)
 SPARSE_FRACTION = 0.1
-# a dense array of at least this many entries with fewer than SPARSE_FRACTION ones
-# is taken as CSR by the doors whose methods work on sparse data
-# (:func:`sparse_if_few_ones`): no float64 copy of its m x n entries is made
+# a dense array of at least this many entries and few ones is taken as CSR by the
+# doors whose methods work on sparse data: no float64 copy of its entries is made
 SPARSE_INPUT_ENTRIES = 10**7
 
 

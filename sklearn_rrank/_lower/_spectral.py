@@ -23,9 +23,8 @@ from sklearn_rrank._search._skeleton import Deadline, rank_zero_possible
 
 __all__ = ["spectral_lower_bound"]
 
-# above this many entries the spectral bound starts from a few leading singular values
-# (ARPACK, anytime) instead of all of them: a full LAPACK SVD of APJ's 2.4 M entries
-# took 9-12 s on a loaded machine where 8 leading values (0.3 s) already show d*
+# above this many entries the bound starts from a few leading singular values (ARPACK,
+# anytime) instead of a full LAPACK SVD, which grows as m n min(m, n)
 _DENSE_SPECTRAL_ENTRIES = 250_000
 # float64 m x n arrays that all singular values need (2X - 1 and LAPACK's work)
 _FULL_SVD_COPIES = 3

@@ -53,9 +53,8 @@ _BLOCK_ENTRIES = 1 << 22
 #: rounding (``round_tau(L @ R.T) == L o R.T``): ``0 < tau <= 1``
 BOOLEAN_TAU = [Interval(Real, 0, 1, closed="right")]
 
-#: Asso's parameters and their constraints, declared once: the doors
-#: :func:`asso_fit` and :func:`asso_transform` and the method parameters of
-#: ``method="asso"`` (the registry's ``fit_params`` and ``search_params``)
+#: Asso's parameters and their constraints, declared once for the doors
+#: (:func:`asso_fit`, :func:`asso_transform`) and the registry's method parameters
 ASSO_PARAMS = {
     "threshold": [Interval(Real, 0, 1, closed="right"), None],
     "bonus_covered": [Interval(Real, 0, None, closed="neither")],

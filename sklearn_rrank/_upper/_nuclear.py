@@ -45,9 +45,8 @@ _SINGLE_THREAD_ENTRIES = 1 << 18
 _SAFETY = 1e-8
 
 
-#: Nuclear's parameters and their constraints, declared once: the doors
-#: :func:`nuclear_norm_minimization` and :func:`truncate_rounding` and the method
-#: parameters of ``methods=("nuclear",)`` (the registry's ``search_params``)
+#: Nuclear's parameters and their constraints, declared once for the doors
+#: (:func:`nuclear_norm_minimization`, :func:`truncate_rounding`) and the registry
 NUCLEAR_PARAMS = {
     "delta": [Interval(Real, 0, None, closed="neither")],
     "max_iter": [Interval(Integral, 1, None, closed="left")],

@@ -65,10 +65,8 @@ def as_dense(X):
     return np.asarray(X, dtype=np.float64)
 
 
-# One colour per method, shared by every Display and panel: a method's anytime
-# curve, its error curve and the reconstruction it draws have the same colour.
-# Red and blue are left to the lower bounds, which never draw a matrix, because the
-# panels of wrong entries use them for false negatives and false positives.
+# one colour per method, shared by every Display; red and blue are left to the lower
+# bounds (never drawn as a matrix): wrong-entry panels use them for FN and FP
 METHOD_COLORS = {
     # lower bounds
     "rank_one": "tab:cyan",
@@ -136,10 +134,8 @@ def data_title(data_name=None, tau=None):
     return ", ".join(parts)
 
 
-# a matrix is drawn with one marker per entry (as in matplotlib's spy) when it has
-# more rows or columns than a panel has pixels and few ones: the image resampling
-# of imshow would drop most ones (on APJ, 2044 x 1164 at density 0.003, a panel
-# showed a fraction of them)
+# a large sparse matrix is drawn with one marker per entry (as matplotlib's spy):
+# imshow's resampling would drop most of its ones
 _MARKER_MIN_SIZE = 250
 _MARKER_MAX_DENSITY = 0.1
 
