@@ -3,9 +3,9 @@
 No network is needed: for Paleo, APJ and Abstracts the matrix in
 ``../shared/data/<file>.npz`` is written in its source file's format (Paleo: a
 ``m n`` header and rows of 0/1, a trailing ``*`` marker on every 11th row (the
-source has it on 11 rows); APJ: 1-based ``user permission`` pairs; Abstracts: one line of 0-based
-column ids per row, empty rows as blank lines), parsed back by the parser its
-fetcher uses, and compared with the copy and with the fetcher's pinned shape,
+source has it on 11 rows); APJ: 1-based ``user permission`` pairs; Abstracts: one
+line of 0-based column ids per row, empty rows as blank lines), parsed back by the
+parser its fetcher uses, and compared with the copy and with the fetcher's pinned shape,
 number of ones and SHA-256. Then each fetcher reads the shared folder as its data
 home. Run from the repository root::
 
