@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from sklearn_rrank import certify_rounding
-from sklearn_rrank.datasets import load_abstracts
+from sklearn_rrank.datasets import fetch_abstracts
 
 RESULTS = Path(__file__).resolve().parent / "results" / "abstracts_bound.json"
 PAPER = {"rsvd": 4421, "projlp": 449, "projlp_hours": 437}
@@ -85,7 +85,7 @@ def main():
         peak = re.search(r"Maximum resident set size \(kbytes\): (\d+)", run.stderr)
         with np.load(cert) as saved:
             L, R = saved["L"], saved["R"]
-    X = load_abstracts().data.astype(np.float64)
+    X = fetch_abstracts().data.astype(np.float64)
     wrong = int(np.count_nonzero((L @ R.T >= out["tau"]) != (X == 1)))
     out.update(
         data="abstracts",

@@ -24,9 +24,9 @@ import sys
 import time
 
 from sklearn_rrank import certify_rounding, rounding_rank_bounds
-from sklearn_rrank.datasets import load_abstracts, load_apj, load_paleo
+from sklearn_rrank.datasets import fetch_abstracts, fetch_apj, fetch_paleo
 
-LOADERS = {"paleo": load_paleo, "apj": load_apj, "abstracts": load_abstracts}
+LOADERS = {"paleo": fetch_paleo, "apj": fetch_apj, "abstracts": fetch_abstracts}
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 
 

@@ -51,13 +51,10 @@ MINERR_TIME = 60.0
 
 
 def load(name):
-    from sklearn_rrank.datasets import load_apj, load_paleo
+    from sklearn_rrank.datasets import fetch_apj, fetch_paleo
 
-    loaders = {"paleo": load_paleo, "apj": load_apj}
-    try:
-        return loaders[name]().data
-    except Exception:  # the bundled loaders may not exist yet: use the shared copy
-        return np.load(DATA / f"{name}.npz")["X"]
+    loaders = {"paleo": fetch_paleo, "apj": fetch_apj}
+    return loaders[name](data_home=DATA).data
 
 
 def lpca_search(X, *, fit_bias, n_jobs):

@@ -43,9 +43,11 @@ from pathlib import Path
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from sklearn_rrank import _lpca, _lpca_lbfgs, _lpca_model
 from sklearn_rrank._core._validation import check_binary_matrix
-from sklearn_rrank.datasets import load_abstracts
+from sklearn_rrank._lpca import _fit as _lpca
+from sklearn_rrank._lpca import _lbfgs as _lpca_lbfgs
+from sklearn_rrank._lpca import _model as _lpca_model
+from sklearn_rrank.datasets import fetch_abstracts
 
 RESULTS = Path(__file__).resolve().parent / "results" / "lpca_sweep.json"
 
@@ -194,7 +196,7 @@ def main():
         help="L-BFGS memories to time (default: ours, and 20 as the baseline)",
     )
     args = parser.parse_args()
-    X = check_binary_matrix(load_abstracts().data, allow_missing=True, method="lpca")
+    X = check_binary_matrix(fetch_abstracts().data, allow_missing=True, method="lpca")
     data = _lpca_model._Data(X)
     del X
     m, n = data.shape

@@ -37,7 +37,7 @@ from scipy.special import log_expit
 from sklearn.exceptions import ConvergenceWarning
 
 from sklearn_rrank import RoundingRankFactorization
-from sklearn_rrank.datasets import load_apj
+from sklearn_rrank.datasets import fetch_apj
 
 RESULTS = Path(__file__).resolve().parent / "results" / "lpca_vs_logisticpca.json"
 
@@ -116,7 +116,7 @@ def main(argv=None):
     parser.add_argument("--n-jobs", type=int, default=1)
     args = parser.parse_args(argv)
     load = list(os.getloadavg())
-    X = load_apj().data
+    X = fetch_apj().data
     X = np.asarray(X.toarray() if hasattr(X, "toarray") else X, dtype=np.float64)
     rows = []
     for k in args.k:

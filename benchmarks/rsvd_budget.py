@@ -33,7 +33,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from budget_adherence import _busy  # noqa: E402
 from scaling import _calibrate_sparse_tau, _make_sparse  # noqa: E402
 
-from sklearn_rrank import _rsvd, rounding_rank_bounds  # noqa: E402
+from sklearn_rrank import rounding_rank_bounds  # noqa: E402
+from sklearn_rrank._upper import _rsvd  # noqa: E402
 
 
 def main():

@@ -80,7 +80,7 @@ def one_fit(X, k, time_limit, n_jobs, fit_bias):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", default="abstracts", help="bundled name or file")
+    parser.add_argument("--data", default="abstracts", help="data set name or file")
     parser.add_argument("-k", type=int, default=100)
     parser.add_argument("--time-limit", type=float, default=900.0)
     parser.add_argument("--busy", type=int, default=2)
@@ -91,8 +91,8 @@ def main():
     args = parser.parse_args()
     if Path(args.data).is_file():
         X = datasets.load_binary_matrix(args.data)
-    else:  # a bundled data set
-        X = getattr(datasets, f"load_{args.data}")().data
+    else:  # a named data set (the paper's: from the data home, SKLEARN_RRANK_DATA)
+        X = datasets.DATASETS[args.data]().data
     X = np.asarray(X.toarray() if hasattr(X, "toarray") else X, dtype=np.uint8)
     rows = []
     for condition in args.conditions:

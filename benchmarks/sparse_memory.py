@@ -63,9 +63,9 @@ def _planted(path, m=50000, n=5000, k=20, density=0.005, seed=0):
 
 
 def _abstracts():
-    from sklearn_rrank.datasets import load_abstracts
+    from sklearn_rrank.datasets import fetch_abstracts
 
-    return load_abstracts(sparse=True).data
+    return fetch_abstracts(sparse=True).data
 
 
 def run_case(case, time_limit, planted_path):

@@ -23,7 +23,7 @@ were flipped to get from one to the other.
 import matplotlib.pyplot as plt
 
 from sklearn_rrank import NestedApprox, is_nested, nodf
-from sklearn_rrank.datasets import load_paleo, make_nested_matrix
+from sklearn_rrank.datasets import load_digits_binary, make_nested_matrix
 from sklearn_rrank.plotting import NestednessDisplay
 
 X, X_clean = make_nested_matrix(
@@ -59,17 +59,18 @@ disp.figure_.suptitle("Noisy nested matrix (200 x 300, density 0.3, noise 0.15)"
 plt.show()
 
 # %%
-# Paleo
-# -----
-# Fossil site x genus data are a classic place to look for nestedness. Paleo is far
-# from nested: the nearest nested matrix found differs from it in most of its ones,
-# because genera come and go over time (a seriation structure, not a nested one).
-P = load_paleo().data
-est_paleo = NestedApprox(method="mt+nnrr1").fit(P)
+# Real data: handwritten digits
+# -----------------------------
+# The first 150 binary digits (:func:`~sklearn_rrank.datasets.load_digits_binary`,
+# 150 images x 64 pixels) are far from nested: images of different digits light up
+# different pixels, so the rows are not a chain, and the nearest nested matrix found
+# differs from the data in a large share of its ones.
+P = load_digits_binary().data[:150]
+est_digits = NestedApprox(method="mt+nnrr1").fit(P)
 print(
-    f"Paleo: {est_paleo.reconstruction_err_} flips, relative error "
-    f"{est_paleo.relative_error_:.3f}, NODF {nodf(P).nodf:.1f}"
+    f"digits: {est_digits.reconstruction_err_} flips, relative error "
+    f"{est_digits.relative_error_:.3f}, NODF {nodf(P).nodf:.1f}"
 )
-disp = NestednessDisplay.from_estimator(est_paleo, P)
-disp.figure_.suptitle("Paleo (124 sites x 139 genera)")
+disp = NestednessDisplay.from_estimator(est_digits, P)
+disp.figure_.suptitle("Binary digits (150 images x 64 pixels)")
 plt.show()

@@ -154,11 +154,11 @@ class RoundingRankCV(MetaEstimatorMixin, TransformerMixin, BaseEstimator):
     Examples
     --------
     >>> from sklearn_rrank import RoundingRankCV, RoundingRankFactorization
-    >>> from sklearn_rrank.datasets import load_paleo
-    >>> X = load_paleo().data
+    >>> from sklearn_rrank.datasets import load_digits_binary
+    >>> X = load_digits_binary().data
     >>> cv = RoundingRankCV(RoundingRankFactorization(method="rsvd")).fit(X)
     >>> cv.n_components_, cv.certified_
-    (68, True)
+    (54, True)
     """
 
     _parameter_constraints: dict = {

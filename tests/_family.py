@@ -54,6 +54,7 @@ from sklearn_rrank._projlp import _search as _projlp_search_module
 from sklearn_rrank._search import _skeleton as _ranksearch
 from sklearn_rrank._upper import _asso, _nuclear, _permutation_order, _rsvd
 from sklearn_rrank.datasets import _base as _datasets_base
+from sklearn_rrank.datasets import _fetchers as _datasets_fetchers
 
 __all__ = [
     "spy",
@@ -73,10 +74,11 @@ __all__ = [
     "Deadline",
     "Incumbent",
     "ProgressPrinter",
-    "_MANIFEST",
+    "_REMOTE",
     "_Portfolio",
     "_merge_rows",
     "_PAPER",
+    "_PARSERS",
     "_STRATEGIES",
     "_SVDStart",
     "_Shattering",
@@ -85,6 +87,7 @@ __all__ = [
     "_bmna_brute_force",
     "_bmna_ilp",
     "_check_dense_size",
+    "matrix_sha256",
     "_column_counts",
     "_copied_columns_factors",
     "_count_errors_factors",
@@ -217,18 +220,21 @@ _largest_shattered = _vc_search._largest_shattered  # largest shattered set of r
 _pair_graph = _vc_search._pair_graph  # pairs of points shattered together
 _Shattering = _vc_search._Shattering  # resumable search for a shattered set
 
-# progress output and data sets (_progress, _memory, datasets._base)
+# progress output and data sets (_progress, _memory, datasets._base, ._fetchers)
 ProgressPrinter = _progress.ProgressPrinter  # the live progress line of verbose=1
 available_memory = _memory.available_memory  # bytes of memory available, or None
 _check_dense_size = _datasets_base._check_dense_size  # refuse too-large dense loads
-_MANIFEST = _datasets_base._MANIFEST  # bundled data sets: SHA-256, shape, ones
-_PAPER = _datasets_base._PAPER  # the paper's table for the bundled data sets
+_REMOTE = _datasets_fetchers._REMOTE  # fetched data sets: URL, shape, SHA-256
+_PAPER = _datasets_fetchers._PAPER  # the paper's table for the fetched data sets
+_PARSERS = _datasets_fetchers._PARSERS  # source file format -> parser
+matrix_sha256 = _datasets_fetchers.matrix_sha256  # SHA-256 of a matrix's entries
 
 #: the private modules whose attributes tests monkeypatch
 modules = SimpleNamespace(
     bounds=_bounds,  # the portfolio (its _run_portfolio, which the CV's search runs)
     cli=_cli,  # the command line (its loader, its real-rank plan)
     factorization=_factorization,  # the estimator (its METHODS)
+    fetchers=_datasets_fetchers,  # the data set fetchers (their base URL, manifest)
     lpca=_lpca,  # L-PCA's public fit and transform, the solver dispatch
     lpca_distributed_block=_lpca_distributed_block,  # a Dask worker's row block
     lpca_init=_lpca_init,  # L-PCA's SVD starts and added columns

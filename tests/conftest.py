@@ -20,25 +20,25 @@ def rng(global_random_seed):
 
 
 @pytest.fixture(scope="session")
-def paleo():
-    from sklearn_rrank.datasets import load_paleo
+def digits():
+    """scikit-learn's digits, pixel >= 8 as 1 (1797 x 64): real data, no download."""
+    from sklearn_rrank.datasets import load_digits_binary
 
-    return load_paleo().data
+    return load_digits_binary().data
 
 
 @pytest.fixture(scope="session")
-def paleo_bounds(paleo):
-    """``rounding_rank_bounds(paleo, random_state=0, n_jobs=2)``, no budget, once."""
+def digits150(digits):
+    """The first 150 images of the binary digits (150 x 64, real rank 46)."""
+    return digits[:150].copy()
+
+
+@pytest.fixture(scope="session")
+def digits150_bounds(digits150):
+    """``rounding_rank_bounds(digits150, random_state=0, n_jobs=2)``, run once."""
     from sklearn_rrank import rounding_rank_bounds
 
-    return rounding_rank_bounds(paleo, random_state=0, n_jobs=2)
-
-
-@pytest.fixture(scope="session")
-def apj():
-    from sklearn_rrank.datasets import load_apj
-
-    return load_apj().data
+    return rounding_rank_bounds(digits150, random_state=0, n_jobs=2)
 
 
 class CountingDeadline(Deadline):

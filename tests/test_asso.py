@@ -88,16 +88,16 @@ def test_hand_example_grid_finds_exact_fit():
     assert errors["columns:0.50"] == 4 and errors["columns:0.55"] == 0
 
 
-def test_orientation_auto_keeps_the_better_and_refines(paleo):
-    cols = asso_fit(paleo, 10, orientation="columns")
-    auto = asso_fit(paleo, 10)
+def test_orientation_auto_keeps_the_better_and_refines(digits150):
+    cols = asso_fit(digits150, 10, orientation="columns")
+    auto = asso_fit(digits150, 10)
     assert auto.info["boolean_error"] <= cols.info["boolean_error"]
     # the fine grid (steps of 0.01) is searched around the best coarse threshold
     assert any(
         k.endswith((".01", ".02", ".03", ".04")) or k[-1] not in "05"
         for k in auto.info["errors_by_threshold"]
     )
-    errors = int(np.sum(boolean_product(auto.L, auto.R.T) != paleo))
+    errors = int(np.sum(boolean_product(auto.L, auto.R.T) != digits150))
     assert errors == auto.info["boolean_error"]
 
 

@@ -9,18 +9,25 @@ import time
 
 import numpy as np
 import pytest
-from _family import _build_parser, _cli_warning, _load_data, modules
+from _family import (
+    _REMOTE,
+    _build_parser,
+    _cli_warning,
+    _load_data,
+    matrix_sha256,
+    modules,
+)
 from _family import rrank as main
 
 from sklearn_rrank import certify_rounding
 
 
-def test_bounds_json_paleo(capsys, tmp_path):
+def test_bounds_json_digits(capsys, tmp_path, digits):
     out_file = tmp_path / "cert.npz"
     code = main(
         [
             "bounds",
-            "paleo",
+            "digits",
             "--methods",
             "spectral,rsvd",
             "--json",
@@ -30,24 +37,20 @@ def test_bounds_json_paleo(capsys, tmp_path):
     )
     assert code == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["upper"] == 68 and out["upper_method"] == "rsvd"
+    assert out["upper"] == 54 and out["upper_method"] == "rsvd"
     assert {"lower", "upper", "exact", "report", "real_rank"} <= set(out)
-    assert out["n_samples"] == 124 and out["real_rank"] == 123
+    assert out["n_samples"] == 1797 and out["real_rank"] == 54
     kinds = {r["method"]: r["kind"] for r in out["report"]}
     assert kinds == {"spectral": "lower", "rsvd": "upper"}
     saved = np.load(out_file)
-    from sklearn_rrank.datasets import load_paleo
-
-    assert saved["L"].shape == (124, 68)
-    assert certify_rounding(
-        load_paleo().data, saved["L"], saved["R"], tau=float(saved["tau"])
-    )
+    assert saved["L"].shape == (1797, 54)
+    assert certify_rounding(digits, saved["L"], saved["R"], tau=float(saved["tau"]))
 
 
 def test_bounds_table_and_progress(capsys):
-    assert main(["bounds", "paleo", "--methods", "spectral,rsvd"]) == 0
+    assert main(["bounds", "digits", "--methods", "spectral,rsvd"]) == 0
     captured = capsys.readouterr()
-    assert "rounding rank in [" in captured.out and "68" in captured.out
+    assert "rounding rank in [" in captured.out and "54" in captured.out
     assert "rsvd" in captured.err  # progress on stderr
 
 
@@ -80,18 +83,18 @@ def test_json_stays_json_when_lps_run(tmp_path):
 
 
 def test_factorize(capsys):
-    assert main(["factorize", "paleo", "-k", "10", "--method", "rsvd", "--json"]) == 0
+    assert main(["factorize", "digits", "-k", "10", "--method", "rsvd", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert round(out["relative_error"], 3) == 0.516
+    assert round(out["relative_error"], 3) == 0.171
     assert out["certified"] is False and out["n_components"] == 10
-    assert main(["factorize", "paleo", "-k", "5", "--method", "rsvd"]) == 0
-    assert "0.697" in capsys.readouterr().out
+    assert main(["factorize", "digits", "-k", "5", "--method", "rsvd"]) == 0
+    assert "0.314" in capsys.readouterr().out
 
 
 def test_datasets_listing(capsys):
     assert main(["datasets", "--json"]) == 0
     names = [r["name"] for r in json.loads(capsys.readouterr().out)]
-    assert names == ["paleo", "apj", "abstracts"]
+    assert names == ["digits", "paleo", "apj", "abstracts"]
 
 
 def test_errors_exit_2_one_line(capsys, tmp_path):
@@ -106,13 +109,13 @@ def test_errors_exit_2_one_line(capsys, tmp_path):
     junk.write_bytes(b"garbage")
     assert main(["factorize", str(junk), "-k", "2", "--method", "rsvd"]) == 2
     assert "could not be read" in capsys.readouterr().err
-    assert main(["factorize", "paleo", "-k", "500", "--method", "rsvd"]) == 2
+    assert main(["factorize", "digits", "-k", "500", "--method", "rsvd"]) == 2
     assert "n_components" in capsys.readouterr().err
 
 
 def test_bad_flag_is_usage_error():
     with pytest.raises(SystemExit) as exc:
-        main(["factorize", "paleo", "-k", "0"])
+        main(["factorize", "digits", "-k", "0"])
     assert exc.value.code == 2
 
 
@@ -130,7 +133,7 @@ def test_module_entry_point():
 def test_output_without_npz_prints_the_file_written(capsys, tmp_path, monkeypatch):
     # numpy's savez appends .npz: the path printed (and in JSON) is the real file
     monkeypatch.chdir(tmp_path)
-    argv = ["factorize", "paleo", "-k", "3", "--method", "rsvd", "-q"]
+    argv = ["factorize", "digits", "-k", "3", "--method", "rsvd", "-q"]
     assert main([*argv, "--output", "certfile"]) == 0
     out = capsys.readouterr().out
     assert "factors saved to   certfile.npz\n" in out
@@ -139,7 +142,7 @@ def test_output_without_npz_prints_the_file_written(capsys, tmp_path, monkeypatc
     assert main([*argv, "--output", "other", "--json"]) == 0
     written = json.loads(capsys.readouterr().out)["output"]
     assert written == "other.npz" and (tmp_path / written).is_file()
-    cmd = ["bounds", "paleo", "--methods", "spectral,rsvd", "-q"]
+    cmd = ["bounds", "digits", "--methods", "spectral,rsvd", "-q"]
     assert main([*cmd, "--output", "cert"]) == 0
     assert "certificate saved to cert.npz\n" in capsys.readouterr().out
     assert sorted(np.load(tmp_path / "cert.npz").files) == ["L", "R", "tau"]
@@ -176,7 +179,7 @@ def test_sparse_trivial_certificate_is_written_as_csr_arrays(capsys, tmp_path):
 def test_output_into_a_missing_directory_is_a_usage_error(capsys, tmp_path):
     # refused before any computation, not after it
     with pytest.raises(SystemExit) as exc:
-        main(["bounds", "paleo", "--output", str(tmp_path / "no" / "cert")])
+        main(["bounds", "digits", "--output", str(tmp_path / "no" / "cert")])
     assert exc.value.code == 2
     assert "does not exist" in capsys.readouterr().err
 
@@ -212,7 +215,7 @@ def test_help_shows_every_default(command, capsys):
 
 
 def test_factorize_convergence_warning_names_options(capsys):
-    argv = ["factorize", "paleo", "-k", "5", "--max-iter", "1", "-q"]
+    argv = ["factorize", "digits", "-k", "5", "--max-iter", "1", "-q"]
     for method in ["lpca", "projlp"]:
         assert main([*argv, "--method", method]) == 0
         err = capsys.readouterr().err
@@ -269,13 +272,13 @@ def test_unexpected_errors_are_one_line_exit_1(capsys, tmp_path, monkeypatch):
 
     monkeypatch.setattr(sklearn_rrank, "rounding_rank_bounds", crash)
     monkeypatch.delenv("RRANK_DEBUG", raising=False)
-    assert main(["bounds", "paleo", "-q"]) == 1
+    assert main(["bounds", "digits", "-q"]) == 1
     err = capsys.readouterr().err
     assert err.startswith("rrank: internal error: ArpackError") and "RRANK_DEBUG" in err
     assert err.count("\n") == 1 and "Traceback" not in err
     monkeypatch.setenv("RRANK_DEBUG", "1")  # asks for the traceback
     with pytest.raises(scipy.sparse.linalg.ArpackError):
-        main(["bounds", "paleo", "-q"])
+        main(["bounds", "digits", "-q"])
 
 
 @pytest.mark.parametrize("methods", ["rsvd", "spectral,rsvd", "rank_one,rsvd,vc"])
@@ -296,7 +299,7 @@ def test_bounds_on_an_all_zero_file_prints_no_traceback(methods, tmp_path):
 
 
 def test_factorize_time_limit(capsys):
-    argv = ["factorize", "paleo", "-k", "5", "-q", "--time-limit", "0"]
+    argv = ["factorize", "digits", "-k", "5", "-q", "--time-limit", "0"]
     assert main([*argv, "--method", "projlp"]) == 0
     err = capsys.readouterr().err
     (line,) = [w for w in err.splitlines() if w.startswith("warning:")]
@@ -317,7 +320,7 @@ def test_plot_without_extension_reports_the_file_written(tmp_path, capsys):
         main(
             [
                 "factorize",
-                "paleo",
+                "digits",
                 "-k",
                 "3",
                 "--method",
@@ -334,21 +337,18 @@ def test_plot_without_extension_reports_the_file_written(tmp_path, capsys):
     assert f"plot saved to      {path}.png" in out
 
 
-@pytest.mark.parametrize(
-    "data, sig", [("apj", signal.SIGINT), ("paleo", signal.SIGTERM)]
-)
-def test_interrupt_prints_the_bounds_and_saves_the_certificate(tmp_path, data, sig):
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_interrupt_prints_the_bounds_and_saves_the_certificate(tmp_path, sig, digits):
     # the signal arrives while L-PCA runs, after R-SVD certified its bound: the
     # command stops quickly, prints the interval so far and saves its certificate
     import sklearn_rrank
-    from sklearn_rrank.datasets import DATASETS
 
     root = os.path.dirname(os.path.dirname(os.path.abspath(sklearn_rrank.__file__)))
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([root, env.get("PYTHONPATH", "")])
     out_file = tmp_path / "c.npz"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "sklearn_rrank", "bounds", data]
+        [sys.executable, "-m", "sklearn_rrank", "bounds", "digits"]
         + ["--methods", "rsvd,lpca", "--output", str(out_file)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -378,7 +378,7 @@ def test_interrupt_prints_the_bounds_and_saves_the_certificate(tmp_path, data, s
     )
     assert match, stdout
     assert re.search(r"^lpca .*interrupted", stdout, flags=re.M), stdout
-    X = np.asarray(DATASETS[data]().data)
+    X = digits
     upper = int(match.group(2))
     assert upper < min(X.shape)  # R-SVD's certificate, not the trivial one
     with np.load(out_file) as f:
@@ -392,7 +392,7 @@ def test_highs_banner_never_reaches_the_user():
     # the first HiGHS instance of a process prints a banner; with --quiet the
     # command prints its result on stdout and nothing on stderr
     proc = subprocess.run(
-        [sys.executable, "-m", "sklearn_rrank", "bounds", "paleo"]
+        [sys.executable, "-m", "sklearn_rrank", "bounds", "digits"]
         + ["--methods", "projlp", "--quiet", "--time-limit", "5"],
         capture_output=True,
         text=True,
@@ -401,11 +401,11 @@ def test_highs_banner_never_reaches_the_user():
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == ""
     assert "HiGHS" not in proc.stdout
-    assert proc.stdout.startswith("data        paleo")
+    assert proc.stdout.startswith("data        digits")
 
 
 @pytest.mark.parametrize(
-    "command", [["bounds", "paleo"], ["factorize", "paleo", "-k", "2"]]
+    "command", [["bounds", "digits"], ["factorize", "digits", "-k", "2"]]
 )
 def test_plot_without_matplotlib_fails_before_any_work(
     command, capsys, tmp_path, monkeypatch
@@ -428,7 +428,7 @@ def test_plot_without_matplotlib_fails_before_any_work(
 def test_real_rank_is_computed_within_the_budget(capsys, monkeypatch):
     cli = modules.cli
 
-    # paleo's SVD is small: computed without a measurement
+    # a small matrix's SVD (124 x 139) is computed without a measurement
     assert cli._real_rank_plan(124, 139, 1.0) == (True, 0.0, "")
     # an SVD estimated beyond a tenth of the budget is not computed at all
     monkeypatch.setattr(cli, "_svd_seconds", lambda m, n: 1000.0)
@@ -437,7 +437,7 @@ def test_real_rank_is_computed_within_the_budget(capsys, monkeypatch):
     monkeypatch.setattr(
         np.linalg, "matrix_rank", lambda A: calls.append(A.shape) or rank(A)
     )
-    args = ["bounds", "paleo", "--methods", "spectral", "--time-limit", "5"]
+    args = ["bounds", "digits", "--methods", "spectral", "--time-limit", "5"]
     assert main(args) == 0
     out = capsys.readouterr().out
     assert "real rank not computed (an SVD of about 1000.0 s)" in out
@@ -447,12 +447,12 @@ def test_real_rank_is_computed_within_the_budget(capsys, monkeypatch):
     # one that fits is computed after the methods, in the time kept back for it
     monkeypatch.setattr(cli, "_svd_seconds", lambda m, n: 0.1)
     assert main(args) == 0
-    assert "real rank 123" in capsys.readouterr().out
-    assert calls == [(124, 139)]
+    assert "real rank 54" in capsys.readouterr().out
+    assert calls == [(1797, 64)]
     # an SVD that runs past what is left of the budget (a machine busier than the
     # estimate measured) is reported as not computed, and the command ends on time
     release = threading.Event()  # the SVD ends only after the command
-    monkeypatch.setattr(cli, "_matrix_rank", lambda X: release.wait() and 123)
+    monkeypatch.setattr(cli, "_matrix_rank", lambda X: release.wait() and 54)
     try:
         assert main([*args[:-1], "1"]) == 0
     finally:
@@ -492,10 +492,15 @@ def _percent_of_pairs_with_different_nonzero_sums(N):
 
 
 def test_nested_explains_a_lower_nodf_of_the_nested_matrix(capsys, tmp_path):
-    # APJ is sparse (0.3% ones): its nearest nested matrix has few non-empty rows
-    # and columns, so NODF falls although the fit is nested
+    # sparse data (about 1.8% ones): its nearest nested matrix has few non-empty
+    # rows and columns, so NODF falls although the fit is nested
+    rng = np.random.default_rng(0)
+    X = (rng.random((400, 120)) < 0.01).astype(np.uint8)
+    X[np.arange(400), rng.integers(0, 120, 400)] = 1
+    data = str(tmp_path / "sparse.npz")
+    np.savez(data, X=X)
     path = tmp_path / "nested.npz"
-    assert main(["nested", "apj", "--json", "-q", "--output", str(path)]) == 0
+    assert main(["nested", data, "--json", "-q", "--output", str(path)]) == 0
     out = json.loads(capsys.readouterr().out)
     N = np.load(path)["nested"]
     assert out["nested_ones"] == N.sum()
@@ -505,25 +510,39 @@ def test_nested_explains_a_lower_nodf_of_the_nested_matrix(capsys, tmp_path):
         _percent_of_pairs_with_different_nonzero_sums(N), rel=1e-12
     )
     assert out["nodf_after"] < out["nodf_before"]
-    assert main(["nested", "apj", "-q"]) == 0
+    assert main(["nested", data, "-q"]) == 0
     text = capsys.readouterr().out
-    assert f"in {out['nested_rows']} of 2044 rows" in text
+    assert f"in {out['nested_rows']} of 400 rows" in text
     assert "note: NODF" in text and "scores exactly the percentage" in text
 
 
-def test_nested_without_a_nodf_drop_prints_no_note(capsys):
-    assert main(["nested", "paleo", "-q"]) == 0
+def test_nested_without_a_nodf_drop_prints_no_note(capsys, tmp_path, digits150):
+    np.savez(tmp_path / "digits150.npz", X=digits150)
+    assert main(["nested", str(tmp_path / "digits150.npz"), "-q"]) == 0
     text = capsys.readouterr().out
     assert "nested matrix" in text and "note:" not in text
 
 
-def test_sparse_data_stays_sparse_at_the_door(tmp_path):
+def test_sparse_data_stays_sparse_at_the_door(tmp_path, monkeypatch):
+    import dataclasses
+
     import scipy.sparse as sp
 
-    X, _ = _load_data("apj", keep_sparse=True)  # 0.3% ones
-    assert sp.issparse(X)
-    assert not sp.issparse(_load_data("apj")[0])
-    assert not sp.issparse(_load_data("paleo", keep_sparse=True)[0])  # 11% ones
+    # a fetched data set from the data home (here a small stand-in for APJ)
+    A = np.zeros((200, 50), dtype=np.uint8)
+    A[np.arange(200), np.arange(200) % 50] = 1  # 2% ones
+    monkeypatch.setitem(
+        _REMOTE,
+        "apj",
+        dataclasses.replace(
+            _REMOTE["apj"], shape=A.shape, n_ones=200, sha256=matrix_sha256(A)
+        ),
+    )
+    np.savez(tmp_path / "apj.npz", X=A)
+    X, _ = _load_data("apj", keep_sparse=True, data_home=tmp_path)
+    assert sp.issparse(X) and np.array_equal(X.toarray(), A)
+    assert not sp.issparse(_load_data("apj", data_home=tmp_path)[0])
+    assert not sp.issparse(_load_data("digits", keep_sparse=True)[0])  # 32% ones
     path = tmp_path / "x.fimi"
     path.write_text("".join(f"{i % 20}\n" for i in range(40)))  # 40 x 20, 5% ones
     Xf, name = _load_data(str(path), keep_sparse=True)

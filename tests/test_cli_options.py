@@ -9,9 +9,9 @@ pytest.importorskip("matplotlib")
 @pytest.mark.parametrize(
     "argv",
     [
-        ["bounds", "paleo", "--methods", "rank_one,spectral,rsvd"],
-        ["factorize", "paleo", "-k", "5", "--method", "rsvd"],
-        ["nested", "paleo", "--method", "nnrr1"],
+        ["bounds", "digits", "--methods", "rank_one,spectral,rsvd"],
+        ["factorize", "digits", "-k", "5", "--method", "rsvd"],
+        ["nested", "digits", "--method", "nnrr1"],
     ],
 )
 def test_plot_option_writes_a_png(argv, tmp_path, capsys):
@@ -35,11 +35,11 @@ def test_help_shows_every_default(command, capsys):
 def test_factorize_warning_names_an_option_not_an_attribute(tmp_path, capsys):
     import json
 
-    main(["factorize", "paleo", "-k", "10", "--method", "lpca", "--max-iter", "2"])
+    main(["factorize", "digits", "-k", "10", "--method", "lpca", "--max-iter", "2"])
     captured = capsys.readouterr()
     assert "--max-iter" in captured.err and "solver_info_" not in captured.err
     main(
-        ["factorize", "paleo", "-k", "10", "--method", "lpca", "--max-iter", "2"]
+        ["factorize", "digits", "-k", "10", "--method", "lpca", "--max-iter", "2"]
         + ["--json"]
     )
     out = json.loads(capsys.readouterr().out)

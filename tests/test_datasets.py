@@ -1,55 +1,74 @@
-import hashlib
 import os
 
 import numpy as np
 import pytest
 import scipy.io
 import scipy.sparse as sp
-from _family import _MANIFEST, _PAPER, _check_dense_size, available_memory, modules
+from _family import (
+    _PAPER,
+    _REMOTE,
+    _check_dense_size,
+    available_memory,
+    matrix_sha256,
+    modules,
+)
 
 from sklearn_rrank import certify_rounding
 from sklearn_rrank.datasets import (
-    load_abstracts,
-    load_apj,
     load_binary_matrix,
-    load_paleo,
+    load_digits_binary,
     make_rounding_rank_matrix,
 )
 
 
-@pytest.mark.parametrize(
-    "loader, name",
-    [(load_paleo, "paleo"), (load_apj, "apj"), (load_abstracts, "abstracts")],
-)
-def test_bundled_data_sets(loader, name):
-    # the packaged copy itself (never files beside the repository): its SHA-256,
-    # shape, number of ones, dtype and 0/1 values against the manifest, and the
-    # manifest against the paper's table
-    from importlib import resources
+def test_digits_binary_is_scikit_learns_digits_thresholded():
+    # built from the copy scikit-learn ships: no file of this package, no download
+    from sklearn.datasets import load_digits
 
-    entry = _MANIFEST[name]
-    raw = resources.files("sklearn_rrank.datasets").joinpath(f"data/{name}.npz")
-    assert hashlib.sha256(raw.read_bytes()).hexdigest() == entry["sha256"]
-    assert entry["shape"] == _PAPER[name]["shape"]
-    b = loader()
+    b = load_digits_binary()
     X = b.data
-    assert isinstance(X, np.ndarray) and X.dtype == np.dtype(entry["dtype"])
-    assert X.shape == entry["shape"]
-    assert np.count_nonzero(X) == entry["n_ones"]
-    assert set(np.unique(X)) <= {0, 1}
-    S = loader(sparse=True).data
-    assert sp.issparse(S) and S.shape == entry["shape"] and S.nnz == entry["n_ones"]
-    assert set(np.unique(S.data)) == {1}
-    assert "Licence" in b.DESCR and b.licence and b.source and b.name == name
-    assert tuple(b.paper["shape"]) == entry["shape"]
-    if name != "abstracts":  # the paper's real rank (a full SVD; too slow for 63 M)
-        assert np.linalg.matrix_rank(X.astype(np.float64)) == b.paper["rank"]
+    assert isinstance(X, np.ndarray) and X.dtype == np.uint8 and X.shape == (1797, 64)
+    assert np.array_equal(X, load_digits().data >= 8)
+    assert int(X.sum()) == 37151 and set(np.unique(X)) == {0, 1}
+    # the same matrix as digits_bin8.npz of the project's shared data folder
+    assert (
+        matrix_sha256(X)
+        == "b025f335f2114270d2840390f597eaad0f5a68376ea897add1ff2ea6c8955bd0"
+    )
+    assert np.linalg.matrix_rank(X.astype(np.float64)) == 54
+    assert b.target.shape == (1797,) and b.name == "digits"
+    assert "scikit-learn" in b.DESCR and b.licence and b.source
+    S = load_digits_binary(sparse=True).data
+    assert sp.issparse(S) and S.nnz == 37151
 
 
-def test_bundled_data_sets_need_nothing_beside_the_package(monkeypatch, tmp_path):
-    # the loaders read only the package: they work from any directory
-    monkeypatch.chdir(tmp_path)
-    assert load_paleo().data.shape == (124, 139)
+def test_the_package_ships_no_data_files():
+    import sklearn_rrank
+
+    root = os.path.dirname(sklearn_rrank.__file__)
+    shipped = [
+        os.path.join(d, f)
+        for d, _, files in os.walk(root)
+        for f in files
+        if f.endswith((".npz", ".npy", ".fimi", ".mtx", ".txt"))
+    ]
+    assert shipped == []
+
+
+def test_manifest_of_the_fetched_data_sets():
+    # the pinned sources and the matrices they must give, against the paper's table
+    for name, remote in _REMOTE.items():
+        assert remote.shape == _PAPER[name]["shape"]
+        assert len(remote.sha256) == 64
+        commit = remote.url_path.split("/")[2]
+        assert len(commit) == 40 and all(c in "0123456789abcdef" for c in commit)
+    assert _REMOTE["abstracts"].filename == "abstracts_nsf.npz"
+    assert _PAPER["paleo"]["rank_upper_bounds"] == {
+        "projlp": 26,
+        "lpca": 13,
+        "rsvd": 68,
+    }
+    assert _PAPER["paleo"]["relative_error"]["rsvd"][10] == 0.516
 
 
 def test_fimi_trailing_blank_lines_and_directories(tmp_path):
@@ -135,13 +154,6 @@ def test_available_memory_is_a_positive_number_or_unknown(monkeypatch):
     # unknown memory: nothing is refused
     monkeypatch.setattr(modules.memory, "available_memory", lambda: None)
     _check_dense_size((10**6, 10**6), "x.fimi")
-
-
-def test_dense_load_and_paper_values():
-    b = load_paleo()
-    assert b.data.dtype == np.uint8 and b.data.shape == (124, 139)
-    assert b.paper["rank_upper_bounds"] == {"projlp": 26, "lpca": 13, "rsvd": 68}
-    assert b.paper["relative_error"]["rsvd"][10] == 0.516
 
 
 def test_load_binary_matrix_formats(tmp_path):
@@ -232,10 +244,3 @@ def test_make_rounding_rank_matrix_errors(kwargs, match):
     params = {"n_samples": 10, "n_features": 8, "n_components": 2, **kwargs}
     with pytest.raises(ValueError, match=match):
         make_rounding_rank_matrix(**params)
-
-
-def test_data_dir_is_packaged():
-    import sklearn_rrank.datasets as d
-
-    data_dir = os.path.join(os.path.dirname(d.__file__), "data")
-    assert sorted(os.listdir(data_dir)) == ["abstracts.npz", "apj.npz", "paleo.npz"]

@@ -7,7 +7,6 @@ from _family import lpca_transform
 from numpy.testing import assert_allclose, assert_array_equal
 
 from sklearn_rrank import RoundingRankFactorization
-from sklearn_rrank.datasets import load_paleo
 
 
 def _sigmoid(t):
@@ -171,8 +170,8 @@ def test_sparse_input(fitted, small):
     )
 
 
-def test_paleo_deviance_explained_grows_with_k():
-    X = load_paleo().data
+def test_deviance_explained_grows_with_k(digits150):
+    X = digits150
     values = [
         RoundingRankFactorization(k, random_state=0).fit(X).deviance_explained_
         for k in (2, 5)
@@ -201,10 +200,10 @@ def test_not_fitted(small):
         RoundingRankFactorization(2).predict_proba(small)
 
 
-def test_the_estimator_reads_the_fits_typed_model_not_its_info():
+def test_the_estimator_reads_the_fits_typed_model_not_its_info(digits150):
     # the logistic model travels as a typed record: emptying the diagnostics
     # (solver_info_) does not change the probabilities
-    X = load_paleo().data[:60, :40]
+    X = digits150[:60, :40]
     est = RoundingRankFactorization(5, method="lpca", random_state=0).fit(X)
     P = est.predict_proba(X)
     est.solver_info_.clear()

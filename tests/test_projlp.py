@@ -176,10 +176,10 @@ def test_rank_search_missing_entries_and_nonnegative(planted):
     assert nn.certified and (nn.L >= 0).all() and (nn.R >= 0).all()
 
 
-def test_rank_search_paleo_phase1(paleo):
-    res = run_family("projlp", paleo, refine=False, random_state=0)
+def test_rank_search_phase1(digits150):
+    res = run_family("projlp", digits150, refine=False, random_state=0)
     assert res.certified and res.rank <= 40
-    assert certify_rounding(paleo, res.L, res.R)
+    assert certify_rounding(digits150, res.L, res.R)
 
 
 def test_rank_search_parameter_validation(planted):
@@ -255,7 +255,7 @@ def test_all_ones_comes_out_exact(shape, k):
 
 
 @pytest.mark.parametrize("k", [2, 5, 10])
-def test_default_fits_converge_on_paleo(paleo, k):
+def test_default_fits_converge_on_real_data(digits150, k):
     import warnings
 
     from sklearn.exceptions import ConvergenceWarning
@@ -264,17 +264,17 @@ def test_default_fits_converge_on_paleo(paleo, k):
 
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
-        RoundingRankFactorization(k, method="projlp", random_state=0).fit(paleo)
+        RoundingRankFactorization(k, method="projlp", random_state=0).fit(digits150)
 
 
-def test_max_iter_hit_while_improving_still_warns(paleo):
+def test_max_iter_hit_while_improving_still_warns(digits150):
     from sklearn.exceptions import ConvergenceWarning
 
     from sklearn_rrank import RoundingRankFactorization
 
     est = RoundingRankFactorization(10, method="projlp", random_state=0, max_iter=1)
     with pytest.warns(ConvergenceWarning, match="max_iter"):
-        est.fit(paleo)
+        est.fit(digits150)
 
 
 def test_search_stays_below_the_cap_and_descends_from_its_factors(monkeypatch):
@@ -362,31 +362,31 @@ def test_deadline_returns_promptly():
 
 
 @pytest.mark.parametrize("method", ["projlp", "lpca"])
-def test_time_limit_returns_best_so_far_and_says_so(paleo, method):
+def test_time_limit_returns_best_so_far_and_says_so(digits150, method):
     from sklearn.exceptions import ConvergenceWarning
 
     from sklearn_rrank import RoundingRankFactorization
 
     est = RoundingRankFactorization(10, method=method, random_state=0, time_limit=0.0)
     with pytest.warns(ConvergenceWarning, match="raise time_limit"):
-        est.fit(paleo)
+        est.fit(digits150)
     info = est.solver_info_
     assert "time_limit" in (info.get("status"), info.get("stop_reason"))
     assert not est.certified_
     # the reported error is the error of the returned factors
-    L = est.transform(paleo) if method == "lpca" else None
+    L = est.transform(digits150) if method == "lpca" else None
     if L is not None:
-        assert L.shape == (paleo.shape[0], 10)
-    assert 0 < est.reconstruction_err_ <= paleo.size
+        assert L.shape == (digits150.shape[0], 10)
+    assert 0 < est.reconstruction_err_ <= digits150.size
 
 
-def test_time_limit_unused_by_one_shot_methods_raises(paleo):
+def test_time_limit_unused_by_one_shot_methods_raises(digits150):
     from sklearn_rrank import RoundingRankFactorization
 
     for method in ["rsvd", "asso"]:
         est = RoundingRankFactorization(3, method=method, time_limit=5.0)
         with pytest.raises(ValueError, match="time_limit=5.0 is not used"):
-            est.fit(paleo)
+            est.fit(digits150)
 
 
 def test_projlp_fit_time_limit_validation(planted):
@@ -641,7 +641,7 @@ def test_hinge_transform_rows_and_choice(monkeypatch):
 
 
 @pytest.mark.parametrize("method", ["projlp", "lpca"])
-def test_time_limit_keeps_the_fitted_rows(paleo, monkeypatch, method):
+def test_time_limit_keeps_the_fitted_rows(digits150, monkeypatch, method):
     """With a budget, fit never re-solves the training rows (transform has no
     deadline): on Abstracts k=100 that re-solve ran minutes past the limit."""
     import dataclasses
@@ -657,12 +657,12 @@ def test_time_limit_keeps_the_fitted_rows(paleo, monkeypatch, method):
     methods[method] = dataclasses.replace(spec, transform=no_transform)
     monkeypatch.setattr(modules.factorization, "METHODS", methods)
     est = RoundingRankFactorization(5, method=method, random_state=0, time_limit=60)
-    L = est.fit_transform(paleo)
-    assert L.shape == (paleo.shape[0], 5)
+    L = est.fit_transform(digits150)
+    assert L.shape == (digits150.shape[0], 5)
     # without a budget the rows are solved again (and the patched transform runs)
     est = RoundingRankFactorization(5, method=method, random_state=0)
     with pytest.raises(AssertionError, match="transform called"):
-        est.fit(paleo)
+        est.fit(digits150)
 
 
 def test_estimator_max_iter_zero_is_the_one_shot_projlp(planted):

@@ -2,33 +2,30 @@ import numpy as np
 import pytest
 from _family import Deadline, modules, search_candidates
 
-from sklearn_rrank import (
-    RoundingRankCV,
-    RoundingRankFactorization,
-)
+from sklearn_rrank import RoundingRankCV, RoundingRankFactorization
 from sklearn_rrank.datasets import make_rounding_rank_matrix
 
 
-def test_exact_linear_matches_rank_search_rsvd(paleo):
-    cv = RoundingRankCV(RoundingRankFactorization(method="rsvd")).fit(paleo)
-    assert cv.certified_ and cv.n_components_ == 68
-    assert cv.errors_[68] == 0 and cv.errors_[67] > 0
+def test_exact_linear_matches_rank_search_rsvd(digits150):
+    cv = RoundingRankCV(RoundingRankFactorization(method="rsvd")).fit(digits150)
+    assert cv.certified_ and cv.n_components_ == 45
+    assert cv.errors_[45] == 0 and cv.errors_[44] > 0
     be = cv.best_estimator_
-    assert be.certified_ and be.n_components_ == 68
+    assert be.certified_ and be.n_components_ == 45
 
 
-def test_exact_generic_search_linear_and_galloping(paleo):
-    ks = range(60, 75)
+def test_exact_generic_search_linear_and_galloping(digits150):
+    ks = range(37, 52)
     lin = RoundingRankCV(RoundingRankFactorization(method="rsvd"), n_components=ks).fit(
-        paleo
+        digits150
     )
     gal = RoundingRankCV(
         RoundingRankFactorization(method="rsvd"), n_components=ks, search="galloping"
-    ).fit(paleo)
-    assert lin.n_components_ == gal.n_components_ == 68
-    # galloping tries 60, 61, 63, 67, 74 then goes down from 73 to 68 (67 failed)
-    assert set(gal.errors_) == {60, 61, 63, 67, 68, 69, 70, 71, 72, 73, 74}
-    assert list(lin.errors_) == list(range(60, 69))
+    ).fit(digits150)
+    assert lin.n_components_ == gal.n_components_ == 45
+    # galloping tries 37, 38, 40, 44, 51 then goes down from 50 to 45 (44 failed)
+    assert set(gal.errors_) == {37, 38, 40, 44, 45, 46, 47, 48, 49, 50, 51}
+    assert list(lin.errors_) == list(range(37, 46))
     assert lin.cv_results_["rank_test_error"][-1] == 1
 
 
@@ -41,17 +38,17 @@ def test_exact_reports_failure_honestly():
     assert not cv.best_estimator_.certified_
 
 
-def test_exact_lpca_same_k_as_rounding_rank_bounds(paleo, paleo_bounds):
-    # the default portfolio's upper bound on Paleo comes from L-PCA, which starts
-    # from the VC bound: the CV's search starts there too (issue 25: both agree)
+def test_exact_lpca_same_k_as_rounding_rank_bounds(digits150, digits150_bounds):
+    # the default portfolio's upper bound on digits150 comes from L-PCA, which
+    # starts from the VC bound: the CV's search starts there too (issue 25: both agree)
     est = RoundingRankFactorization(method="lpca", random_state=0)
-    cv = RoundingRankCV(est, n_jobs=2).fit(paleo)  # n_jobs: only the time changes
-    bounds = paleo_bounds
+    cv = RoundingRankCV(est, n_jobs=2).fit(digits150)  # n_jobs: only the time changes
+    bounds = digits150_bounds
     assert bounds.upper_method == "lpca"
     assert cv.certified_ and cv.n_components_ == bounds.upper == 8
     assert cv.search_info_["lower"] == bounds.lower == 5
-    L = cv.best_estimator_.transform(paleo)
-    assert np.array_equal(cv.best_estimator_.inverse_transform(L), paleo)
+    L = cv.best_estimator_.transform(digits150)
+    assert np.array_equal(cv.best_estimator_.inverse_transform(L), digits150)
 
 
 @pytest.mark.parametrize("own", [None, 3])

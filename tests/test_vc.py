@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from sklearn_rrank import certify_rounding, vc_lower_bound
-from sklearn_rrank.datasets import load_paleo
+from sklearn_rrank.datasets import load_digits_binary
 
 
 def _shattered(P, S):
@@ -286,10 +286,10 @@ def test_never_exceeds_the_real_rank(m, n, density, seed):
     assert bound == _expected_bound(X)
 
 
-def test_paleo_with_complements():
-    # columns 3, 5, 16, 26, 36, 71 of Paleo are shattered by the rows and their
-    # complements: rrank >= 5, where the plain VC dimension gives 4
-    X = load_paleo().data
+def test_real_data_with_complements():
+    # the first 60 binary digits: columns 2, 3, 19, 20, 50, 54 are shattered by the
+    # rows and their complements: rrank >= 5, where the plain VC dimension gives 4
+    X = load_digits_binary().data[:60]
     bound, info = vc_lower_bound(X, time_limit=10, return_shattered=True)
     assert bound >= 5
     _check_info(X, bound, info)
@@ -457,7 +457,8 @@ def test_class_counts_equal_the_product_with_the_class_indicator():
 
 
 def test_a_search_stopped_by_steps_resumes_to_the_same_set():
-    X = load_paleo().data.astype(bool)
+    # the first 250 binary digits: the columns with complements shatter 7 rows
+    X = load_digits_binary().data[:250].astype(bool)
     whole = _Shattering(X.T.copy(), True).run(Deadline(None))
     sliced = _Shattering(X.T.copy(), True)
     runs = 0
@@ -467,12 +468,12 @@ def test_a_search_stopped_by_steps_resumes_to_the_same_set():
         if done:
             break
     assert runs > 1 and done
-    assert size == whole[0] == 6 and np.array_equal(rows, whole[1])
+    assert size == whole[0] == 7 and np.array_equal(rows, whole[1])
 
 
 def test_without_a_time_limit_the_searches_take_turns_by_steps(monkeypatch):
-    # Paleo: run to its end first, the rows with complements took 11 s; taking
-    # turns, the columns with complements find 6 (bound 5) and cut it
+    # the first 50 binary digits: neither search with complements ends within its
+    # first steps; they take turns, each running again with twice the steps
     vc = modules.vc
     calls = []
     run = _Shattering.run
@@ -483,15 +484,15 @@ def test_without_a_time_limit_the_searches_take_turns_by_steps(monkeypatch):
         return out
 
     monkeypatch.setattr(_Shattering, "run", spy)
-    X = load_paleo().data
+    X = load_digits_binary().data[:50]
     bound, info = vc_lower_bound(X, return_shattered=True)
-    assert bound == 5 and info["complete"] and info["orientation"] == "columns"
-    assert list(info["shattered"]) == [3, 5, 16, 26, 36, 71]
+    assert bound == 4 and info["complete"] and info["orientation"] == "rows"
+    assert list(info["shattered"]) == [1, 2, 3, 4]
     first = vc._FIRST_STEPS
     assert [c[2] for c in calls[:4]] == [first] * 4  # the first pass: every search
-    assert calls[-1][3]  # the last run completed
-    # the rows with complements ran on after the 6 was found, for a 7 only
-    assert calls[-1][:2] == (True, 6)
+    assert [c[3] for c in calls[2:4]] == [False, False]  # with complements: not done
+    # their second turns, with twice the steps, complete them (for a 6: bound 5)
+    assert calls[4:] == [(True, 5, 2 * first, True)] * 2
     # within a time limit the searches run by their shares of it, not by steps
     calls.clear()
     vc_lower_bound(X, time_limit=2)

@@ -45,17 +45,19 @@ class CLIError(Exception):
     """An error reported as one line on stderr with exit code 2."""
 
 
-def _load_data(spec, *, keep_sparse=False):
-    """``(X, name)`` of a bundled data set or a file.
+def _load_data(spec, *, keep_sparse=False, data_home=None):
+    """``(X, name)`` of a named data set or a file.
 
-    With ``keep_sparse``, data stored sparse (the bundled sets, ``.fimi``, ``.mtx``,
+    The paper's data sets are read from ``data_home`` (downloaded there if missing).
+    With ``keep_sparse``, data stored sparse (the named sets, ``.fimi``, ``.mtx``,
     ``scipy.sparse`` ``.npz``) with fewer than 10% ones stays a CSR matrix, so that
     no dense m x n copy is made at the door; otherwise X is a dense array.
     """
     from sklearn_rrank.datasets import DATASETS, load_binary_matrix
+    from sklearn_rrank.datasets._catalog import load_dataset
 
     if spec in DATASETS:
-        X = DATASETS[spec](sparse=keep_sparse).data
+        X = load_dataset(spec, data_home=data_home, sparse=keep_sparse).data
         return _dense_unless_sparse(X, keep_sparse), spec
     if os.path.exists(spec):
         try:
@@ -77,9 +79,9 @@ def _load_data(spec, *, keep_sparse=False):
             os.path.normpath(spec)
         )
     raise CLIError(
-        f"unknown data set or file {spec!r}; bundled data sets: "
-        f"{', '.join(sorted(DATASETS))} (or give a path to .npz/.npy/.mtx/.csv/.tsv/"
-        ".txt/.fimi)"
+        f"unknown data set or file {spec!r}; data sets: "
+        f"{', '.join(DATASETS)} (see 'rrank datasets'; or give a path to "
+        ".npz/.npy/.mtx/.csv/.tsv/.txt/.fimi)"
     )
 
 
@@ -291,7 +293,7 @@ def _compute_bounds(args):
     if printer is not None and _large_file(args.data):  # a while: say so
         printer(progress_event("data", "start", message=f"loading {args.data}"))
     try:
-        X, name = _load_data(args.data, keep_sparse=True)
+        X, name = _load_data(args.data, keep_sparse=True, data_home=args.data_home)
         m, n, density = _describe(X)
     finally:
         if printer is not None:
@@ -438,7 +440,11 @@ def _cmd_factorize(args):
                     f"{option} is not used by --method {args.method} (a one-shot "
                     "method); leave it out"
                 )
-    X, name = _load_data(args.data, keep_sparse=METHODS[args.method].sparse_fit)
+    X, name = _load_data(
+        args.data,
+        keep_sparse=METHODS[args.method].sparse_fit,
+        data_home=args.data_home,
+    )
     m, n, _ = _describe(X)
     if not args.json and not args.quiet:
         print(
@@ -556,7 +562,7 @@ def _cmd_nested(args):
     except ImportError as exc:  # pragma: no cover - arrives with the nested module
         raise CLIError(f"nested approximation is not available: {exc}") from None
 
-    X, name = _load_data(args.data)
+    X, name = _load_data(args.data, data_home=args.data_home)
     m, n, _ = _describe(X)
     est = NestedApprox(method=args.method, tau=args.tau, random_state=args.random_state)
     t0 = time.perf_counter()
@@ -619,30 +625,21 @@ def _cmd_nested(args):
 
 
 def _cmd_datasets(args):
-    from sklearn_rrank.datasets import DATASETS
+    from sklearn_rrank.datasets._catalog import dataset_status
 
-    rows = []
-    for name, loader in DATASETS.items():
-        b = loader()
-        m, n, density = _describe(b.data)
-        rows.append(
-            {
-                "name": name,
-                "n_samples": m,
-                "n_features": n,
-                "density": density,
-                "licence": b.licence,
-                "source": b.source,
-            }
-        )
+    rows = dataset_status(args.data_home)
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
     for r in rows:
-        print(
-            f"{r['name']:<10} {r['n_samples']:>6} x {r['n_features']:<6} "
-            f"density {r['density']:.4f}  licence: {r['licence']}"
-        )
+        m, n = r["shape"]
+        if r["cached"] is None:
+            where = "built in, no download"
+        elif r["cached"]:
+            where = f"cached: {r['file']}"
+        else:
+            where = f"not cached (downloaded on first use to {r['file']})"
+        print(f"{r['name']:<10} {m:>6} x {n:<6} {where}")
     return 0
 
 

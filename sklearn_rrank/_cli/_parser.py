@@ -46,9 +46,20 @@ def _output_file(text):
     return text
 
 
+def _add_data_home(p):
+    p.add_argument(
+        "--data-home",
+        default=None,
+        metavar="DIR",
+        help="folder of the cached data sets paleo, apj, abstracts (None: the "
+        "environment variable SKLEARN_RRANK_DATA, else ~/sklearn_rrank_data)",
+    )
+
+
 def _add_common(p):
     """The options of every command that reads a data set."""
-    p.add_argument("data", help="bundled data set name (see 'rrank datasets') or file")
+    p.add_argument("data", help="data set name (see 'rrank datasets') or file")
+    _add_data_home(p)
     p.add_argument("--tau", type=float, default=_TAU, help="rounding threshold")
     p.add_argument("--n-jobs", type=int, default=None, help="parallel jobs (None: one)")
     p.add_argument("--random-state", type=int, default=_SEED, help="seed")
@@ -152,8 +163,11 @@ def _add_nested(sub, handler):
 
 def _add_datasets(sub, handler):
     p = sub.add_parser(
-        "datasets", help="list the bundled data sets", formatter_class=_Formatter
+        "datasets",
+        help="list the data sets and whether each is cached",
+        formatter_class=_Formatter,
     )
+    _add_data_home(p)
     p.add_argument("--json", action="store_true", help="print JSON on stdout")
     p.set_defaults(func=handler)
 

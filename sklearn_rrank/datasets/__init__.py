@@ -1,22 +1,33 @@
-"""Data sets: the paper's real matrices, file loaders and synthetic generators."""
+"""Data sets: the paper's real matrices (fetched and cached), digits, generators.
 
-from sklearn_rrank.datasets._base import (
-    load_abstracts,
-    load_apj,
-    load_binary_matrix,
-    load_paleo,
+The paper's Paleo, APJ and Abstracts are not shipped: :func:`fetch_paleo`,
+:func:`fetch_apj` and :func:`fetch_abstracts` download them from their public
+sources on first use and cache them under :func:`get_data_home`.
+:func:`load_digits_binary` builds a real binary matrix from data scikit-learn
+ships, with no download.
+"""
+
+from sklearn_rrank.datasets._base import load_binary_matrix
+
+# name -> loader of the data sets the command line accepts by name
+from sklearn_rrank.datasets._catalog import DATASETS as DATASETS
+from sklearn_rrank.datasets._digits import load_digits_binary
+from sklearn_rrank.datasets._fetchers import (
+    fetch_abstracts,
+    fetch_apj,
+    fetch_paleo,
+    get_data_home,
 )
 from sklearn_rrank.datasets._generators import make_rounding_rank_matrix
 from sklearn_rrank.datasets._nested_generator import make_nested_matrix
 
 __all__ = [
-    "load_abstracts",
-    "load_apj",
+    "fetch_abstracts",
+    "fetch_apj",
+    "fetch_paleo",
+    "get_data_home",
     "load_binary_matrix",
-    "load_paleo",
+    "load_digits_binary",
     "make_nested_matrix",
     "make_rounding_rank_matrix",
 ]
-
-#: bundled data set name -> loader (the names the ``rrank`` command line accepts)
-DATASETS = {"paleo": load_paleo, "apj": load_apj, "abstracts": load_abstracts}
