@@ -91,10 +91,13 @@ def test_factorize(capsys):
     assert "0.314" in capsys.readouterr().out
 
 
-def test_datasets_listing(capsys):
+def test_datasets_listing(capsys, digits):
     assert main(["datasets", "--json"]) == 0
-    names = [r["name"] for r in json.loads(capsys.readouterr().out)]
-    assert names == ["digits", "paleo", "apj", "abstracts"]
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["name"] for r in rows] == ["digits", "paleo", "apj", "abstracts"]
+    # the listing loads nothing: its shape and ones of digits are the built matrix's
+    assert rows[0]["shape"] == list(digits.shape) and rows[0]["cached"] is None
+    assert rows[0]["n_ones"] == int(digits.sum())
 
 
 def test_errors_exit_2_one_line(capsys, tmp_path):
