@@ -410,7 +410,7 @@ def feature_dimension_bounds(
     if upper > lower:
         # certified rounding-rank upper bounds (fd <= rrank), the portfolio of
         # rounding_rank_bounds on the remaining budget; it stops at fd's lower bound
-        from sklearn_rrank._bounds import _portfolio
+        from sklearn_rrank._portfolio._run import _portfolio
 
         _, _, best, _, _ = _portfolio(
             Yu,

@@ -300,7 +300,7 @@ class RoundingRankCV(MetaEstimatorMixin, TransformerMixin, BaseEstimator):
         (the rank-one test, the spectral and the VC bound), under the same seeds,
         so that both report the same k for the method.
         """
-        from sklearn_rrank._bounds import _run_portfolio
+        from sklearn_rrank._portfolio._run import _run_portfolio
 
         spec = METHODS[estimator.method]
         firsts = tuple(

@@ -48,6 +48,7 @@ from sklearn_rrank._lpca import _start as _lpca_init
 from sklearn_rrank._nested import _bmna as _nested_bmna
 from sklearn_rrank._nested import _nestedness
 from sklearn_rrank._portfolio import _registry as _methods
+from sklearn_rrank._portfolio import _run as _portfolio_run
 from sklearn_rrank._projlp import _copied as _projlp_copied
 from sklearn_rrank._projlp import _lp, _projlp
 from sklearn_rrank._projlp import _search as _projlp_search_module
@@ -151,9 +152,9 @@ search_candidates = _ranksearch.search_candidates  # linear/galloping rank order
 rank_zero_possible = _ranksearch.rank_zero_possible  # is X round_tau(0)?
 _count_errors_factors = _rounding._count_errors_factors  # errors of L R^T, blocked
 trivial_upper_bound = _trivial.trivial_upper_bound  # certified rank-min(m, n) factors
-_run_portfolio = _bounds._run_portfolio  # rounding_rank_bounds' portfolio, trusted
-_Portfolio = _bounds._Portfolio  # the state of one portfolio run
-_merge_rows = _bounds._merge_rows  # a method's two portfolio runs in one row
+_run_portfolio = _portfolio_run._run_portfolio  # the bounds' portfolio, trusted
+_Portfolio = _portfolio_run._Portfolio  # the state of one portfolio run
+_merge_rows = _portfolio_run._merge_rows  # a method's two portfolio runs in one row
 
 # LP engine and batched separation (_lp, _separation)
 DEFAULT_EPS = _lp.DEFAULT_EPS  # the LP engine's default tolerance
@@ -231,7 +232,8 @@ matrix_sha256 = _datasets_fetchers.matrix_sha256  # SHA-256 of a matrix's entrie
 
 #: the private modules whose attributes tests monkeypatch
 modules = SimpleNamespace(
-    bounds=_bounds,  # the portfolio (its _run_portfolio, which the CV's search runs)
+    bounds=_bounds,  # rounding_rank_bounds, the door (its validation)
+    portfolio=_portfolio_run,  # the portfolio (its shares, its _run_portfolio)
     cli=_cli,  # the command line (its loader, its real-rank plan)
     factorization=_factorization,  # the estimator (its METHODS)
     fetchers=_datasets_fetchers,  # the data set fetchers (their base URL, manifest)

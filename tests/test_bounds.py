@@ -406,9 +406,9 @@ def test_lower_bound_share_is_capped_on_large_data(monkeypatch, size):
     swap_methods(monkeypatch, vc={"lower": lower}, lpca={"search": search})
     X = make_rounding_rank_matrix(40, 30, 3, random_state=2)
     if size != "small":  # the 40 x 30 matrix stands in for a large one
-        monkeypatch.setattr(modules.bounds, "_CAPPED_LOWER_ENTRIES", X.size)
+        monkeypatch.setattr(modules.portfolio, "_CAPPED_LOWER_ENTRIES", X.size)
     if size == "large_short_cap":  # a 4 s budget stands in for a long one
-        monkeypatch.setattr(modules.bounds, "_LOWER_CAP_MIN", 0.1)
+        monkeypatch.setattr(modules.portfolio, "_LOWER_CAP_MIN", 0.1)
     # 4 s less the reserve (10%): 3.6 s to share
     b = rounding_rank_bounds(X, methods=("vc", "lpca"), time_limit=4.0)
     assert b.lower == 2 and len(lpca) == 1
@@ -512,7 +512,10 @@ def test_a_large_certificate_is_held_on_disk_while_later_methods_run(monkeypatch
     plain = rounding_rank_bounds(X, **kw)
     monkeypatch.setattr(modules.memory, "_HOLD_ON_DISK_BYTES", 0)
     seen = spy(
-        monkeypatch, modules.bounds, "run_rank_search", lambda *a, **k: k["cap_factors"]
+        monkeypatch,
+        modules.portfolio,
+        "run_rank_search",
+        lambda *a, **k: k["cap_factors"],
     )
     held = rounding_rank_bounds(X, **kw)
     assert seen[0] is None  # R-SVD ran first, then L-PCA got the mapped certificate
@@ -532,7 +535,7 @@ def test_held_on_disk_keeps_small_and_sparse_factors_as_they_are():
 def test_interrupt_while_a_method_starts_marks_it(monkeypatch):
     # Ctrl-C after a method's report row exists but before its own handler runs
     # (here: while its input is fetched) still marks that method "interrupted"
-    _bounds = modules.bounds
+    _bounds = modules.portfolio
     X, _, _ = _planted_rank_two()
     original = _bounds._DenseCopy.get
     calls = []

@@ -64,7 +64,7 @@ def test_exact_search_takes_the_cv_seed_when_the_estimator_has_none(monkeypatch,
         seen.append(random_state)
         raise Stop
 
-    monkeypatch.setattr(modules.bounds, "_run_portfolio", spy)
+    monkeypatch.setattr(modules.portfolio, "_run_portfolio", spy)
     est = RoundingRankFactorization(method="lpca", random_state=own)
     with pytest.raises(Stop):
         RoundingRankCV(est, random_state=0).fit(np.eye(4))

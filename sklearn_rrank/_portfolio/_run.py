@@ -1,0 +1,550 @@
+"""The portfolio of ``rounding_rank_bounds``: every method once, cheap ones first.
+
+:func:`_portfolio` runs the requested methods of the registry under one
+``Deadline``: lower bounds first, then the rank searches, each starting below the best
+certified bound so far and given a share of the time left; a second pass gives what
+is left to the methods that can resume. Each step is recorded as a row of the result
+table.
+"""
+
+import time
+from dataclasses import replace
+
+import numpy as np
+import scipy.sparse as sp
+
+from sklearn_rrank._core._memory import dense_copy_refused, held_on_disk, in_memory
+from sklearn_rrank._core._progress import event
+from sklearn_rrank._core._trivial import trivial_rank
+from sklearn_rrank._core._validation import (
+    SPARSE_FRACTION,
+)
+from sklearn_rrank._portfolio import _registry
+from sklearn_rrank._search._skeleton import (
+    BinaryData,
+    Deadline,
+    rank_zero_possible,
+    run_rank_search,
+)
+
+# time kept back for steps that cannot stop mid-way (a sweep, an SVD start): 1 s + 2%
+# of the budget + _RESERVE_PER_ENTRY s per entry, at most _RESERVE of it and 30 s
+_RESERVE = 0.1
+_RESERVE_PER_ENTRY = 2e-7
+# on matrices of more than this many entries, a method whose share is below
+# _MIN_SHARE seconds is skipped: its setup alone would overrun the budget
+_LARGE_ENTRIES = 1_000_000
+_MIN_SHARE = 1.0
+# the second pass (time left after every method ran once) starts a method only with
+# at least this many seconds
+_SECOND_PASS_MIN = 2.0
+# on matrices this large a weighted lower bound gets at most _LOWER_SHARE_CAP of the
+# budget (at least _LOWER_CAP_MIN s) first, and what the searches leave afterwards
+_CAPPED_LOWER_ENTRIES = 4 * 10**7
+_LOWER_SHARE_CAP = 0.05
+_LOWER_CAP_MIN = 10.0
+
+
+def _resumes(spec):
+    """Whether a method's second run resumes where its first stopped (``start``)."""
+    return spec.search is not None and "start" in spec.search_params
+
+
+class _DenseCopy:
+    """The dense float64 copy of validated (possibly sparse) ``X``, made once on demand.
+
+    :meth:`get` returns ``X`` itself when it is dense, else densifies it the first
+    time, unless :func:`~sklearn_rrank._core._memory.dense_copy_refused` says why not
+    (more than 2 GiB, or more than fits in memory): then it returns None and
+    :attr:`message` says why, so that the portfolio skips the method that needs it.
+    """
+
+    def __init__(self, X):
+        self.X, self.dense, self.message = X, None, ""
+
+    def get(self):
+        if not sp.issparse(self.X):
+            return self.X
+        if self.dense is None and not self.message:
+            self.message = dense_copy_refused(*self.X.shape) or ""
+            if not self.message:
+                self.dense = self.X.toarray()
+        return self.dense
+
+
+def _portfolio(X, methods, *, tau, deadline, **kwargs):
+    """Run ``methods`` cheap-first under one deadline, sharing bounds (trusts X).
+
+    A first pass runs every method once, each on its weighted share of what is left
+    of the budget (:meth:`_Portfolio._held`: with the weight of a search whose share
+    cut a fit below its certificate). If time is left and the bounds do not meet, a
+    second pass hands it to the methods the deadline stopped
+    (:meth:`_Portfolio.second_pass`).
+
+    Returns ``(lower, lower_method, best, proven, report)`` where ``best`` is
+    ``(rank, method, L, R)`` of the best certificate or None.
+    """
+    return _run_portfolio(X, methods, tau=tau, deadline=deadline, **kwargs).outcome()
+
+
+def _run_portfolio(
+    X,
+    methods,
+    *,
+    tau,
+    deadline,
+    lower=0,
+    n_jobs=None,
+    random_state=None,
+    verbose=0,
+    progress=None,
+    method_params=None,
+):
+    """:func:`_portfolio`, returning the :class:`_Portfolio` (also each search's
+    :class:`RankSearchResult` in ``results``)."""
+
+    specs = sorted((_registry.METHODS[m] for m in methods), key=lambda s: s.cost)
+    method_params = dict(method_params or {})
+    for name in method_params:
+        if name not in methods:
+            raise ValueError(
+                f"method_params names {name!r}, which is not among methods {methods}."
+            )
+    params = {
+        s.name: _registry.check_method_params(s, method_params.get(s.name), "search")
+        for s in specs
+    }
+    run = _Portfolio(
+        X,
+        specs,
+        params,
+        tau=tau,
+        deadline=deadline,
+        lower=lower,
+        n_jobs=n_jobs,
+        random_state=random_state,
+        verbose=verbose,
+        progress=progress,
+    )
+    try:
+        run.first_pass()
+        run.second_pass()
+    except KeyboardInterrupt as exc:
+        run.load_best()
+        # a method interrupted while it was being started (before its own handler
+        # could mark it) says so too
+        if run.current is not None and run.current["status"] == "ok":
+            run.current.update(status="interrupted", stopped_early=True)
+        # the methods that did not start say so; the caller finds the bounds
+        # reached so far on the exception
+        for spec in specs[len(run.report) :]:
+            run.report.append(
+                _new_row(spec.name, spec.lower is not None)
+                | {
+                    "status": "interrupted",
+                    "stopped_early": True,
+                    "message": "not run",
+                }
+            )
+        exc.portfolio = run.outcome()
+        raise
+    run.load_best()
+    return run
+
+
+class _Portfolio:
+    """The state of one portfolio run: bounds so far, best certificate, report."""
+
+    def __init__(
+        self,
+        X,
+        specs,
+        params,
+        *,
+        tau,
+        deadline,
+        lower,
+        n_jobs,
+        random_state,
+        verbose,
+        progress,
+    ):
+        # a sparse copy for the methods that work on sparse input (R-SVD's Gram
+        # matrix and the spectral bound's operator): cheap and fast for sparse data
+        self.X_sparse = None
+        if any(s.sparse for s in specs):
+            if sp.issparse(X):
+                self.X_sparse = X
+            elif np.count_nonzero(X) < SPARSE_FRACTION * X.size:
+                self.X_sparse = sp.csr_matrix(X)
+        # sparse data stays sparse: the methods that need dense data get one dense
+        # copy, made when the first of them runs and only if it fits in memory
+        self.dense = _DenseCopy(X)
+        self.given_sparse = sp.issparse(X)
+        self.X = X
+        self.specs = specs
+        self.params = params
+        self.tau = tau
+        self.origin = deadline.start
+        if deadline.limited:
+            # shares are cut from a slightly earlier end: setup steps that no method
+            # can interrupt (an SVD, a model build, preprocessing) overrun their shares
+            deadline = Deadline(
+                _start=deadline.start, _end=deadline.end - _reserve(deadline, X.shape)
+            )
+        self.deadline = deadline
+        self.large = X.shape[0] * X.shape[1] > _LARGE_ENTRIES
+        # the longest first-pass share of a lower bound (seconds; None: no cap)
+        self.lower_cap = None
+        if deadline.limited and X.shape[0] * X.shape[1] >= _CAPPED_LOWER_ENTRIES:
+            budget = deadline.end - deadline.start
+            self.lower_cap = max(_LOWER_SHARE_CAP * budget, _LOWER_CAP_MIN)
+        self.data = BinaryData(X)  # counts and merged rows/columns, for every method
+        self.common = dict(
+            n_jobs=n_jobs, verbose=verbose, progress=progress, random_state=random_state
+        )
+        self.lower = lower
+        self.lower_method = "trivial"
+        self.best = None  # (rank, method, L, R)
+        self.best_model = None  # the LogisticModel of the best certificate, if any
+        self.proven = None  # (rank, method)
+        if rank_zero_possible(X, tau):
+            m, n = X.shape
+            self.best = (0, "trivial", np.zeros((m, 0)), np.zeros((n, 0)))
+        else:
+            self.lower = max(lower, 1)
+        self.report = []
+        # the row of the method being started or run (None between methods): an
+        # interrupt before the method's own handler is reached still marks it
+        self.current = None
+        self.results = {}  # method -> its last RankSearchResult (best: with factors)
+        self.memos = {}  # method -> its state across runs (Incumbent.memo)
+
+    def load_best(self):
+        """Load the best certificate back into memory (:func:`held_on_disk`)."""
+        if self.best is None:
+            return
+        rank, name, L, R = self.best
+        self.best = (rank, name, in_memory(L), in_memory(R))
+        res = self.results.get(name)
+        if res is not None and res.L is not None:
+            self.results[name] = replace(res, L=self.best[2], R=self.best[3])
+
+    def outcome(self):
+        return self.lower, self.lower_method, self.best, self.proven, self.report
+
+    def met(self):
+        return self.best is not None and self.best[0] <= self.lower
+
+    def first_pass(self):
+        """Every method once, cheap first, on its weighted share of what is left."""
+        specs = self.specs
+        for i, spec in enumerate(specs):
+            row = _new_row(spec.name, spec.lower is not None)
+            self.report.append(row)
+            self.current = row
+            if self.met():
+                row.update(status="skipped", message="bounds already meet")
+                continue
+            if self.deadline.expired():
+                row.update(
+                    status="skipped", message="time budget used up", stopped_early=True
+                )
+                continue
+            weights = sum(t.weight for t in specs[i:]) + self._held(specs[:i])
+            share = spec.weight / weights if spec.weight and weights else 1.0
+            cap = self.lower_cap if spec.lower is not None and spec.weight else None
+            sub = self.deadline.child(cap, fraction=share)
+            row["budget"] = sub.remaining()
+            if (
+                self.large
+                and spec.weight
+                and sub.limited
+                and sub.remaining() < _MIN_SHARE
+            ):
+                row.update(
+                    status="skipped",
+                    message=f"too little of the budget left ({sub.remaining():.1f} s)",
+                    stopped_early=True,
+                )
+                continue
+            self._run(spec, row, sub, self.params[spec.name])
+
+    def _held(self, ran):
+        """The weight of the searches of ``ran`` that hold a share of the time left.
+
+        A search that resumes (``start``), holds the best certificate and that its
+        share stopped with a fit cut below it (its model in the memo: a polish fit)
+        goes on in the second pass from that model; its weight counts in the first
+        pass's shares after it, so that the last method does not take all the time
+        left (APJ, 60 s, two busy processes beside it: L-PCA certified 6 and its
+        share cut the fit at 5; ProjLP, last, took the 20 s left and found nothing
+        below 6, where in the runs whose ProjLP ended early L-PCA's second pass
+        certified 5 in 3-4 s). A search without a certificate holds nothing: on
+        americas_small, 20 s, L-PCA's share cut its ascent at k = 5, and ProjLP on
+        half the time left gave 19 where on all of it it gave 11.
+        """
+        if self.best is None:
+            return 0.0
+        rank, owner = self.best[0], self.best[1]
+        rows = {row["method"]: row for row in self.report}
+        return sum(
+            t.weight
+            for t in ran
+            if t.weight
+            and t.name == owner
+            and _resumes(t)
+            and rows[t.name]["status"] == "stopped"
+            and any(k < rank for k in self.memos.get(t.name, {}))
+        )
+
+    def second_pass(self):
+        """Hand the time left to the methods the deadline stopped.
+
+        When methods finish under their shares (a search that found nothing below
+        the known bound, a lower bound that completed), the first pass ends early.
+        What is left goes, by weight, to the rank searches that the deadline
+        stopped, again under the best bound; a search that takes ``start`` resumes
+        where it stopped (:meth:`_resume`). Lower bounds that the deadline stopped
+        run again only if their new share is larger than their first. Without any
+        certificate yet (a 200,000 x 5,000 matrix: R-SVD found none, L-PCA's share
+        ended at k = 9) the searches resume below the trivial rank; the call ended
+        after 735 s of a 1800 s budget before.
+        """
+        if not self.deadline.limited or self.met():
+            return
+        rows = {row["method"]: row for row in self.report}
+        todo = [
+            s
+            for s in self.specs
+            if rows[s.name]["status"] == "stopped" and s.weight and s.search is not None
+        ]
+        todo += [
+            s
+            for s in self.specs
+            if rows[s.name]["status"] == "stopped" and s.weight and s.lower is not None
+        ]
+        for i, spec in enumerate(todo):
+            if self.met() or self.deadline.remaining() < _SECOND_PASS_MIN:
+                return
+            weights = self._second_weights(spec, todo[i:], rows)
+            sub = self.deadline.child(fraction=spec.weight / weights)
+            row = rows[spec.name]
+            params = dict(self.params[spec.name])
+            if _resumes(spec):
+                params["start"] = max(params.get("start", 1), self._resume(spec, row))
+            elif sub.remaining() <= (row["budget"] or 0.0):
+                continue  # the same run on less time cannot do better
+            first = {key: row[key] for key in ("seconds", "budget", "message")}
+            first_curve = list(row["curve"])
+            first_errors = dict(row.get("errors_by_k", {}))
+            bound = row["bound"]
+            row.update(status="ok", stopped_early=False, message="")
+            row["budget"] = sub.remaining()
+            try:
+                self._run(spec, row, sub, params)
+            finally:
+                _merge_rows(row, first, first_curve, first_errors, bound, spec)
+
+    def _second_weights(self, spec, rest, rows):
+        """The weights that share the time left with ``spec`` in the second pass.
+
+        Those of ``rest`` (``spec`` and the methods after it), except a method that
+        does not resume (no ``start``: a lower bound) whose share of the time left
+        now would not exceed its first budget: it runs again only on more time than
+        its first run had (below), so it would hold back time it does not use (on
+        Abstracts, 900 s, VC's 86 s after its first 115 s: the call ended 114 s
+        early, L-PCA's polish fit cut at 3/4 of the time left).
+
+        A capped lower bound (``lower_cap``) holds back nothing: it runs last, on
+        what the searches leave.
+        """
+        total = sum(t.weight for t in rest)
+        left = self.deadline.remaining()
+
+        def runs_again(t):
+            if t is spec or _resumes(t):
+                return True
+            if self.lower_cap is not None and t.lower is not None:
+                return False
+            return left * t.weight / total > (rows[t.name]["budget"] or 0.0)
+
+        return sum(t.weight for t in rest if runs_again(t))
+
+    def _resume(self, spec, row):
+        """The rank where a search the deadline stopped resumes in the second pass.
+
+        The rank of the fit the deadline cut short (kept in the search's memo), else
+        the rank above the last one it tried; always below the best certificate
+        (only smaller ranks can improve it), and never far above where the search
+        was: on Abstracts R-SVD's certificate is 4421 while L-PCA stopped at k = 13.
+        Without a certificate, below the trivial rank (``min(m, n)``, one more for
+        ``tau <= 0``).
+        """
+        if self.best is not None:
+            top = self.best[0] - 1
+        else:
+            top = trivial_rank(self.data.shape, self.tau) - 1
+        cut = [k for k in self.memos.get(spec.name, {}) if k <= top]
+        if cut:
+            return max(cut)
+        tried = [k for k in row.get("errors_by_k", {}) if k < top]
+        return min(top, max(tried) + 1) if tried else top
+
+    def _run(self, spec, row, sub, params):
+        """Run one method on the deadline ``sub``; fill ``row``, update the bounds."""
+        self.current = row
+        t0 = time.monotonic()
+        res = None
+        use_sparse = spec.sparse and (self.given_sparse or spec.sparse_from_dense)
+        X = self.X_sparse if use_sparse and self.X_sparse is not None else None
+        if X is None:
+            X = self.dense.get()
+        if X is None:
+            row.update(status="skipped", message=self.dense.message)
+            return
+        try:
+            if spec.lower is not None:
+                self._event(spec.name, "start", None, "")
+                found = spec.lower(X, tau=self.tau, deadline=sub)
+                bound = int(found.bound)
+                row.update(
+                    bound=bound,
+                    stopped_early=bool(found.stopped_early),
+                    message=found.message,
+                )
+                row["curve"] = [[round(time.monotonic() - self.origin, 4), int(bound)]]
+                if bound > self.lower:
+                    self.lower, self.lower_method = int(bound), spec.name
+            else:
+                res = self._search(spec, X, sub, params)
+                self._take(spec, row, res)
+        except KeyboardInterrupt as exc:
+            row.update(
+                status="interrupted",
+                stopped_early=True,
+                message="",
+                seconds=time.monotonic() - t0,
+            )
+            # what the search certified before the stop (or its whole result, if
+            # the signal came just after it returned)
+            part = getattr(exc, "rank_search_result", None) or res
+            if part is not None:
+                row.update(curve=list(part.report.curve), message=part.report.message)
+                if part.rank is not None:
+                    row.update(bound=int(part.rank), certified=True)
+                    if self.best is None or part.rank < self.best[0]:
+                        self.best = (int(part.rank), spec.name, part.L, part.R)
+                        self.best_model = part.report.model
+            raise
+        except (MemoryError, Exception) as exc:  # noqa: BLE001 - reported, not hidden
+            row.update(status="failed", message=f"failed: {type(exc).__name__}: {exc}")
+        row["seconds"] = time.monotonic() - t0
+        if row["status"] == "ok" and row["stopped_early"]:
+            row["status"] = "stopped"
+        if spec.lower is not None:
+            self._event(spec.name, "end", row["bound"], row["message"])
+        self.current = None
+
+    def _event(self, method, stage, bound, message):
+        """A progress event for a lower bound (rank searches send their own)."""
+        progress = self.common["progress"]
+        if progress is not None:
+            elapsed = time.monotonic() - self.origin
+            progress(
+                event(method, stage, bound=bound, elapsed=elapsed, message=message)
+            )
+
+    def _search(self, spec, X, sub, params):
+
+        best = self.best
+        return run_rank_search(
+            spec.search,
+            X,
+            method=spec.name,
+            tau=self.tau,
+            deadline=sub,
+            lower=self.lower,
+            cap=None if best is None else best[0],
+            cap_factors=None if best is None else (best[2], best[3]),
+            origin=self.origin,
+            progress=self.common["progress"],
+            random_state=_registry.method_seed(self.common["random_state"], spec.name),
+            n_jobs=self.common["n_jobs"],
+            verbose=self.common["verbose"],
+            params=params,
+            data=self.data,
+            memo=self.memos.setdefault(spec.name, {}),
+        )
+
+    def _take(self, spec, row, res):
+        """Record a rank search's result in ``row`` and in the bounds."""
+        report = res.report
+        row["curve"] = list(report.curve)
+        row["errors_by_k"] = dict(report.errors_by_k)
+        row.update(stopped_early=bool(res.stopped_early), message=report.message)
+        if res.rank is not None:
+            row.update(bound=int(res.rank), certified=True)
+            # held on disk while later methods run, if large (no copy in memory)
+            L, R = held_on_disk(res.L, res.R)
+            res = replace(res, L=L, R=R)
+            self.best = (int(res.rank), spec.name, L, R)
+            self.best_model = report.model
+            # one certificate is held: the dominated ones' factors go at once
+            for name, other in self.results.items():
+                if name != spec.name and other.L is not None:
+                    self.results[name] = replace(other, L=None, R=None)
+        self.results[spec.name] = res
+        if report.lower is not None and report.lower > self.lower:
+            self.lower, self.lower_method = report.lower, spec.name
+            if res.rank is None:  # a search that proved a lower bound
+                row.update(kind="lower", bound=report.lower)
+        if report.proven_rank is not None and res.rank is None:
+            row.update(bound=report.proven_rank, certified=False, proof=report.proof)
+            if self.proven is None or report.proven_rank < self.proven[0]:
+                self.proven = (report.proven_rank, spec.name)
+
+
+def _reserve(deadline, shape):
+    """Seconds of a limited ``deadline`` kept back for steps that overrun."""
+    total = deadline.end - deadline.start
+    grows = 1.0 + 0.02 * total + _RESERVE_PER_ENTRY * shape[0] * shape[1]
+    return min(_RESERVE * total, 30.0, grows)
+
+
+def _merge_rows(row, first, first_curve, first_errors, bound, spec):
+    """Fold a method's second run (in ``row``) into its first (the other args)."""
+    row.update(
+        seconds=first["seconds"] + row["seconds"],
+        budget=(first["budget"] or 0.0) + (row["budget"] or 0.0),
+        curve=first_curve + row["curve"],
+        message=(
+            first["message"]
+            if row["message"] == first["message"]  # the second run said nothing new
+            else f"{first['message']}; given the time left: {row['message']}"
+        ),
+    )
+    if "errors_by_k" in row:
+        row["errors_by_k"] = {**first_errors, **row["errors_by_k"]}
+    if bound is not None and (
+        row["bound"] is None or (spec.lower is not None and bound > row["bound"])
+    ):
+        row["bound"] = bound  # the first run's bound stands
+        if spec.search is not None:
+            row["certified"] = True
+
+
+def _new_row(method, lower):
+    """A report row before the method runs."""
+    return {
+        "method": method,
+        "kind": "lower" if lower else "upper",
+        "bound": None,
+        "seconds": 0.0,
+        "certified": None,
+        "stopped_early": False,
+        "message": "",
+        "status": "ok",
+        "budget": None,
+        "curve": [],
+    }
