@@ -262,8 +262,9 @@ def render_certify(runs):
         "Each row is one call of :func:`~sklearn_rrank.rounding_rank_bounds` "
         f"(methods: {', '.join(methods) or 'default'}; ``n_jobs=2``, "
         "``random_state=0``) with the budget shown, on one machine "
-        f"({'; '.join(machines) or 'not recorded'}). The upper bound's factors were checked again with "
-        ":func:`~sklearn_rrank.certify_rounding` after the call. Seconds are the "
+        f"({'; '.join(machines) or 'not recorded'}). The upper bound's factors "
+        "were checked again with :func:`~sklearn_rrank.certify_rounding` after "
+        "the call. Seconds are the "
         "wall-clock time of the whole call. A row without numbers has not been "
         "measured yet; it fills in when the benchmark's JSON for that data set is "
         "committed.",
