@@ -108,9 +108,9 @@ def render_rst(results):
         "Section 5.3); every bound of ours is certified. Each method ran alone with "
         f"{_limits(results)}. *Best of these cells* is the interval between the "
         "best lower bound (spectral or VC) and the best upper bound of the rows "
-        "above it; the portfolio of :doc:`results` shares one budget between the "
-        "methods instead. Times in seconds; the last column is our time divided "
-        "by the paper's.",
+        "above it; the portfolio of the page *What we certify* shares one budget "
+        "between the methods instead. Times in seconds; the last column is our "
+        "time divided by the paper's.",
         "",
     ]
     header = ["Data", "Method", "Paper", "Ours", "Paper (s)", "Ours (s)", "Ratio"]
@@ -259,12 +259,11 @@ def render_certify(runs):
     machines = sorted({run.get("machine", "not recorded") for run in runs.values()})
     methods = sorted({str(run.get("methods", "default")) for run in runs.values()})
     out = [
-        "Each row is one call of :func:`~sklearn_rrank.rounding_rank_bounds` "
+        "Each row is one call of ``rounding_rank_bounds`` "
         f"(methods: {', '.join(methods) or 'default'}; ``n_jobs=2``, "
         "``random_state=0``) with the budget shown, on one machine "
         f"({'; '.join(machines) or 'not recorded'}). The upper bound's factors "
-        "were checked again with :func:`~sklearn_rrank.certify_rounding` after "
-        "the call. Seconds are the "
+        "were checked again with ``certify_rounding`` after the call. Seconds are the "
         "wall-clock time of the whole call. A row without numbers has not been "
         "measured yet; it fills in when the benchmark's JSON for that data set is "
         "committed.",
