@@ -69,7 +69,13 @@ html_theme_options = {
     "show_prev_next": False,
     "navigation_with_keys": False,
 }
-html_sidebars = {"index": [], "cli": [], "reproducing": []}
+html_sidebars = {
+    "index": [],
+    "cli": [],
+    "reproducing": [],
+    "choosing": [],
+    "results": [],
+}
 html_show_sourcelink = False
 
 # -- sphinx-gallery ----------------------------------------------------------------
