@@ -12,7 +12,9 @@ Saves ``benchmarks/results/anytime_<data>_<budget>s[_loaded].json`` and the
 matching ``.png`` (the package's ``RankSearchDisplay``).
 
 Usage: ``python benchmarks/anytime_curves.py --data apj --time-limit 60 [--busy 2]
-[--methods lpca]``
+[--methods lpca]``; ``--file ../shared/data/graphs/cora.npz`` runs a matrix file
+instead (read sparse by ``load_binary_matrix``; the file's stem names the run, which
+the docs' "What we certify" table shows in its row).
 """
 
 import argparse
@@ -64,6 +66,7 @@ def _commit():
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", choices=sorted(LOADERS), default="apj")
+    parser.add_argument("--file", help="a matrix file instead of --data")
     parser.add_argument("--time-limit", type=float, default=60.0)
     parser.add_argument("--busy", type=int, default=0, help="busy processes beside")
     parser.add_argument("--no-plot", action="store_true")
@@ -74,7 +77,14 @@ def main():
     )
     args = parser.parse_args()
     methods = "default" if args.methods == "default" else tuple(args.methods.split(","))
-    X = LOADERS[args.data]().data
+    if args.file:
+        from pathlib import Path
+
+        from sklearn_rrank.datasets import load_binary_matrix
+
+        X, args.data = load_binary_matrix(args.file, sparse=True), Path(args.file).stem
+    else:
+        X = LOADERS[args.data]().data
     procs = [
         subprocess.Popen([sys.executable, "-c", "while True: pass"])
         for _ in range(args.busy)

@@ -26,6 +26,17 @@ and MathJax has typeset it,
   ``get_params``, ``set_params``, ``set_output``, ``get_feature_names_out`` and
   ``fit_transform`` and show its "Examples using" gallery.
 
+Before the browser runs, every HTML page of the build is read as text (this part
+needs no browser and always runs), and the check fails if a page
+
+* shows a Python traceback (``Traceback (most recent call last)``: an example or a
+  generated include that failed while the page was built),
+* has a table with an interval-like cell (``[4, 8]``) that was not rendered from a
+  benchmark's JSON: tables rendered by ``docs/reproducing_tables.py`` carry the class
+  ``rrank-from-json``; any other table with such a number was typed by hand and goes
+  stale, or
+* links to a page or an anchor of the build that does not exist.
+
 The pages are checked by a small script that the server appends to each HTML page; it
 writes its findings into the page, and Chromium's ``--dump-dom`` hands them back.
 Without Chromium (``chromium``, ``chromium-browser`` or ``google-chrome`` on the
@@ -36,6 +47,7 @@ sync off, on a fresh profile.
 
 import functools
 import html
+import html.parser
 import http.server
 import io
 import json
@@ -45,6 +57,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import urllib.parse
 from pathlib import Path
 
 DOCS = Path(__file__).resolve().parent
@@ -69,6 +82,10 @@ PAGES = (
     "index.html",
     "install.html",
     "getting_started.html",
+    "choosing.html",
+    "data.html",
+    "faq.html",
+    "results.html",
     "auto_examples/index.html",
     "api.html",
     "generated/sklearn_rrank.RoundingRankFactorization.html",
@@ -97,6 +114,116 @@ REQUIRED = {
         "text": ["Examples using"],  # the class name is in <code>
     },
 }
+
+# -- static checks of the built pages (no browser) -----------------------------------
+#: the class of the tables that docs/reproducing_tables.py renders from JSON
+FROM_JSON = "rrank-from-json"
+TRACEBACK = "Traceback (most recent call last)"
+INTERVAL = re.compile(r"\[\s*\d+\s*,\s*\d+\s*\]")
+
+
+class _PageParser(html.parser.HTMLParser):
+    """The ids, the links and the hand-typed table cells of one HTML page."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.ids, self.links, self.typed_cells, self.text = set(), [], [], []
+        self._tables = []  # for each open table: rendered from JSON?
+        self._cell = None  # text of the open cell of a hand-typed table
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if attrs.get("id"):
+            self.ids.add(attrs["id"])
+        if tag == "a" and attrs.get("name"):
+            self.ids.add(attrs["name"])
+        if tag == "a" and attrs.get("href"):
+            self.links.append(attrs["href"])
+        if tag == "table":
+            classes = (attrs.get("class") or "").split()
+            inherited = bool(self._tables) and self._tables[-1]
+            self._tables.append(FROM_JSON in classes or inherited)
+        elif tag in ("td", "th") and self._tables and not self._tables[-1]:
+            self._cell = []
+
+    def handle_endtag(self, tag):
+        if tag == "table" and self._tables:
+            self._tables.pop()
+        elif tag in ("td", "th") and self._cell is not None:
+            text = " ".join("".join(self._cell).split())
+            if INTERVAL.search(text):
+                self.typed_cells.append(text)
+            self._cell = None
+
+    def handle_data(self, data):
+        self.text.append(data)
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+def parse_page(text):
+    """A :class:`_PageParser` fed with the HTML ``text``."""
+    parser = _PageParser()
+    parser.feed(text)
+    parser.close()
+    return parser
+
+
+def _internal_target(href):
+    """``(path, fragment)`` of a link within the site, or None for other links."""
+    parts = urllib.parse.urlsplit(href)
+    if parts.scheme or parts.netloc or href.startswith(("mailto:", "javascript:")):
+        return None
+    return urllib.parse.unquote(parts.path), urllib.parse.unquote(parts.fragment)
+
+
+def static_problems(build):
+    """``{relative page: [problems]}`` for every HTML page of ``build``.
+
+    Tracebacks, numbers in tables not rendered from JSON, and internal links to a
+    missing file or to a missing anchor of an existing page.
+    """
+    build = Path(build)
+    parsed = {}
+    for path in sorted(build.rglob("*.html")):
+        rel = path.relative_to(build).as_posix()
+        if rel.startswith(("_static/", "_sources/", "_modules/", "_images/")):
+            continue
+        parsed[rel] = parse_page(path.read_text(errors="replace"))
+    out = {}
+    for rel, page in parsed.items():
+        problems = []
+        if TRACEBACK in "".join(page.text):
+            problems.append("shows a Python traceback")
+        if page.typed_cells:
+            problems.append(
+                "table numbers not rendered from a benchmark's JSON (no class "
+                f"{FROM_JSON!r}): {page.typed_cells[:3]}"
+            )
+        broken = []
+        for href in page.links:
+            target = _internal_target(href)
+            if target is None:
+                continue
+            path, fragment = target
+            if path:
+                file = (build / rel).parent / path
+                if file.is_dir():
+                    file = file / "index.html"
+                if not file.exists():
+                    broken.append(href)
+                    continue
+                other = file.resolve().relative_to(build.resolve()).as_posix()
+            else:
+                other = rel
+            if fragment and other in parsed and fragment not in parsed[other].ids:
+                broken.append(href)
+        if broken:
+            problems.append(f"broken internal links: {sorted(set(broken))[:5]}")
+        if problems:
+            out[rel] = problems
+    return out
+
 
 # Appended to every HTML page served: load every image now (no lazy loading), wait
 # for the page, the images and MathJax, then write the findings into the page.
@@ -344,13 +471,22 @@ def main(argv=None):
     figures = "--no-figures" not in argv
     argv = [a for a in argv if a != "--no-figures"]
     build = Path(argv[0]).resolve() if argv else DOCS / "_build" / "html"
-    browser = find_browser()
-    if browser is None:
-        print("browser check skipped: Chromium not found (apt-get install chromium)")
-        return 0
     if not (build / "index.html").exists():
         print(f"browser check failed: {build / 'index.html'} not found (build first)")
         return 1
+    static = static_problems(build)
+    for rel, problems in static.items():
+        print(rel)
+        for p in problems:
+            print(f"  FAIL: {p}")
+    print(
+        f"static check of {sum(1 for _ in build.rglob('*.html'))} pages:",
+        "FAILED" if static else "passed",
+    )
+    browser = find_browser()
+    if browser is None:
+        print("browser check skipped: Chromium not found (apt-get install chromium)")
+        return 1 if static else 0
     SHOTS.mkdir(parents=True, exist_ok=True)
     handler = functools.partial(_Handler, directory=str(build))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
@@ -371,7 +507,7 @@ def main(argv=None):
         server.shutdown()
         server.server_close()
     print("browser check:", "FAILED" if failed else "passed")
-    return 1 if failed else 0
+    return 1 if failed or static else 0
 
 
 if __name__ == "__main__":

@@ -69,7 +69,13 @@ html_theme_options = {
     "show_prev_next": False,
     "navigation_with_keys": False,
 }
-html_sidebars = {"index": [], "cli": [], "reproducing": []}
+html_sidebars = {
+    "index": [],
+    "cli": [],
+    "reproducing": [],
+    "choosing": [],
+    "results": [],
+}
 html_show_sourcelink = False
 
 # -- sphinx-gallery ----------------------------------------------------------------
@@ -167,20 +173,24 @@ _write_cli_help()
 
 
 def _write_reproducing_tables():
-    """Render ``benchmarks/results/tables.json`` as rst tables for reproducing.rst.
+    """Render the benchmarks' JSON as rst tables for reproducing.rst and results.rst.
 
-    ``benchmarks/reproduce_tables.py`` writes the JSON; ``docs/reproducing_tables.py``
-    turns it into list-tables in ``docs/generated/reproducing_tables.inc`` (not under
-    version control). Without the JSON the page says how to generate it.
+    ``benchmarks/reproduce_tables.py`` and ``benchmarks/anytime_curves.py`` write the
+    JSON; ``docs/reproducing_tables.py`` turns it into list-tables in
+    ``docs/generated/*.inc`` (not under version control). Without the JSON the
+    pages say how to generate it.
     """
     sys.path.insert(0, str(DOCS))
     try:
         import reproducing_tables
     finally:
         sys.path.remove(str(DOCS))
+    results = DOCS.parent / "benchmarks" / "results"
     reproducing_tables.write_include(
-        DOCS.parent / "benchmarks" / "results",
-        DOCS / "generated" / "reproducing_tables.inc",
+        results, DOCS / "generated" / "reproducing_tables.inc"
+    )
+    reproducing_tables.write_certify_include(
+        results, DOCS / "generated" / "certify_table.inc"
     )
 
 

@@ -40,12 +40,12 @@ else:
     HAVE_DISTRIBUTED = True
 
 from sklearn_rrank import RoundingRankFactorization, rounding_rank_bounds
-from sklearn_rrank.datasets import load_digits_binary, make_rounding_rank_matrix
+from sklearn_rrank.datasets import make_rounding_rank_matrix
 
-# ProjLP's minimum-error fit (column LPs) and transform (row LPs) on the first 150
-# binary digits (150 x 64), and its rank search (feasibility LPs) on a small
-# synthetic matrix of planted rank 4.
-X = load_digits_binary().data[:150]
+# ProjLP's minimum-error fit (column LPs) and transform (row LPs) on a planted matrix
+# of 124 x 139 entries and rank 20, and its rank search (feasibility LPs) on a small
+# one of planted rank 4.
+X = make_rounding_rank_matrix(124, 139, 20, random_state=0)
 X_small = make_rounding_rank_matrix(60, 50, 4, random_state=0)
 
 t0 = time.perf_counter()

@@ -64,8 +64,80 @@ def test_placeholder_thumbnail_is_recognised_by_content(tmp_path):
 
 def test_skips_without_a_browser(monkeypatch, capsys, tmp_path):
     monkeypatch.setattr(browser_check, "find_browser", lambda: None)
+    _touch(tmp_path, "index.html")
     assert browser_check.main([str(tmp_path)]) == 0
     assert "skipped" in capsys.readouterr().out
+
+
+def _page(build, rel, body):
+    path = build / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"<html><body>{body}</body></html>")
+
+
+def test_static_check_passes_a_clean_site(tmp_path):
+    _page(
+        tmp_path,
+        "index.html",
+        '<a href="a.html#sec">A</a> <a href="#top">top</a>'
+        '<span id="top"></span> <a href="https://example.org/x.html">out</a>',
+    )
+    _page(
+        tmp_path,
+        "a.html",
+        '<section id="sec"><table><tr><td>12 s</td></tr></table></section>',
+    )
+    assert browser_check.static_problems(tmp_path) == {}
+
+
+def test_static_check_flags_a_traceback(tmp_path):
+    _page(
+        tmp_path,
+        "auto_examples/plot_x.html",
+        "<pre>Traceback (most recent call last):\n  File ...\nValueError</pre>",
+    )
+    problems = browser_check.static_problems(tmp_path)
+    assert list(problems) == ["auto_examples/plot_x.html"]
+    assert "traceback" in problems["auto_examples/plot_x.html"][0]
+
+
+def test_static_check_flags_typed_intervals_but_not_rendered_tables(tmp_path):
+    rendered = (
+        '<table class="docutils rrank-from-json"><tr><td>[6, 97]</td></tr></table>'
+    )
+    typed = (
+        "<table><tr><th>Abstracts</th><td><strong>[1, 272]</strong></td></tr></table>"
+    )
+    _page(tmp_path, "results.html", rendered)
+    _page(tmp_path, "reproducing.html", rendered + typed)
+    problems = browser_check.static_problems(tmp_path)
+    assert list(problems) == ["reproducing.html"]
+    assert "[1, 272]" in problems["reproducing.html"][0]
+    assert "rrank-from-json" in problems["reproducing.html"][0]
+
+
+def test_static_check_flags_broken_internal_links(tmp_path):
+    _page(
+        tmp_path,
+        "user_guide/index.html",
+        '<a href="../missing.html">x</a> <a href="../index.html#nowhere">y</a>'
+        ' <a href="algorithms.html">z</a> <a href="../index.html#here">w</a>',
+    )
+    _page(tmp_path, "user_guide/algorithms.html", "")
+    _page(tmp_path, "index.html", '<h1 id="here">Home</h1>')
+    problems = browser_check.static_problems(tmp_path)
+    assert list(problems) == ["user_guide/index.html"]
+    (message,) = problems["user_guide/index.html"]
+    assert "../missing.html" in message and "../index.html#nowhere" in message
+    assert "algorithms.html'" not in message and "#here" not in message
+
+
+def test_main_fails_on_static_problems_without_a_browser(monkeypatch, capsys, tmp_path):
+    monkeypatch.setattr(browser_check, "find_browser", lambda: None)
+    _page(tmp_path, "index.html", '<a href="gone.html">gone</a>')
+    assert browser_check.main([str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert "broken internal links" in out and "FAILED" in out
 
 
 def test_api_page_must_list_inherited_methods():

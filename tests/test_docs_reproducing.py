@@ -40,7 +40,53 @@ def test_tables_json_renders_as_rst_tables(tmp_path):
     html = _html(text)  # halt_level=2: a warning of docutils raises
     # one table of rank bounds, one table of errors per data set
     assert html.count("<table") == 1 + len(results["data"])
-    assert "[4, 8]" in html  # Paleo's interval
+    best = results["data"]["paleo"]["interval"]
+    assert f"[{best[0]}, {best[1]}]" in html  # Paleo's interval, from the JSON
+    assert html.count('class="rrank-from-json') == html.count("<table")
+
+
+def _run(data, budget, **extra):
+    return {
+        "data": data,
+        "shape": [10, 8],
+        "time_limit": budget,
+        "busy_processes": 0,
+        "machine": "x86_64, 2 cores",
+        "wall_seconds": budget - 1.5,
+        "lower": 2,
+        "lower_method": "vc",
+        "upper": 5,
+        "upper_method": "lpca",
+        "certificate_rechecked": True,
+        **extra,
+    }
+
+
+def test_certify_table_comes_from_the_anytime_json(tmp_path):
+    (tmp_path / "anytime_paleo_20s.json").write_text(json.dumps(_run("paleo", 20.0)))
+    better = _run("paleo", 60.0, upper=4)
+    (tmp_path / "anytime_paleo_60s.json").write_text(json.dumps(better))
+    loaded = _run("apj", 60.0, busy_processes=2)
+    (tmp_path / "anytime_apj_60s_loaded.json").write_text(json.dumps(loaded))
+    (tmp_path / "anytime_apj_60s_abc1234.json").write_text(json.dumps(_run("apj", 9)))
+    runs = reproducing_tables.certify_runs(tmp_path)
+    assert list(runs) == ["paleo"]  # no loaded run, no copy with a suffix
+    assert runs["paleo"]["time_limit"] == 60.0  # the largest budget
+    text = reproducing_tables.write_certify_include(tmp_path, tmp_path / "c.inc")
+    html = _html(text)
+    assert html.count("<table") == 1 and 'class="rrank-from-json' in html
+    assert "[2, 4] (vc, lpca)" in html and "[2, 5]" not in html
+    assert "x86_64, 2 cores" in html
+    # every data set has a row; the unmeasured ones say so
+    for label in reproducing_tables.CERTIFY_DATA.values():
+        assert f'<th class="stub">{label}</th>' in html or label in html
+    assert html.count("not measured yet") == len(reproducing_tables.CERTIFY_DATA) - 1
+
+
+def test_committed_certify_table_renders(tmp_path):
+    text = reproducing_tables.write_certify_include(RESULTS, tmp_path / "c.inc")
+    html = _html(text)
+    assert html.count("<table") == 1
 
 
 def test_missing_json_gives_a_note(tmp_path):
