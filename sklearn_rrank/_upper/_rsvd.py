@@ -20,7 +20,7 @@ from scipy.sparse.linalg import svds
 from sklearn.utils import check_random_state
 from threadpoolctl import threadpool_limits
 
-from sklearn_rrank._core._memory import gib, svd_components_that_fit
+from sklearn_rrank._core._memory import gib, svd_bytes, svd_components_that_fit
 from sklearn_rrank._core._results import FactorizationResult
 from sklearn_rrank._core._rounding import _csr_ones, _row_batches
 
@@ -38,7 +38,7 @@ _ARPACK_TOL = 1e-10
 _SCAN_BLOCK_ENTRIES = 1 << 17
 
 
-def truncated_svd(X, n_components=None, *, random_state=None):
+def truncated_svd(X, n_components=None, *, random_state=None, route=None):
     """First ``n_components`` singular triplets of ``X`` (LAPACK, Gram or ARPACK).
 
     A request for at most a quarter of ``min(m, n)`` components uses ARPACK
@@ -54,6 +54,9 @@ def truncated_svd(X, n_components=None, *, random_state=None):
         Number of components K (None = ``min(m, n)``).
     random_state : int, RandomState instance or None
         Start vector of ARPACK.
+    route : {"arpack", "gram", "gesdd"} or None
+        The route (None: :func:`_svd_route`'s choice); ``"arpack"`` for many
+        components when the Gram matrix would not fit in memory.
 
     Returns
     -------
@@ -67,7 +70,9 @@ def truncated_svd(X, n_components=None, *, random_state=None):
     nnz = X.count_nonzero() if sp.issparse(X) else np.count_nonzero(X)
     if nnz == 0:  # ARPACK cannot start on the zero matrix; every triplet is zero
         return _zero_triplets(m, n, K)
-    route = _svd_route(m, n, K, sp.issparse(X))
+    route = route or _svd_route(m, n, K, sp.issparse(X))
+    if route == "arpack" and K >= full:  # ARPACK finds fewer than all triplets
+        route = _svd_route(m, n, K, sp.issparse(X))
     if route == "arpack":
         # Lanczos (ARPACK) for a few leading triplets, to a relative accuracy of
         # 1e-10 in the singular values (unlike a randomized SVD)
@@ -99,6 +104,26 @@ def _svd_route(m, n, K, sparse):
     return "gesdd"
 
 
+def _components_that_fit(m, n, K, sparse):
+    """The most triplets, at most ``K``, whose SVD fits in memory, and its route.
+
+    The route of :func:`_svd_route` when all ``K`` fit; else the larger of what
+    the Gram route (its ``min(m, n)``-square Gram matrix and the triplets) and
+    ARPACK (the triplets and its Lanczos basis) can hold
+    (:func:`~sklearn_rrank._core._memory.svd_components_that_fit`): an SVD that
+    does not fit is truncated, not skipped, and the scan certifies below it.
+    """
+    route = _svd_route(m, n, K, sparse)
+    fit = svd_components_that_fit(m, n, K, lanczos=route == "arpack")
+    if fit >= K:
+        return K, route
+    lanczos = svd_components_that_fit(m, n, K, lanczos=True)
+    gram = svd_components_that_fit(m, n, K) if route != "arpack" else 0
+    if gram > min(m, n) // 4 and gram >= lanczos:
+        return gram, _svd_route(m, n, gram, sparse)
+    return lanczos, "arpack"
+
+
 def _lapack_threads():
     """One BLAS thread for a long LAPACK call on a busy machine, else no limit.
 
@@ -112,7 +137,7 @@ def _lapack_threads():
     return contextlib.nullcontext()
 
 
-def _target_svd(X, K, tau, random_state=None):
+def _target_svd(X, K, tau, random_state=None, route=None):
     """Triplets of the matrix that R-SVD rounds at ``tau``.
 
     The SVD approximates the 0/1 entries, whose midpoint is 1/2. For ``tau > 0``
@@ -126,10 +151,10 @@ def _target_svd(X, K, tau, random_state=None):
     ``X`` itself.
     """
     if tau > 0:
-        U, s, Vt = truncated_svd(X, K, random_state=random_state)
+        U, s, Vt = truncated_svd(X, K, random_state=random_state, route=route)
         return U, s * (2.0 * tau), Vt
     Xd = X.toarray() if sp.issparse(X) else np.asarray(X)
-    return truncated_svd(Xd + (tau - 0.5), K, random_state=random_state)
+    return truncated_svd(Xd + (tau - 0.5), K, random_state=random_state, route=route)
 
 
 def _gram_svd(X, K):
@@ -298,7 +323,7 @@ def _gemm_rate():
     return 2e9 / max(best, 1e-6)
 
 
-def _svd_seconds(m, n, K, nnz=None):
+def _svd_seconds(m, n, K, nnz=None, route=None):
     """Rough seconds of :func:`truncated_svd` for K components (for the budget).
 
     A dense ``gesdd`` costs about ``4 m n^2 + 22 n^3`` operations (``n = min(m, n)``),
@@ -310,7 +335,7 @@ def _svd_seconds(m, n, K, nnz=None):
     a fraction of the GEMM rate, taken as a half here.
     """
     a, b = max(m, n), min(m, n)
-    route = _svd_route(m, n, K, nnz is not None)
+    route = route or _svd_route(m, n, K, nnz is not None)
     if route == "arpack":
         flops = 20.0 * a * b * K
     elif route == "gram":
@@ -559,19 +584,18 @@ def _rsvd_search(
     if K < max(incumbent.lower, 1):
         return {"message": f"no rank below {incumbent.limit_text()} to try"}
     info = {}
-    fit = svd_components_that_fit(m, n, K)
+    # at tau <= 0 the SVD is of a dense shifted copy (:func:`_target_svd`)
+    sparse = sp.issparse(X) and tau > 0
+    fit, route = _components_that_fit(m, n, K, sparse)
     if fit < K:  # the singular vectors of all K components would not fit
-        info["memory"] = (
-            f"{K} components need {gib(8 * (min(m, n) ** 2 + K * (m + n)))}"
-        )
+        need = svd_bytes(m, n, K, lanczos=_svd_route(m, n, K, sparse) == "arpack")
+        info["memory"] = f"{K} components need {gib(need)}"
         if fit < max(incumbent.lower, 1):
             return info | {"message": f"skipped: {info['memory']}"}
         K = fit
-        info["memory"] += f"; the SVD keeps {K}"
+        info["memory"] += f"; the SVD keeps {K} ({route})"
     if deadline.limited:
-        # at tau <= 0 the SVD is of a dense shifted copy (:func:`_target_svd`)
-        sparse = sp.issparse(X) and tau > 0
-        estimate = _svd_seconds(m, n, K, X.nnz if sparse else None)
+        estimate = _svd_seconds(m, n, K, X.nnz if sparse else None, route=route)
         info["svd_seconds_estimate"] = estimate
         if estimate > deadline.remaining():
             info["message"] = (
@@ -582,7 +606,7 @@ def _rsvd_search(
             return info
     incumbent.event("step", message=f"SVD of {K} components")
     t0 = time.perf_counter()
-    U, s, Vt = _target_svd(X, K, tau, random_state=random_state)
+    U, s, Vt = _target_svd(X, K, tau, random_state=random_state, route=route)
     info["svd_seconds"] = time.perf_counter() - t0
     if float(m) * n * K <= _EXHAUSTIVE_WORK:
         info["scan"] = "exhaustive"
