@@ -694,6 +694,7 @@ class _ProjLPSearch:
             tol=_REFINE_TOL,
             deadline=self.deadline,
             on_round=on_round,
+            parallel=self.parallel,
         )
         self.info["n_lps"] += out["n_lps"]
         self.status_counts.update(out["status_counts"])
