@@ -208,10 +208,9 @@ def held_on_disk(L, R):
     """``(L, R)``, as read-only memory maps of an anonymous file when they are large.
 
     The portfolio of :func:`~sklearn_rrank.rounding_rank_bounds` holds its best
-    certificate while the later methods run. On Abstracts (12841 x 4894) R-SVD's
-    certificate of rank 4421 is 0.63 GB of float64 (0.7 GB with the views it
-    kept): held in memory, it sat beside ProjLP's working set, and ``rrank bounds
-    abstracts`` peaked at 1.66 GB. Dense factors of at least
+    certificate while the later methods run; held in memory, a large one (R-SVD's
+    of rank 4421 on Abstracts is 0.63 GB of float64) sits beside the working set
+    of the methods after it. Dense factors of at least
     ``_HOLD_ON_DISK_BYTES`` together are written to a temporary file that has no
     name (deleted when the maps are; :func:`tempfile.TemporaryFile`) and mapped
     back read-only: the methods that read the certificate page it in, and the

@@ -41,8 +41,7 @@ _MAX_PASSES = 3
 # without a time limit the searches take turns by steps of the branch and bound
 # (deterministic): this many in the first pass, times _STEP_GROWTH in each later
 # one, and no limit from pass _STEP_PASSES on. A search that finds a large set early
-# then cuts the others: on Paleo the columns with complements find 6 (bound 5) in
-# 1.3 s, and the rows with complements, run first to its end, took 11 s
+# then cuts the others, and the result does not depend on the machine
 _FIRST_STEPS = 2000
 _STEP_GROWTH = 2
 _STEP_PASSES = 12
@@ -306,9 +305,7 @@ def vc_lower_bound(
     beat the best bound. Without a time limit the searches take turns by steps of
     the branch and bound (2,000 in the first pass, twice as many in each later one,
     no limit from the twelfth on), so that one that finds a large set early cuts
-    the others; the result does not depend on the machine (on Paleo the rows
-    with complements, run to their end first, took 11 s; taking turns the whole
-    bound took 3.2 s, with the same shattered set and witnesses).
+    the others; the result does not depend on the machine.
 
     References
     ----------

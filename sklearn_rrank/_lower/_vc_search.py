@@ -329,8 +329,8 @@ def _class_counts(Q_sparse, cand, code, n_classes):
     ``(len(cand), n_classes)``.
 
     One ``bincount`` over the candidates' stored entries: the product with a sparse
-    class indicator gave the same counts with about 0.3 ms of scipy overhead per
-    call, most of the exact VC search on APJ (py-spy).
+    class indicator gives the same counts with a fixed scipy overhead per call,
+    which dominated the exact search.
     """
     indptr, indices = Q_sparse.indptr, Q_sparse.indices
     starts = indptr[cand].astype(np.int64)
