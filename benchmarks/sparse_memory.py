@@ -18,8 +18,9 @@ set size" is the peak) with the data handed over as a ``scipy.sparse`` CSR matri
 * ``planted_fimi_bounds``: ``rrank bounds FILE.fimi --time-limit T --n-jobs 2
   --json`` on a planted 40000 x 5000 ``.fimi`` file (2e8 entries, 0.5% ones, rank
   20, the generator above), through the command line's loader;
-* ``planted_fimi_vc``: the VC bound alone on that matrix, sparse as loaded
-  (``rounding_rank_bounds(methods=("vc",), time_limit=T)``).
+* ``planted_fimi_vc`` / ``planted_fimi_rsvd``: the VC bound / R-SVD alone on
+  that matrix, sparse as loaded (``rounding_rank_bounds(methods=("vc",),
+  time_limit=T)``; ``--time-limit 0`` means no limit).
 
 Usage::
 
@@ -53,6 +54,7 @@ CASES = (
     "planted_rsvd",
     "planted_fimi_bounds",
     "planted_fimi_vc",
+    "planted_fimi_rsvd",
 )
 FIMI_SHAPE = (40000, 5000)
 
@@ -124,17 +126,22 @@ def run_case(case, time_limit, planted_path):
         out["seconds"] = time.perf_counter() - t0
         out["time_limit"] = time_limit
         return out
-    if case == "planted_fimi_vc":
+    if case in ("planted_fimi_vc", "planted_fimi_rsvd"):
         from sklearn_rrank.datasets import load_binary_matrix
 
         X = load_binary_matrix(planted_path, sparse=True)
         t0 = time.perf_counter()
-        b = rounding_rank_bounds(X, methods=("vc",), time_limit=time_limit)
+        method = case.rsplit("_", 1)[1]
+        b = rounding_rank_bounds(
+            X, methods=(method,), time_limit=time_limit or None, random_state=0
+        )
+        (row,) = [r for r in b.report if r["method"] == method]
         return {
             "case": case,
             "shape": list(X.shape),
             "ones": int(X.nnz),
-            "lower": b.lower,
+            "bound": row["bound"],
+            "message": row["message"],
             "seconds": time.perf_counter() - t0,
             "time_limit": time_limit,
         }
