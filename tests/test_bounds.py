@@ -311,10 +311,12 @@ def test_rsvd_keeps_the_components_that_fit_in_memory(sparse_small, monkeypatch)
     monkeypatch.setattr(memory, "_SVD_BYTES", 8 * (n * n + keep * (m + n)))
     part = rounding_rank_bounds(Xs, methods=("rsvd",), random_state=0)
     row = part.report[0]
-    assert f"the SVD keeps {keep}" in row["message"], row["message"]
+    # the Gram route's `keep`, or more by ARPACK, which needs no Gram matrix
+    kept = int(row["message"].split("the SVD keeps ")[1].split()[0])
+    assert kept >= keep, row["message"]
     assert part.upper_method == "rsvd" and part.upper == full.upper
     assert certify_rounding(Xs, part.L, part.R)
-    monkeypatch.setattr(memory, "_SVD_BYTES", 8 * n * n)  # no component fits
+    monkeypatch.setattr(memory, "_SVD_BYTES", 8 * (m + n))  # no component fits
     none = rounding_rank_bounds(Xs, methods=("rsvd",), random_state=0)
     assert none.report[0]["message"].startswith("skipped: ")
     assert none.upper_method == "trivial" and sp.issparse(none.L)
