@@ -11,7 +11,14 @@ every column. It times
 * ``scipy.optimize.linprog(method="highs")`` on the same LPs (primal form), serial;
 
 checks that both reach the same optima, prints a summary and saves
-``benchmarks/results/lp_engine.json``. Timings on a shared machine are noisy: the
+``benchmarks/results/lp_engine.json``.
+
+The "perturbed" case solves the same 300 LPs again for ``L`` with every entry
+scaled by ``1 + 1e-3 z`` (``z`` standard normal, seed 1), as a round of ProjLP's
+alternation would: the engine cold (every LP from nothing), the engine warm
+(every LP from its own final basis of the first solve,
+``sklearn_rrank._core._lp_engine.WarmStart``), both with 2 jobs, and ``linprog``;
+warm with 1 and 2 jobs must agree. Timings on a shared machine are noisy: the
 load average is recorded with the results.
 
 Usage: ``python benchmarks/lp_engine.py [--repeat 2] [--linprog-columns 300]``
@@ -29,7 +36,8 @@ import numpy as np
 from joblib import parallel_config
 from scipy.optimize import linprog
 
-from sklearn_rrank._projlp._lp import DEFAULT_EPS, solve_columns_l1
+from sklearn_rrank._core._lp_engine import WarmStart
+from sklearn_rrank._projlp._lp import DEFAULT_EPS, _solve_public, solve_columns_l1
 from sklearn_rrank._projlp._projlp import _projection_matrix
 
 M, N, K, D, TAU = 500, 300, 60, 60, 0.5
@@ -77,6 +85,50 @@ def timed(fn, repeat):
     return min(walls), min(cpus), out
 
 
+def perturbed_case(L, X, repeat, linprog_columns, scale=1e-3):
+    """Warm vs cold vs linprog on the LPs of ``X`` for a perturbed ``L``."""
+    kw = dict(tau=TAU, eps=DEFAULT_EPS, nonnegative=False, feasibility=False)
+    kw["deadline"] = None
+    cols = np.arange(X.shape[1])
+    first = WarmStart(X.shape[1])
+    _solve_public(L, X, cols, warm=first, n_jobs=2, **kw)
+    L2 = L * (1.0 + scale * np.random.default_rng(1).standard_normal(L.shape))
+
+    def warm(n_jobs):
+        start = WarmStart(X.shape[1])
+        start.rows, start.bases = first.rows, first.bases.copy()
+        return _solve_public(L2, X, cols, warm=start, n_jobs=n_jobs, **kw)
+
+    wall_c, cpu_c, (Rc, sc, oc, _) = timed(
+        lambda: _solve_public(L2, X, cols, n_jobs=2, **kw), repeat
+    )
+    wall_w, cpu_w, (Rw, sw, ow, _) = timed(lambda: warm(2), repeat)
+    _, _, (Rw1, _, ow1, _) = timed(lambda: warm(1), 1)
+    sel = np.arange(min(linprog_columns, X.shape[1]))
+    w0, c0 = time.perf_counter(), time.process_time()
+    ref = np.array([linprog_column(L2, X[:, j], TAU, DEFAULT_EPS)[0] for j in sel])
+    wall_lp = (time.perf_counter() - w0) * X.shape[1] / sel.size
+    cpu_lp = (time.process_time() - c0) * X.shape[1] / sel.size
+    rel = np.abs(ow[sel] - ref) / np.maximum(1.0, np.abs(ref))
+    return {
+        "perturbation": f"L * (1 + {scale:g} z), z standard normal (seed 1)",
+        "engine_cold_2_jobs": {"wall_s": wall_c, "cpu_s": cpu_c},
+        "engine_warm_2_jobs": {"wall_s": wall_w, "cpu_s": cpu_w},
+        "linprog_highs_serial": {"wall_s": wall_lp, "cpu_s": cpu_lp},
+        "warm_over_cold_wall": wall_c / wall_w,
+        "warm_over_linprog_wall": wall_lp / wall_w,
+        "cold_over_linprog_wall": wall_lp / wall_c,
+        "all_optimal_warm": bool(np.all(sw == "optimal")),
+        "all_optimal_cold": bool(np.all(sc == "optimal")),
+        "warm_1_vs_2_jobs_identical": bool(
+            np.array_equal(Rw, Rw1) and np.array_equal(ow, ow1)
+        ),
+        "max_relative_objective_difference_warm_vs_linprog": float(rel.max()),
+        "max_objective_difference_warm_vs_cold": float(np.abs(ow - oc).max()),
+        "goal_engine_ge_10x_linprog_2_jobs": wall_lp / wall_w >= 10,
+    }
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeat", type=int, default=2)
@@ -115,6 +167,8 @@ def main():
     scale = N / cols.size  # extrapolate if only a subset was timed
     rel = np.abs(o1[cols] - ref_obj) / np.maximum(1.0, np.abs(ref_obj))
 
+    perturbed = perturbed_case(L, X, args.repeat, args.linprog_columns)
+
     results = {
         "workload": {
             "n_samples": M,
@@ -145,6 +199,7 @@ def main():
             "engine_2_jobs_wall": wall_lp * scale / wall2,
         },
         "max_relative_objective_difference": float(rel.max()),
+        "same_lps_perturbed": perturbed,
         "goals": {
             "engine_2_jobs_wall_le_2.5s": wall2 <= 2.5,
             "engine_ge_5x_faster_than_linprog_serial": wall_lp * scale / wall2 >= 5,
@@ -177,6 +232,16 @@ def main():
         f"{sp['engine_2_jobs_wall']:.2f} x (2 jobs, wall)"
     )
     print(f"  max rel. objective diff: {rel.max():.2e}")
+    pc = perturbed
+    print(
+        "  perturbed L, 2 jobs    : "
+        f"warm {pc['engine_warm_2_jobs']['wall_s']:.2f} s, "
+        f"cold {pc['engine_cold_2_jobs']['wall_s']:.2f} s, "
+        f"linprog {pc['linprog_highs_serial']['wall_s']:.2f} s wall: warm "
+        f"{pc['warm_over_cold_wall']:.2f} x cold, "
+        f"{pc['warm_over_linprog_wall']:.2f} x linprog "
+        f"(1 vs 2 jobs identical: {pc['warm_1_vs_2_jobs_identical']})"
+    )
     print(f"  load average before/after: {load_before} / {os.getloadavg()}")
     out = Path(args.output)
     out.parent.mkdir(parents=True, exist_ok=True)

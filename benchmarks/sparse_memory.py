@@ -14,7 +14,13 @@ set size" is the peak) with the data handed over as a ``scipy.sparse`` CSR matri
   0.5% ones (Gaussian factors, threshold at the 99.5% quantile of a sample block,
   built by blocks of rows straight into CSR): ``RoundingRankFactorization(20,
   method="lpca", time_limit=T)`` and ``rounding_rank_bounds(methods=("rsvd",),
-  time_limit=T)``.
+  time_limit=T)``;
+* ``planted_fimi_bounds``: ``rrank bounds FILE.fimi --time-limit T --n-jobs 2
+  --json`` on a planted 40000 x 5000 ``.fimi`` file (2e8 entries, 0.5% ones, rank
+  20, the generator above), through the command line's loader;
+* ``planted_fimi_vc`` / ``planted_fimi_rsvd``: the VC bound / R-SVD alone on
+  that matrix, sparse as loaded (``rounding_rank_bounds(methods=("vc",),
+  time_limit=T)``; ``--time-limit 0`` means no limit).
 
 Usage::
 
@@ -46,7 +52,11 @@ CASES = (
     "abstracts_bounds",
     "planted_lpca",
     "planted_rsvd",
+    "planted_fimi_bounds",
+    "planted_fimi_vc",
+    "planted_fimi_rsvd",
 )
+FIMI_SHAPE = (40000, 5000)
 
 
 def _planted(path, m=50000, n=5000, k=20, density=0.005, seed=0):
@@ -60,6 +70,33 @@ def _planted(path, m=50000, n=5000, k=20, density=0.005, seed=0):
         for i in range(0, m, 2000)
     ]
     sp.save_npz(path, sp.vstack(parts).tocsr())
+
+
+def _planted_fimi(path, m=FIMI_SHAPE[0], n=FIMI_SHAPE[1], k=20, density=0.005):
+    """The planted matrix of :func:`_planted` (seed 0) as a ``.fimi`` file."""
+    rng = np.random.default_rng(0)
+    L, R = rng.standard_normal((m, k)), rng.standard_normal((n, k))
+    tau = float(np.quantile((L[:2000] @ R.T).ravel(), 1 - density))
+    with open(path, "w") as f:
+        for i in range(0, m, 2000):
+            for row in L[i : i + 2000] @ R.T >= tau:
+                f.write(" ".join(map(str, np.flatnonzero(row))) + "\n")
+
+
+def _run_cli(path, time_limit):
+    """``rrank bounds PATH --json`` in this process; its JSON as a dict."""
+    import contextlib
+    import io
+
+    from sklearn_rrank._cli._main import main as rrank
+
+    argv = ["bounds", path, "--n-jobs", "2", "--json", "-q"]
+    if time_limit is not None:
+        argv += ["--time-limit", str(time_limit)]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        rrank(argv)
+    return json.loads(out.getvalue())
 
 
 def _abstracts():
@@ -76,6 +113,38 @@ def run_case(case, time_limit, planted_path):
     from sklearn_rrank import RoundingRankFactorization, rounding_rank_bounds
 
     warnings.simplefilter("ignore")
+    if case == "planted_fimi_bounds":
+        t0 = time.perf_counter()
+        res = _run_cli(planted_path, time_limit)
+        keep = ("lower", "upper", "lower_method", "upper_method")
+        out = {"case": case, "shape": list(FIMI_SHAPE)}
+        out.update({key: res.get(key) for key in keep})
+        out["report"] = [
+            [r["method"], r["status"], r["bound"], round(r["seconds"], 1)]
+            for r in res.get("report", [])
+        ]
+        out["seconds"] = time.perf_counter() - t0
+        out["time_limit"] = time_limit
+        return out
+    if case in ("planted_fimi_vc", "planted_fimi_rsvd"):
+        from sklearn_rrank.datasets import load_binary_matrix
+
+        X = load_binary_matrix(planted_path, sparse=True)
+        t0 = time.perf_counter()
+        method = case.rsplit("_", 1)[1]
+        b = rounding_rank_bounds(
+            X, methods=(method,), time_limit=time_limit or None, random_state=0
+        )
+        (row,) = [r for r in b.report if r["method"] == method]
+        return {
+            "case": case,
+            "shape": list(X.shape),
+            "ones": int(X.nnz),
+            "bound": row["bound"],
+            "message": row["message"],
+            "seconds": time.perf_counter() - t0,
+            "time_limit": time_limit,
+        }
     X = _abstracts() if case.startswith("abstracts") else sp.load_npz(planted_path)
     X = sp.csr_matrix(X)
     t0 = time.perf_counter()
@@ -136,7 +205,12 @@ def main(argv=None):
     parser.add_argument("case", nargs="?", choices=CASES)
     parser.add_argument("--all", action="store_true")
     parser.add_argument("--time-limit", type=float, default=120.0)
-    parser.add_argument("--planted", default=None, help="path of the planted .npz")
+    parser.add_argument(
+        "--planted", default=None, help="path of the planted .npz (.fimi cases)"
+    )
+    parser.add_argument(
+        "--cases", default=None, help="comma-separated cases of --all (default all)"
+    )
     args = parser.parse_args(argv)
     if args.case:
         print(json.dumps(run_case(args.case, args.time_limit, args.planted)))
@@ -145,13 +219,19 @@ def main(argv=None):
         parser.error("give a case or --all")
     results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {"runs": []}
     commit = _commit()
+    cases = CASES if args.cases is None else tuple(args.cases.split(","))
     with tempfile.TemporaryDirectory() as tmp:
         planted = os.path.join(tmp, "planted.npz")
-        _planted(planted)
-        for case in CASES:
+        fimi = os.path.join(tmp, "planted.fimi")
+        if any(not case.startswith(("abstracts", "planted_fimi")) for case in cases):
+            _planted(planted)
+        if any(case.startswith("planted_fimi") for case in cases):
+            _planted_fimi(fimi)
+        for case in cases:
             load = os.getloadavg()[0]
+            data = fimi if case.startswith("planted_fimi") else planted
             cmd = ["/usr/bin/time", "-v", sys.executable, __file__, case]
-            cmd += ["--time-limit", str(args.time_limit), "--planted", planted]
+            cmd += ["--time-limit", str(args.time_limit), "--planted", data]
             proc = subprocess.run(cmd, capture_output=True, text=True)
             peak = re.search(
                 r"Maximum resident set size \(kbytes\): (\d+)", proc.stderr

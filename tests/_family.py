@@ -29,6 +29,7 @@ import scipy.sparse as sp
 from sklearn_rrank import _bounds, _classification, _factorization
 from sklearn_rrank._cli import _main as _cli
 from sklearn_rrank._core import (
+    _lp_engine,
     _memory,
     _progress,
     _rounding,
@@ -70,6 +71,8 @@ __all__ = [
     "FIT_METHODS",
     "METHODS",
     "STATUS_NAMES",
+    "WarmStart",
+    "_solve_public",
     "THRESHOLD_GRID",
     "BinaryData",
     "Deadline",
@@ -161,6 +164,8 @@ DEFAULT_EPS = _lp.DEFAULT_EPS  # the LP engine's default tolerance
 STATUS_NAMES = _lp.STATUS_NAMES  # the LP engine's status codes, by name
 solve_columns_feasibility = _lp.solve_columns_feasibility  # separable columns?
 solve_columns_l1 = _lp.solve_columns_l1  # L1-slack LP per column, L fixed
+_solve_public = _lp._solve_public  # the column LPs behind the doors (warm starts)
+WarmStart = _lp_engine.WarmStart  # the LPs' bases of one round, for the next
 solve_rows_l1 = _lp.solve_rows_l1  # L1-slack LP per row, R fixed
 separate_columns = _separation.separate_columns  # R for fixed L, squared hinge
 separation_basis = _separation.separation_basis  # the basis separate_columns uses

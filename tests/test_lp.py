@@ -5,6 +5,8 @@ import pytest
 from _family import (
     DEFAULT_EPS,
     STATUS_NAMES,
+    WarmStart,
+    _solve_public,
     solve_columns_feasibility,
     solve_columns_l1,
     solve_rows_l1,
@@ -285,3 +287,46 @@ def test_every_door_names_the_bad_parameter(door, kwargs, exc):
         door(np.ones((2, 1)), X, **kwargs)
     with pytest.raises(TypeError, match="'stop_at_first_infeasible' parameter"):
         solve_columns_feasibility(np.ones((2, 1)), X, stop_at_first_infeasible=None)
+
+
+@pytest.mark.parametrize("backend", ["threading", "loky"])
+def test_warm_started_lps_reach_the_cold_optima_whatever_n_jobs(backend):
+    # the same LPs for a perturbed factor, each from its own basis of the first
+    # round: optimal, the cold optimum, and the same whatever the chunking
+    rng = np.random.default_rng(4)
+    L = rng.standard_normal((40, 5))
+    X = (rng.random((40, 30)) < 0.4).astype(float)
+    X[rng.random(X.shape) < 0.05] = np.nan
+    L, X = np.vstack([L, L[:3]]), np.vstack([X, X[:3]])  # merged rows
+    cols = np.arange(X.shape[1])
+    kw = dict(tau=0.5, eps=DEFAULT_EPS, nonnegative=False, feasibility=False)
+    kw["deadline"] = None
+    first = WarmStart(X.shape[1])
+    _solve_public(L, X, cols, warm=first, n_jobs=1, **kw)
+    assert (first.bases >= 0).all() and first.rows.size == 40
+    L2 = L * (1 + 1e-3 * rng.standard_normal(L.shape))
+    _, status, cold, _ = _solve_public(L2, X, cols, n_jobs=1, **kw)
+    runs = []
+    for n_jobs in (1, 2):
+        warm = WarmStart(X.shape[1])
+        warm.rows, warm.bases = first.rows, first.bases.copy()
+        with parallel_config(backend=backend):
+            runs.append(_solve_public(L2, X, cols, warm=warm, n_jobs=n_jobs, **kw))
+    for a, b in zip(*runs, strict=True):
+        np.testing.assert_array_equal(a, b)
+    R, status, objective, _ = runs[0]
+    assert (status == "optimal").all()
+    np.testing.assert_allclose(objective, cold, rtol=1e-7, atol=1e-8)
+    for j in range(X.shape[1]):
+        assert objective[j] == pytest.approx(
+            _slack_sum(L2, X[:, j], R[j], 0.5, DEFAULT_EPS), rel=1e-9, abs=1e-12
+        )
+
+
+def test_warm_start_restarts_cold_when_the_merged_rows_change():
+    warm = WarmStart(3)
+    rows = np.arange(4)
+    warm.put(np.arange(3), warm.get(rows, 2, np.arange(3)) + 1)
+    assert (warm.get(rows, 2, np.arange(3)) == 0).all()  # kept
+    assert (warm.get(np.arange(1, 5), 2, np.arange(3)) == -1).all()  # other rows
+    assert warm.get(rows, 3, np.arange(3)).shape == (3, 7)  # another width

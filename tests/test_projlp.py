@@ -727,3 +727,19 @@ def test_phase2_reports_every_round(planted):
             rounds.append(int(e["message"].rsplit(" ", 1)[1]))
         assert rounds == list(range(len(rounds))) and rounds
     assert res.upper <= 6
+
+
+def test_phase0_runs_on_sparse_data_whose_dense_copy_is_refused(monkeypatch):
+    # phase 0 reads a sparse merged matrix by blocks: ProjLP is not skipped when no
+    # dense copy is allowed; the LP phases after it, which would read it dense, are
+    X = make_rounding_rank_matrix(60, 40, 3, random_state=1).astype(float)
+    X[:, :4] = 0.0
+    monkeypatch.setattr(modules.projlp, "_SEPARATION_ENTRIES", 0)
+    dense = run_family("projlp", X, random_state=0, n_jobs=1)
+    monkeypatch.setattr(modules.memory, "_DENSE_COPY_BYTES", 0)
+    sparse = run_family("projlp", sp.csr_matrix(X), random_state=0, n_jobs=1)
+    assert not sparse.info["message"].startswith("skipped")
+    assert sparse.info["phase0_tried"] == dense.info["phase0_tried"]
+    assert sparse.certified and certify_rounding(X, sparse.L, sparse.R)
+    if "the LP phases were not run" not in sparse.info["message"]:
+        assert sparse.rank == dense.rank  # phase 0 ended the search on both

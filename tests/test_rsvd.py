@@ -169,7 +169,7 @@ def test_svd_and_its_estimate_take_one_route(monkeypatch, K, sparse, route):
 
 
 def test_time_limit_skips_an_svd_that_cannot_finish(monkeypatch, rng):
-    monkeypatch.setattr(modules.rsvd, "_svd_seconds", lambda *args: 1e6)
+    monkeypatch.setattr(modules.rsvd, "_svd_seconds", lambda *args, **kw: 1e6)
     X = (rng.random((30, 20)) < 0.3).astype(float)
     res = run_family("rsvd", X, time_limit=5)
     assert res.rank is None and res.stopped_early
@@ -224,3 +224,30 @@ def test_load_counts_the_processes_runnable_now(monkeypatch):
         assert rsvd._load_average() >= 1.0 / cores
     else:
         assert rsvd._load_average() == 0.0
+
+
+def test_an_svd_that_does_not_fit_is_truncated_not_skipped(monkeypatch):
+    # memory faked small: the Gram matrix of a sparse 240 x 160 matrix does not fit,
+    # ARPACK's basis for a few components does; the SVD keeps what fits, by ARPACK,
+    # and certifies the blocks' rank below it
+    memory = modules.memory
+    rng = np.random.default_rng(3)
+    blocks = np.array([[1, 0, 0, 1], [0, 1, 0, 0], [1, 1, 0, 0], [0, 0, 1, 0.0]])
+    X = blocks[rng.integers(4, size=240)][:, rng.integers(4, size=160)]
+    X = sp.csr_matrix(X)
+    room = memory.svd_bytes(240, 160, 20, lanczos=True)
+    assert room < memory.svd_bytes(240, 160, 1)  # the Gram matrix alone is more
+    monkeypatch.setattr(memory, "_SVD_BYTES", room)
+    monkeypatch.setattr(memory, "available_memory", lambda: None)
+    assert memory.svd_components_that_fit(240, 160, 160) == 0
+    assert memory.svd_components_that_fit(240, 160, 160, lanczos=True) == 20
+    taken = []
+    rsvd = modules.rsvd
+    monkeypatch.setattr(rsvd, "svds", _spy(taken, "arpack", rsvd.svds))
+    res = run_family("rsvd", X, random_state=0)
+    assert taken == ["arpack"]
+    assert "the SVD keeps 20 (arpack)" in res.info["message"]
+    assert res.rank is not None and res.rank <= 20
+    assert certify_rounding(X, res.L, res.R)
+    dense = run_family("rsvd", X.toarray(), random_state=0)
+    assert res.rank == dense.rank

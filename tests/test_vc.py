@@ -497,3 +497,50 @@ def test_without_a_time_limit_the_searches_take_turns_by_steps(monkeypatch):
     calls.clear()
     vc_lower_bound(X, time_limit=2)
     assert calls and all(c[2] is None for c in calls)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    m=st.integers(1, 25),
+    n=st.integers(1, 25),
+    density=st.sampled_from([0.03, 0.2, 0.5, 0.9]),
+    seed=st.integers(0, 2**32 - 1),
+    complements=st.booleans(),
+)
+def test_sparse_input_is_searched_sparse_with_the_dense_result(
+    m, n, density, seed, complements
+):
+    # the search reads the supports of a sparse matrix's lines (no dense copy):
+    # same bound, same shattered set and witnesses as on the dense matrix, with
+    # constant and majority lines (complemented line by line) among them
+    rng = np.random.default_rng(seed)
+    X = (rng.random((m, n)) < density).astype(np.float64)
+    X[rng.integers(m)] = 1.0
+    dense = vc_lower_bound(X, return_shattered=True, complements=complements)
+    sparse = vc_lower_bound(
+        sp.csr_matrix(X), return_shattered=True, complements=complements
+    )
+    assert sparse[0] == dense[0]
+    for key in ("orientation", "complemented", "complete"):
+        assert sparse[1][key] == dense[1][key]
+    for key in ("shattered", "witnesses", "witness_complemented"):
+        np.testing.assert_array_equal(sparse[1][key], dense[1][key])
+    _check_info(X, sparse[0], sparse[1])
+
+
+def test_sparse_search_makes_no_dense_copy(monkeypatch):
+    # a sparse matrix's reduction and search never densify it (only single lines,
+    # the few shattered rows, and blocks of the pair graph)
+    X = sp.random(300, 200, density=0.03, random_state=3, format="csr")
+    X.data[:] = 1.0
+    expected = vc_lower_bound(X.toarray())
+    shapes = []
+    original = sp.csr_matrix.toarray
+
+    def spy(self, *args, **kw):
+        shapes.append(self.shape)
+        return original(self, *args, **kw)
+
+    monkeypatch.setattr(sp.csr_matrix, "toarray", spy)
+    assert vc_lower_bound(X) == expected
+    assert shapes and X.shape not in shapes and X.shape[::-1] not in shapes

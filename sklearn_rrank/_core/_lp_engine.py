@@ -66,7 +66,8 @@ chunk is solved by one call of the module-level worker :func:`_solve_chunk`, whi
 builds its own Highs model (Highs objects do not pickle). ``Parallel`` prefers threads
 (highspy releases the GIL in ``Highs.run``); loky, dask and other joblib backends work
 too because the worker is picklable. Every column is solved from a cold start
-(``clearSolver``), so results do not depend on the chunking, i.e. on ``n_jobs``.
+(``clearSolver``), or from its own basis of the previous round of the same LPs
+(:class:`WarmStart`), so results do not depend on the chunking, i.e. on ``n_jobs``.
 Presolve is off and ``Highs.run()`` is used (``solve()`` installs an interrupt handler
 that serialises threads).
 
@@ -93,7 +94,7 @@ from sklearn_rrank._core._rounding import (
     _row_batches,
 )
 
-__all__ = ["DEFAULT_EPS", "STATUS_NAMES"]
+__all__ = ["DEFAULT_EPS", "STATUS_NAMES", "WarmStart"]
 
 #: Default separation margin ``eps`` of the LPs. See :func:`solve_columns_l1`.
 DEFAULT_EPS = 1e-6
@@ -222,6 +223,7 @@ def _solve_chunk(
     nonnegative,
     feasibility,
     deadline,
+    bases=None,
 ):
     """Solve the LPs of the columns of ``Xc`` (m, n_chunk) for fixed ``L`` (m, d).
 
@@ -229,8 +231,13 @@ def _solve_chunk(
     and dask. ``weights`` (m,) are the multiplicities of merged identical rows.
     ``deadline`` is the call's :class:`~sklearn_rrank._search._skeleton.Deadline` (or
     None: no limit); this leaf turns it into HiGHS's ``time_limit`` seconds.
+    ``bases`` (n_chunk, m + d) int8, or None: the basis each column's LP starts
+    from (its column then row statuses, :func:`_basis_codes`; a row of -1: a cold
+    start); the final bases are returned in a copy of it (else None), so a caller
+    can start the next round of the same LPs from them.
     Returns ``R`` (n_chunk, d), int8 status codes, the slack sum at each
-    returned ``r`` and (feasibility) a boolean mask of certified-feasible columns.
+    returned ``r``, (feasibility) a boolean mask of certified-feasible columns and
+    the final bases.
     """
     m, d = L.shape
     n_chunk = Xc.shape[1]
@@ -238,8 +245,9 @@ def _solve_chunk(
     codes = np.full(n_chunk, _NOT_SOLVED, dtype=np.int8)
     objective = np.zeros(n_chunk)
     feasible = np.zeros(n_chunk, dtype=bool)
+    bases = None if bases is None else np.array(bases, dtype=np.int8)
     if n_chunk == 0:
-        return R, codes, objective, feasible
+        return R, codes, objective, feasible, bases
     absL = np.abs(L)
     h = None
     idx = np.arange(m, dtype=np.int32)
@@ -264,10 +272,16 @@ def _solve_chunk(
             lower = np.where(ones, 0.0, -wobs)
             upper = np.where(ones, wobs, 0.0)
             cost = np.where(observed, tau + eps * s, 0.0)
+            # each LP starts from nothing but its own basis (or none): the result
+            # of a column does not depend on which columns a worker solved before
             h.clearSolver()
             h.changeColsBounds(m, idx, lower, upper)
             h.changeColsCost(m, idx, cost)
+            if bases is not None and bases[t, 0] >= 0:
+                h.setBasis(_highs_basis(bases[t], m))
             h.run()
+            if bases is not None:
+                bases[t] = _basis_codes(h.getBasis(), m + d)
             model_status = h.getModelStatus()
             if model_status == highspy.HighsModelStatus.kOptimal:
                 code = _OPTIMAL
@@ -310,7 +324,27 @@ def _solve_chunk(
     objective[codes == _NOT_SOLVED] = _zero_slack(
         Xc, np.flatnonzero(codes == _NOT_SOLVED), weights, tau, eps
     )
-    return R, codes, objective, feasible
+    return R, codes, objective, feasible, bases
+
+
+_BASIS_STATUSES = tuple(highspy.HighsBasisStatus(v) for v in range(5))
+
+
+def _basis_codes(basis, size):
+    """A HiGHS basis as int8 codes (columns then rows); -1 where it is not valid."""
+    if not basis.valid:
+        return np.full(size, -1, dtype=np.int8)
+    codes = [int(v) for v in basis.col_status] + [int(v) for v in basis.row_status]
+    return np.asarray(codes, dtype=np.int8)
+
+
+def _highs_basis(codes, m):
+    """The HiGHS basis of int8 ``codes`` (``m`` columns, then the rows)."""
+    basis = highspy.HighsBasis()
+    basis.col_status = [_BASIS_STATUSES[v] for v in codes[:m]]
+    basis.row_status = [_BASIS_STATUSES[v] for v in codes[m:]]
+    basis.valid = True
+    return basis
 
 
 def _zero_slack(X, columns, weights, tau, eps):
@@ -382,6 +416,7 @@ def _solve(
     weights=None,
     parallel=None,
     first_block=8,
+    bases=None,
 ):
     """Solve the column LPs for validated float64 ``L`` (m, d), ``X`` (m, n).
 
@@ -394,7 +429,9 @@ def _solve(
     (feasibility only) the columns are processed in blocks whose sizes do not depend
     on ``n_jobs`` (``first_block`` columns, then twice as many each time), stopping
     after the first block with an infeasible column; unattempted columns keep status
-    ``not_solved``. Returns ``R`` (len(columns),
+    ``not_solved``. ``bases`` (len(columns), m + d) int8 or None: each LP starts
+    from its row of it (-1: cold) and the final bases are written back into it
+    (the warm start of :class:`WarmStart`). Returns ``R`` (len(columns),
     d), int8 codes, objective values and the feasible mask.
     """
     m, d = L.shape
@@ -416,9 +453,14 @@ def _solve(
             return False
         n_chunks = min(n_workers, block.size)
         args = (tau, eps, nonnegative, feasibility, deadline)
+
+        def start(sl):
+            return None if bases is None else bases[block[sl]]
+
         if n_chunks == 1:
-            results = [_solve_chunk(L, X[:, columns[block]], weights, *args)]
             slices = [slice(0, block.size)]
+            X_block = X[:, columns[block]]
+            results = [_solve_chunk(L, X_block, weights, *args, start(slices[0]))]
         else:
             slices = list(gen_even_slices(block.size, n_chunks))
             par = (
@@ -427,12 +469,16 @@ def _solve(
                 else Parallel(n_jobs=n_jobs, prefer="threads")
             )
             results = par(
-                delayed(_solve_chunk)(L, X[:, columns[block[sl]]], weights, *args)
+                delayed(_solve_chunk)(
+                    L, X[:, columns[block[sl]]], weights, *args, start(sl)
+                )
                 for sl in slices
             )
-        for sl, (Rc, cc, oc, fc) in zip(slices, results, strict=True):
+        for sl, (Rc, cc, oc, fc, bc) in zip(slices, results, strict=True):
             pos = block[sl]
             R[pos], codes[pos], objective[pos], feasible[pos] = Rc, cc, oc, fc
+            if bases is not None:
+                bases[pos] = bc
         return True
 
     if not (feasibility and stop_at_first_infeasible):
@@ -451,3 +497,36 @@ def _solve(
     if unsolved.any():
         objective[unsolved] = _zero_slack(X, columns[unsolved], weights, tau, eps)
     return R, codes, objective, feasible
+
+
+class WarmStart:
+    """The final bases of one family of LPs, to start their next round from.
+
+    ProjLP's alternating rounds solve the LPs of the same columns again for a
+    factor that changed a little; each LP then starts from its own previous basis
+    (HiGHS ``setBasis``) instead of from nothing. The bases are kept per column
+    (``columns`` of :func:`_solve`), for one shape ``(m, d)`` of the merged rows
+    and width: when the merged rows change, the next round starts cold. Results
+    do not depend on ``n_jobs``: a column's start is its own basis only. Memory:
+    ``m + d`` bytes per column.
+    """
+
+    def __init__(self, n_columns):
+        self.n_columns = int(n_columns)
+        self.rows = None  # the merged rows the bases were found on
+        self.bases = None  # (n_columns, m + d) int8, -1: none yet
+
+    def get(self, rows, d, columns):
+        """Start bases of ``columns`` on the merged ``rows`` at width ``d``."""
+        size = rows.size + d
+        if self.bases is None or self.bases.shape[1] != size:
+            self.bases = np.full((self.n_columns, size), -1, dtype=np.int8)
+            self.rows = rows
+        elif not np.array_equal(self.rows, rows):
+            self.bases.fill(-1)
+            self.rows = rows
+        return self.bases[columns]
+
+    def put(self, columns, bases):
+        """Keep the final ``bases`` of ``columns``."""
+        self.bases[columns] = bases

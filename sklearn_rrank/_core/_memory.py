@@ -18,6 +18,7 @@ __all__ = [
     "gib",
     "held_on_disk",
     "in_memory",
+    "svd_bytes",
     "svd_components_that_fit",
 ]
 
@@ -96,7 +97,7 @@ _SVD_BYTES = 1 << 30
 _SVD_SHARE = 0.25
 
 
-def svd_components_that_fit(m, n, K):
+def svd_components_that_fit(m, n, K, *, lanczos=False):
     """The most singular triplets, at most ``K``, whose float64 arrays fit.
 
     The Gram route of an SVD of an ``m x n`` matrix holds the ``min(m, n)``-square
@@ -104,15 +105,39 @@ def svd_components_that_fit(m, n, K):
     (m + n))`` bytes; these may take at most ``_SVD_BYTES`` (1 GiB), and at most a
     quarter of :func:`available_memory`. A 12841 x 4894 matrix keeps all its 4894
     components; a 200,000 x 5,000 one (whose left singular vectors alone would be
-    8 GB) keeps 532.
+    8 GB) keeps 532. With ``lanczos=True`` the count is for ARPACK, which holds no
+    Gram matrix but a Lanczos basis of ``2 K + 1`` vectors of length ``min(m, n)``
+    and its square work array (:func:`svd_bytes`): a square sparse matrix of 19717
+    rows, whose Gram matrix alone is 2.9 GiB, keeps about 1,500.
     """
     limit = _SVD_BYTES
     avail = available_memory()
     if avail is not None:
         limit = min(limit, int(_SVD_SHARE * avail))
-    small = min(m, n)
-    room = limit - 8 * small * small
-    return int(max(0, min(K, room // (8 * (m + n)))))
+    if svd_bytes(m, n, K, lanczos=lanczos) <= limit:
+        return int(max(K, 0))
+    lo, hi = 0, int(K)  # svd_bytes grows with K: the largest count that fits
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if svd_bytes(m, n, mid, lanczos=lanczos) <= limit:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo if lo > 0 and svd_bytes(m, n, lo, lanczos=lanczos) <= limit else 0
+
+
+def svd_bytes(m, n, K, *, lanczos=False):
+    """Bytes of the float64 arrays of an SVD of ``K`` triplets of an ``m x n`` matrix.
+
+    The triplets (``K (m + n)``) and the Gram matrix (``min(m, n)^2``), or with
+    ``lanczos`` ARPACK's basis of ``2 K + 1`` vectors of length ``min(m, n)`` and
+    its ``(2 K + 1)^2`` work array instead of the Gram matrix.
+    """
+    small, K = min(m, n), int(K)
+    if not lanczos:
+        return 8 * (small * small + K * (m + n))
+    ncv = min(2 * K + 1, small)
+    return 8 * (K * (m + n) + ncv * small + ncv * ncv)
 
 
 # the largest dense float64 copy made of sparse data (2 GiB, 2.7e8 entries): sparse
@@ -183,10 +208,9 @@ def held_on_disk(L, R):
     """``(L, R)``, as read-only memory maps of an anonymous file when they are large.
 
     The portfolio of :func:`~sklearn_rrank.rounding_rank_bounds` holds its best
-    certificate while the later methods run. On Abstracts (12841 x 4894) R-SVD's
-    certificate of rank 4421 is 0.63 GB of float64 (0.7 GB with the views it
-    kept): held in memory, it sat beside ProjLP's working set, and ``rrank bounds
-    abstracts`` peaked at 1.66 GB. Dense factors of at least
+    certificate while the later methods run; held in memory, a large one (R-SVD's
+    of rank 4421 on Abstracts is 0.63 GB of float64) sits beside the working set
+    of the methods after it. Dense factors of at least
     ``_HOLD_ON_DISK_BYTES`` together are written to a temporary file that has no
     name (deleted when the maps are; :func:`tempfile.TemporaryFile`) and mapped
     back read-only: the methods that read the certificate page it in, and the

@@ -26,6 +26,7 @@ from sklearn_rrank._core._validation import check_binary_matrix, check_tau
 from sklearn_rrank._lower._vc_search import (
     _check_time,
     _distinct_columns,
+    _line_sums,
     _Shattering,
     _Timeout,
     _transposed,
@@ -40,8 +41,7 @@ _MAX_PASSES = 3
 # without a time limit the searches take turns by steps of the branch and bound
 # (deterministic): this many in the first pass, times _STEP_GROWTH in each later
 # one, and no limit from pass _STEP_PASSES on. A search that finds a large set early
-# then cuts the others: on Paleo the columns with complements find 6 (bound 5) in
-# 1.3 s, and the rows with complements, run first to its end, took 11 s
+# then cuts the others, and the result does not depend on the machine
 _FIRST_STEPS = 2000
 _STEP_GROWTH = 2
 _STEP_PASSES = 12
@@ -68,7 +68,8 @@ def _witnesses(P, rows, complemented=False):
     """
     s = len(rows)
     weights = np.left_shift(1, np.arange(s, dtype=np.int64))
-    code = weights @ P[rows].astype(np.int64) if s else np.zeros(P.shape[1], int)
+    Ps = P[rows].toarray() if sp.issparse(P) else P[rows]
+    code = weights @ Ps.astype(np.int64) if s else np.zeros(P.shape[1], int)
     first = np.full(1 << s, -1, dtype=np.intp)
     # reverse order so that the first occurrence wins
     first[code[::-1]] = np.arange(P.shape[1] - 1, -1, -1)
@@ -116,7 +117,7 @@ def vc_lower_bound(
     ----------
     X : array-like or sparse matrix of shape (n_samples, n_features)
         Binary matrix (0/1, bool, int or float; no missing entries). Sparse input
-        is converted to a dense boolean array (one byte per entry).
+        stays sparse: the search reads the supports of its rows and columns.
     tau : float, default=0.5
         Rounding threshold. The bound holds for every finite ``tau`` (see Notes),
         so ``tau`` is only validated; the result does not depend on it.
@@ -304,9 +305,7 @@ def vc_lower_bound(
     beat the best bound. Without a time limit the searches take turns by steps of
     the branch and bound (2,000 in the first pass, twice as many in each later one,
     no limit from the twelfth on), so that one that finds a large set early cuts
-    the others; the result does not depend on the machine (on Paleo the rows
-    with complements, run to their end first, took 11 s; taking turns the whole
-    bound took 3.2 s, with the same shattered set and witnesses).
+    the others; the result does not depend on the machine.
 
     References
     ----------
@@ -346,6 +345,14 @@ def vc_lower_bound(
     )
 
 
+def _sparse_pattern(X):
+    """The ones of sparse ``X`` as a CSR boolean matrix with sorted indices."""
+    P = sp.csr_matrix(X, dtype=bool, copy=True)
+    P.eliminate_zeros()
+    P.sort_indices()
+    return P
+
+
 def _vc_bound(X, *, deadline=None, return_shattered=False, complements=True):
     """:func:`vc_lower_bound` on validated ``X`` (the bound does not depend on tau).
 
@@ -353,7 +360,8 @@ def _vc_bound(X, *, deadline=None, return_shattered=False, complements=True):
     limit).
     """
     deadline = Deadline.coerce(deadline)
-    P = (X != 0).toarray() if sp.issparse(X) else X.astype(bool)
+    # sparse data stays sparse: the search reads the supports of its lines
+    P = _sparse_pattern(X) if sp.issparse(X) else X.astype(bool)
 
     # the columns' view (a transposed copy) is made when a search needs it
     views = {"rows": P, "columns": None}
@@ -448,7 +456,8 @@ def _vc_bound(X, *, deadline=None, return_shattered=False, complements=True):
     if best_bound == 0 and not complete:
         # stopped before any search found a set: a row that is not constant is
         # shattered by the columns (one pass, no reduction)
-        row = np.flatnonzero(P.any(axis=1) & ~P.all(axis=1))[:1]
+        ones = _line_sums(P, 1)
+        row = np.flatnonzero((ones > 0) & (ones < P.shape[1]))[:1]
         if len(row):
             best_bound, best_key, best_set = 1, ("rows", False), row
             sizes["rows"] = 1

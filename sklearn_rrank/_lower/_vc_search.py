@@ -38,8 +38,11 @@ def _distinct_columns(P, axis=0, deadline=None):
     """Indices of the first occurrence of each distinct column of ``P``.
 
     With ``axis=1``: of each distinct row (the columns of ``P.T``, without
-    transposing). ``deadline`` is checked between the two passes.
+    transposing). ``deadline`` is checked between the two passes. A sparse ``P``
+    is compared by the supports of its lines (no dense copy).
     """
+    if sp.issparse(P):
+        return _distinct_lines(P.tocsc() if axis == 0 else P.tocsr(), deadline)
     # (ceil(m / 8), n) uint8 (axis=0), equal iff columns equal; by blocks of rows
     packed = np.concatenate(
         [
@@ -50,6 +53,91 @@ def _distinct_columns(P, axis=0, deadline=None):
     _check_time(deadline)
     _, first = np.unique(packed, axis=1 - axis, return_index=True)
     return np.sort(first)
+
+
+def _distinct_lines(A, deadline=None):
+    """First occurrence of each distinct support among the lines of compressed ``A``.
+
+    ``A`` is CSR (its rows are the lines) or CSC (its columns), with sorted
+    indices: two lines are equal iff their index arrays are.
+    """
+    A.sort_indices()
+    indptr, indices = A.indptr, A.indices
+    first = {}
+    for line in range(indptr.size - 1):
+        if line % _SETUP_BLOCK == 0:
+            _check_time(deadline)
+        first.setdefault(indices[indptr[line] : indptr[line + 1]].tobytes(), line)
+    return np.sort(np.fromiter(first.values(), dtype=np.intp, count=len(first)))
+
+
+def _line_sums(P, axis):
+    """Ones of each line of boolean ``P`` (dense or sparse), int64 of shape (lines,)."""
+    if sp.issparse(P):
+        return np.asarray(P.sum(axis=axis, dtype=np.int64)).ravel()
+    return P.sum(axis=axis, dtype=np.int64)
+
+
+def _complement_lines(A, flip):
+    """Compressed ``A`` (CSR: rows, CSC: columns) with the lines ``flip`` complemented.
+
+    The complement of a line is the other positions of its length; only the
+    flipped lines are rebuilt, so sparse data whose lines are mostly zeros stays
+    sparse (label 1 is the minority label after the flip).
+    """
+    flipped = np.flatnonzero(flip)
+    if flipped.size == 0:
+        return A
+    A = A.copy()
+    A.sort_indices()
+    length = A.shape[1] if A.format == "csr" else A.shape[0]
+    lines = [A.indices[A.indptr[i] : A.indptr[i + 1]] for i in range(A.indptr.size - 1)]
+    everything = np.arange(length, dtype=A.indices.dtype)
+    for i in flipped:
+        lines[i] = np.setdiff1d(everything, lines[i], assume_unique=True)
+    lens = np.fromiter((line.size for line in lines), dtype=np.int64, count=len(lines))
+    indptr = np.concatenate([[0], np.cumsum(lens)])
+    indices = np.concatenate(lines) if lines else np.zeros(0, dtype=np.int32)
+    data = np.ones(indices.size, dtype=A.dtype)
+    return type(A)((data, indices, indptr), shape=A.shape)
+
+
+def _sparse_points_and_concepts(P, complemented, deadline, cols):
+    """:func:`_points_and_concepts` of a CSR boolean ``P``, on the lines' supports.
+
+    The same reduction without a dense copy: complements are taken line by line
+    (:func:`_complement_lines`) and distinct lines are found by their supports.
+    Returns ``Q`` as a CSR uint8 matrix with sorted indices.
+    """
+    m = P.shape[0]
+    if complemented:
+        col_sum = _line_sums(P, 0)
+        first_row = P[0].toarray().ravel().astype(bool)
+        flip = (2 * col_sum > m) | ((2 * col_sum == m) & first_row)
+        P = _complement_lines(P.tocsc(), flip).tocsr()
+        _check_time(deadline)
+        cols = None
+    if cols is None:
+        cols = _distinct_columns(P, deadline=deadline)
+        _check_time(deadline)
+    n_concepts = len(cols)
+    C = P if len(cols) == P.shape[1] else P[:, cols]
+    row_sum = _line_sums(C, 1)
+    if complemented:
+        keep = np.arange(m)
+    else:
+        keep = np.flatnonzero((row_sum > 0) & (row_sum < n_concepts))
+        C = C[keep] if len(keep) < m else C
+    _check_time(deadline)
+    row_sum = row_sum[keep]
+    first_col = C[:, 0].toarray().ravel().astype(bool) if n_concepts else False
+    flip = (2 * row_sum > n_concepts) | ((2 * row_sum == n_concepts) & first_col)
+    C = _complement_lines(sp.csr_matrix(C, dtype=np.uint8), flip)
+    first = _distinct_columns(C, axis=1, deadline=deadline)
+    _check_time(deadline)
+    Q = C[first]
+    Q.sort_indices()
+    return Q, keep[first], n_concepts
 
 
 def _points_and_concepts(P, complemented=False, deadline=None, cols=None):
@@ -73,16 +161,18 @@ def _points_and_concepts(P, complemented=False, deadline=None, cols=None):
 
     Returns
     -------
-    Q : ndarray of shape (n_points, n_concepts), dtype uint8
-        Reduced matrix: distinct points (non-constant ones only, unless
-        ``complemented``), each complemented if needed so that label 1 is its
-        minority label, against distinct concepts (up to complement if
-        ``complemented``).
+    Q : ndarray or CSR matrix of shape (n_points, n_concepts), dtype uint8
+        Reduced matrix (CSR when ``P`` is sparse): distinct points (non-constant
+        ones only, unless ``complemented``), each complemented if needed so that
+        label 1 is its minority label, against distinct concepts (up to complement
+        if ``complemented``).
     point_index : ndarray of shape (n_points,), dtype intp
         Row of ``P`` each row of ``Q`` comes from.
     n_concepts : int
         Number of columns of ``Q``.
     """
+    if sp.issparse(P):
+        return _sparse_points_and_concepts(P, complemented, deadline, cols)
     if complemented:
         col_sum = P.sum(axis=0)
         m = P.shape[0]
@@ -131,8 +221,8 @@ def _pair_graph(Q, deadline):
     in float32 for fewer than 2**24 concepts).
     """
     m, n = Q.shape
-    ones = Q.sum(axis=1, dtype=np.int64)
-    if ones.sum() < _SPARSE_DENSITY * m * n:
+    ones = _line_sums(Q, 1)
+    if sp.issparse(Q) or ones.sum() < _SPARSE_DENSITY * m * n:
         F = sp.csr_matrix(Q, dtype=np.int32)
         FT = F.T.tocsr()
     else:
@@ -172,7 +262,13 @@ def _checked(deadline, func, *args, **kw):
 
 
 def _transposed(P, deadline):
-    """``np.ascontiguousarray(P.T)`` by blocks of columns, checking ``deadline``."""
+    """``np.ascontiguousarray(P.T)`` by blocks of columns, checking ``deadline``.
+
+    A sparse ``P`` gives the CSR matrix of its transpose.
+    """
+    if sp.issparse(P):
+        _check_time(deadline)
+        return P.T.tocsr()
     PT = np.empty(P.shape[::-1], dtype=P.dtype)
     for start in range(0, P.shape[1], _SETUP_BLOCK):
         _check_time(deadline)
@@ -233,8 +329,8 @@ def _class_counts(Q_sparse, cand, code, n_classes):
     ``(len(cand), n_classes)``.
 
     One ``bincount`` over the candidates' stored entries: the product with a sparse
-    class indicator gave the same counts with about 0.3 ms of scipy overhead per
-    call, most of the exact VC search on APJ (py-spy).
+    class indicator gives the same counts with a fixed scipy overhead per call,
+    which dominated the exact search.
     """
     indptr, indices = Q_sparse.indptr, Q_sparse.indices
     starts = indptr[cand].astype(np.int64)
@@ -283,7 +379,9 @@ class _Search:
         self.Q = Q
         self.complemented = complemented
         self.Q_sparse = None
-        if Q.sum(dtype=np.int64) < _SPARSE_DENSITY * Q.size:
+        if sp.issparse(Q):  # reduced from sparse data: rows are read one at a time
+            self.Q_sparse = sp.csr_matrix(Q, dtype=np.int32)
+        elif Q.sum(dtype=np.int64) < _SPARSE_DENSITY * Q.size:
             blocks = range(0, Q.shape[0], _SETUP_BLOCK)
             self.Q_sparse = sp.vstack(
                 [
@@ -305,10 +403,12 @@ class _Search:
             # each point is labelled 1 by n_concepts of the 2 n_concepts concepts
             self.point_cap = np.full(Q.shape[0], self.cap, dtype=np.int64)
         else:
-            ones = Q.sum(axis=1, dtype=np.int64)
+            ones = _line_sums(Q, 1)
             balance = np.minimum(ones, n_concepts - ones)  # >= 1 for reduced points
             self.point_cap = 1 + np.floor(np.log2(balance)).astype(np.int64)
-        self.G = None
+        # the pair graph among the root's candidates, and each point's place in it
+        # (-1: not a root candidate); None when it is not stored
+        self.G, self.G_pos = None, None
         self.n_nodes = 0
         self.stack = None  # the depth-first stack, kept across timeouts
 
@@ -343,10 +443,12 @@ class _Search:
         degree = np.zeros(m, dtype=np.int64)
         if not self.complemented and len(cand) <= _MAX_PAIR_POINTS:
             if self.G is None:
-                G = np.zeros((m, m), dtype=bool)
-                G[np.ix_(cand, cand)] = _pair_graph(self.Q[cand], self.deadline)
-                self.G = G
-            degree = self.G.sum(axis=1)
+                G_pos = np.full(m, -1, dtype=np.intp)
+                G_pos[cand] = np.arange(len(cand))
+                self.G = _pair_graph(self.Q[cand], self.deadline)
+                self.G_pos, self.G_points = G_pos, cand
+            inside = self.G_pos >= 0
+            degree[inside] = self.G.sum(axis=1)[self.G_pos[inside]]
             cand = cand[degree[cand] >= self.best_size]  # clique of size best + 1
         # most promising points first (largest cap, then pair degree): the first
         # dive finds a large set, and candidate lists stay sorted by cap
@@ -354,6 +456,15 @@ class _Search:
         self.n_nodes += 1
         root = [[], np.zeros(n, dtype=np.int64), cand, self.point_cap[cand]]
         self.stack = [root + [self.cap, 0]]
+
+    def _row(self, v):
+        """Row ``v`` of ``Q`` as a dense uint8 vector."""
+        if self.Q_sparse is None or not sp.issparse(self.Q):
+            return self.Q[v]
+        row = np.zeros(self.Q.shape[1], dtype=np.uint8)
+        indptr = self.Q_sparse.indptr
+        row[self.Q_sparse.indices[indptr[v] : indptr[v + 1]]] = 1
+        return row
 
     def _record(self, S):
         if len(S) > self.best_size:
@@ -396,7 +507,7 @@ class _Search:
         if self.best_size >= self.cap:
             self.stack = []  # nothing larger exists
             return
-        child_code = 2 * code + self.Q[v]
+        child_code = 2 * code + self._row(v)
         n_classes = 1 << (s + 1)
         counts = np.bincount(child_code, minlength=n_classes)
         if self.complemented:
@@ -407,7 +518,7 @@ class _Search:
             return
         keep = self.point_cap[remaining] > self.best_size
         if self.G is not None:
-            keep &= self.G[v, remaining]
+            keep &= self.G[self.G_pos[v], self.G_pos[remaining]]
         remaining = remaining[keep]
         if s + 1 + min(len(remaining), child_depth) <= self.best_size:
             return
@@ -462,7 +573,8 @@ class _Shattering:
             if search.best_size < 2 and search.G is not None:
                 pairs = np.argwhere(search.G)
                 if len(pairs):
-                    search.best_size, search.best_set = 2, list(pairs[0])
+                    pair = search.G_points[pairs[0]]
+                    search.best_size, search.best_set = 2, list(pair)
         if search.best_set is None or search.best_size <= best_size:
             return best_size, None, self.complete
         rows = np.sort(self.point_index[np.asarray(search.best_set, dtype=np.intp)])

@@ -160,8 +160,7 @@ def _fit_core(
         n_wrong = 0
         if status != "exact" and n_iter == 0 and solver != "lbfgs":
             # the deadline cut the first sweep, which changed no state: the start's
-            # count (one pass over the data less after the deadline; on 1e9
-            # entries a pass took 11 s)
+            # count (one pass over the data less after the deadline)
             n_wrong = sweep.start_wrong
         elif status != "exact":
             _, n_wrong, _ = _evaluate(parallel, U, V, mu, data, tau)

@@ -154,8 +154,8 @@ def _newton_block(
     args = (P, F, offset, q, w, n_missing, alpha, pairs, delta, row_loss)
     newP, new_loss, other_loss, n_unsafe = [], [], None, 0
     # each part holds a vector over the other side: the chunks run in groups whose
-    # parts are summed (in chunk order) before the next group (a 200000 x 5000
-    # matrix has 5000 one-column chunks, whose 200000-vectors took 8 GB at once)
+    # parts are summed (in chunk order) before the next group, so that the
+    # vectors of all chunks of a tall matrix are never held at once
     for g in range(0, len(chunks), _REDUCE_GROUP):
         group = chunks[g : g + _REDUCE_GROUP]
         for r in _run_chunks(parallel, _newton_chunk, group, *args, deadline=deadline):

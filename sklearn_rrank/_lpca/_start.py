@@ -51,9 +51,8 @@ def _svd_init(data, p, kind, random_state, tau=0.5, deadline=None):
     :func:`_randomized_svd`, :func:`_svd_init_sparse`); the full SVD taken when
     ``2 p >= min(m, n)`` is not interrupted.
     """
-    # BLAS on one thread, as in the sweeps: beside two busy processes on two cores
-    # the sparse start's QR factorizations of a 500 x 130 block took 2.3-4.3 s
-    # on two threads (an L-PCA share of 1.2 s; rrank bounds with 5 s took 7.6 s)
+    # BLAS on one thread, as in the sweeps: on busy cores the threads of small QR
+    # factorizations wait for each other and overrun short budgets
     with threadpool_limits(limits=1, user_api="blas"):
         return _svd_start(data, p, kind, random_state, tau, deadline)
 
@@ -123,9 +122,8 @@ def _randomized_svd(Z, p, random_state, deadline=None):
     iterations are cut to what fits in the time left at ``2 n_iter + 2`` such
     products (none if even one would not: a range from one product). Without a
     limit, or when all fit, the result is ``randomized_svd``'s; the probe costs one
-    product. BLAS runs single-threaded, as in the sweeps: on Abstracts (12841 x
-    4894, p = 1, two cores at load 5.6) the SVD took 3.0 s on one thread (16
-    times the probe, as modelled) and 7.3 s on two (32 times).
+    product. BLAS runs single-threaded, as in the sweeps, so that the SVD takes
+    the modelled ``2 n_iter + 2`` probes also on busy cores.
     """
     n_iter = _INIT_POWER_ITER
     with threadpool_limits(limits=1, user_api="blas"):
@@ -359,7 +357,7 @@ def _init_from_factors(L, R, kind, tau, m, n, k):
 # the scales of a truncated certificate tried: powers of 2 from 1, up or down
 _TRUNCATED_MAX_STEPS = 12
 # entries (in _TRUNCATED_BLOCKS evenly spaced blocks of rows) on which the scale is
-# chosen: a pass over all of them took 0.3 s on Abstracts and 11 s on 1e9 entries
+# chosen: a pass over all entries would cost seconds on 1e9 entries
 _TRUNCATED_SAMPLE = 1 << 21
 _TRUNCATED_BLOCKS = 8
 

@@ -263,9 +263,7 @@ def _copied_columns_search(
     if incumbent.bound is not None and first >= incumbent.bound:
         # a certificate of width d has at least d columns: the first width cannot
         # beat the bound, and the widths below it are out of phase 0's reach on
-        # the data it is made for (Abstracts, bound 133 from L-PCA: width 408 took
-        # 485 s of a 900 s budget for nothing; width 200 left 141 of the 4894
-        # columns unseparated, a certificate of 341)
+        # the large data it is made for (its copied columns add to the width)
         info["phase0_out_of_reach"] = (
             f"its first width {first} is not below the known bound {incumbent.bound}"
         )

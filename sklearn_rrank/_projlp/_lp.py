@@ -100,11 +100,15 @@ def _validate(L, X, tau, eps):
     return L, X, float(tau), float(eps)
 
 
-def _solve_public(L, X, columns, *, feasibility, merge_columns=True, **kwargs):
+def _solve_public(
+    L, X, columns, *, feasibility, merge_columns=True, warm=None, **kwargs
+):
     """Merge identical rows (and columns), solve the representatives, expand.
 
-    Returns ``R``, status names, objective values and the feasible mask, one entry
-    per selected column.
+    ``warm`` (a :class:`~sklearn_rrank._core._lp_engine.WarmStart` over the columns
+    of ``X``, or None) starts each LP from its basis of the previous call and keeps
+    the new ones. Returns ``R``, status names, objective values and the feasible
+    mask, one entry per selected column.
     """
     sub = X[:, columns]
     if merge_columns and columns.size:
@@ -113,13 +117,17 @@ def _solve_public(L, X, columns, *, feasibility, merge_columns=True, **kwargs):
         rep = owner = np.arange(columns.size)
     Xr = sub[:, rep]
     weights = None
+    rows = np.arange(L.shape[0])
     if rep.size:
         rows, counts = _unique_rows(L, Xr)
         if rows.size < L.shape[0]:
             L, Xr, weights = L[rows], Xr[rows], counts
+    bases = None if warm is None else warm.get(rows, L.shape[1], columns[rep])
     R, codes, objective, feasible = _solve(
-        L, Xr, feasibility=feasibility, weights=weights, **kwargs
+        L, Xr, feasibility=feasibility, weights=weights, bases=bases, **kwargs
     )
+    if warm is not None:
+        warm.put(columns[rep], bases)
     names = np.asarray(STATUS_NAMES)
     return R[owner], names[codes[owner]], objective[owner], feasible[owner]
 

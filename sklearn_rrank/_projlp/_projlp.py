@@ -40,7 +40,9 @@ from sklearn.exceptions import DataDimensionalityWarning
 from sklearn.random_projection import SparseRandomProjection
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions, validate_params
+from sklearn.utils.parallel import Parallel
 
+from sklearn_rrank._core._lp_engine import WarmStart
 from sklearn_rrank._core._results import FactorizationResult
 from sklearn_rrank._core._rounding import (
     _count_errors_factors,
@@ -406,6 +408,12 @@ def _nonzero_columns(P, A, rng, n_tries=8):
     return L
 
 
+# whether each round's LPs start from their bases of the round before: off, as on
+# Paleo the warm rounds were no faster and descended more slowly (other optimal
+# vertices of the degenerate LPs; benchmarks/results/lp_warm_start_notes.md)
+_WARM_ROUNDS = False
+
+
 def _alternate(
     X,
     L,
@@ -419,6 +427,7 @@ def _alternate(
     deadline=None,
     verbose=0,
     on_round=None,
+    parallel=None,
 ):
     """Alternating L1-slack LPs from ``L``: first ``R`` for ``L``, then rounds.
 
@@ -431,13 +440,37 @@ def _alternate(
     :class:`~sklearn_rrank._search._skeleton.Deadline` or None) expires. ``on_round``
     (or None) is called as ``on_round(n_rounds, L, R)`` after the first sweep
     (``n_rounds == 0``) and after every round: a round of a few thousand LPs takes
-    about a second, and the rank search reports it as progress. Returns a dict with the
+    about a second, and the rank search reports it as progress. With
+    ``_WARM_ROUNDS`` every LP of a round starts from its own basis of the round
+    before (:class:`~sklearn_rrank._core._lp_engine.WarmStart`). ``parallel``: an open
+    ``Parallel`` to reuse (None: one for the whole call). Returns a dict with the
     factors of fewest rounding errors seen and diagnostics.
     """
+    if parallel is None:  # one pool of workers for every sweep
+        with Parallel(n_jobs=n_jobs, prefer="threads") as parallel:
+            return _alternate(
+                X,
+                L,
+                tau=tau,
+                eps=eps,
+                nonnegative=nonnegative,
+                n_jobs=n_jobs,
+                max_iter=max_iter,
+                tol=tol,
+                deadline=deadline,
+                verbose=verbose,
+                on_round=on_round,
+                parallel=parallel,
+            )
     m, n = X.shape
     XT = np.ascontiguousarray(X.T)
     counts = Counter()
     kw = dict(tau=tau, eps=eps, nonnegative=nonnegative, n_jobs=n_jobs)
+    # each round solves the LPs of the last one for factors that changed: with
+    # _WARM_ROUNDS every LP starts from its own basis of the round before
+    warm = {id(X): None, id(XT): None}
+    if _WARM_ROUNDS:
+        warm = {id(X): WarmStart(n), id(XT): WarmStart(m)}
 
     def sweep(F, Xs):
         G, status, objective, _ = _solve_public(
@@ -446,6 +479,8 @@ def _alternate(
             np.arange(Xs.shape[1]),
             feasibility=False,
             deadline=deadline,
+            warm=warm[id(Xs)],
+            parallel=parallel,
             **kw,
         )
         counts.update(status.tolist())

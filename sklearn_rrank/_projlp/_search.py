@@ -231,8 +231,14 @@ def _projlp_search(
     if max_rank is None:
         max_rank = min(X.shape) + 1
     if sp.issparse(X):  # sparse data: only the merged rows are made dense
-        refused = dense_copy_refused(incumbent.data.unique_rows[0].size, X.shape[1])
-        if refused:
+        row_rep, col_rep = (
+            incumbent.data.unique_rows[0],
+            incumbent.data.unique_columns[0],
+        )
+        shape = (row_rep.size, col_rep.size)
+        refused = dense_copy_refused(row_rep.size, X.shape[1])
+        # phase 0 reads a sparse merged matrix by blocks: it runs where no copy fits
+        if refused and not _sparse_phase0(X, shape, tau, bool(nonnegative)):
             return {"message": f"skipped: {refused}"}
     search = _ProjLPSearch.merged(
         X,
@@ -253,7 +259,7 @@ def _projlp_search(
         if _phase0_applies(search.Xu.shape, search.nonnegative):
             end = search.phase0()
         if end is None and sp.issparse(search.Xu):
-            end = _lp_phases_skipped(search)
+            end = _lp_phases_skipped(search) or _dense_refused(search)
             if end is None:
                 search.Xu = search.Xu.toarray()  # the LP phases read it dense
         end = end or search.phase1(bool(nested), max_rank)
@@ -285,6 +291,12 @@ def _lp_phases_skipped(search):
         f"the LP phases were not run (they read the merged matrix dense, "
         f"{gib(8 * m_u * n_u)}, and are slower than phase 0)",
     )
+
+
+def _dense_refused(search):
+    """The end of a search whose LP phases would need a dense copy that won't fit."""
+    refused = dense_copy_refused(*search.Xu.shape)
+    return (True, f"the LP phases were not run: {refused}") if refused else None
 
 
 def _merged_rows(X, row_rep, *, keep_sparse=False):
@@ -682,6 +694,7 @@ class _ProjLPSearch:
             tol=_REFINE_TOL,
             deadline=self.deadline,
             on_round=on_round,
+            parallel=self.parallel,
         )
         self.info["n_lps"] += out["n_lps"]
         self.status_counts.update(out["status_counts"])

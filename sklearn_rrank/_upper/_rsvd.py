@@ -20,7 +20,7 @@ from scipy.sparse.linalg import svds
 from sklearn.utils import check_random_state
 from threadpoolctl import threadpool_limits
 
-from sklearn_rrank._core._memory import gib, svd_components_that_fit
+from sklearn_rrank._core._memory import gib, svd_bytes, svd_components_that_fit
 from sklearn_rrank._core._results import FactorizationResult
 from sklearn_rrank._core._rounding import _csr_ones, _row_batches
 
@@ -29,16 +29,16 @@ __all__ = ["rsvd_error_curve", "truncated_svd"]
 # above this many entries a dense SVD of all components is avoided when few are needed
 _DENSE_SVD_ENTRIES = 4_000_000
 
-# relative accuracy of ARPACK's singular values: on Abstracts (k = 50) 1e-10 takes
-# half the time of machine precision (1.7 s vs 3.6 s CPU) with the same error curve;
-# every bound drawn from a truncation is certified on its own
+# relative accuracy of ARPACK's singular values: about half the time of machine
+# precision with the same error curves; every bound drawn from a truncation is
+# certified on its own
 _ARPACK_TOL = 1e-10
 
 # rows per block of the incremental scan: about 1 MiB of float64 per block
 _SCAN_BLOCK_ENTRIES = 1 << 17
 
 
-def truncated_svd(X, n_components=None, *, random_state=None):
+def truncated_svd(X, n_components=None, *, random_state=None, route=None):
     """First ``n_components`` singular triplets of ``X`` (LAPACK, Gram or ARPACK).
 
     A request for at most a quarter of ``min(m, n)`` components uses ARPACK
@@ -54,6 +54,9 @@ def truncated_svd(X, n_components=None, *, random_state=None):
         Number of components K (None = ``min(m, n)``).
     random_state : int, RandomState instance or None
         Start vector of ARPACK.
+    route : {"arpack", "gram", "gesdd"} or None
+        The route (None: :func:`_svd_route`'s choice); ``"arpack"`` for many
+        components when the Gram matrix would not fit in memory.
 
     Returns
     -------
@@ -67,7 +70,9 @@ def truncated_svd(X, n_components=None, *, random_state=None):
     nnz = X.count_nonzero() if sp.issparse(X) else np.count_nonzero(X)
     if nnz == 0:  # ARPACK cannot start on the zero matrix; every triplet is zero
         return _zero_triplets(m, n, K)
-    route = _svd_route(m, n, K, sp.issparse(X))
+    route = route or _svd_route(m, n, K, sp.issparse(X))
+    if route == "arpack" and K >= full:  # ARPACK finds fewer than all triplets
+        route = _svd_route(m, n, K, sp.issparse(X))
     if route == "arpack":
         # Lanczos (ARPACK) for a few leading triplets, to a relative accuracy of
         # 1e-10 in the singular values (unlike a randomized SVD)
@@ -89,8 +94,7 @@ def _svd_route(m, n, K, sparse):
     ARPACK for at most a quarter of ``min(m, n)`` components; beyond, the Gram
     route for sparse or large input and a full ``gesdd`` for small dense input.
     The one choice behind both the SVD and its time estimate
-    (:func:`_svd_seconds`): ARPACK for a third of the components of a sparse
-    16000 x 8000 matrix ran for minutes past a budget its Gram estimate fitted.
+    (:func:`_svd_seconds`), so that an estimate is of the route that runs.
     """
     if K <= min(m, n) // 4:
         return "arpack"
@@ -99,20 +103,39 @@ def _svd_route(m, n, K, sparse):
     return "gesdd"
 
 
+def _components_that_fit(m, n, K, sparse):
+    """The most triplets, at most ``K``, whose SVD fits in memory, and its route.
+
+    The route of :func:`_svd_route` when all ``K`` fit; else the larger of what
+    the Gram route (its ``min(m, n)``-square Gram matrix and the triplets) and
+    ARPACK (the triplets and its Lanczos basis) can hold
+    (:func:`~sklearn_rrank._core._memory.svd_components_that_fit`): an SVD that
+    does not fit is truncated, not skipped, and the scan certifies below it.
+    """
+    route = _svd_route(m, n, K, sparse)
+    fit = svd_components_that_fit(m, n, K, lanczos=route == "arpack")
+    if fit >= K:
+        return K, route
+    lanczos = svd_components_that_fit(m, n, K, lanczos=True)
+    gram = svd_components_that_fit(m, n, K) if route != "arpack" else 0
+    if gram > min(m, n) // 4 and gram >= lanczos:
+        return gram, _svd_route(m, n, gram, sparse)
+    return lanczos, "arpack"
+
+
 def _lapack_threads():
     """One BLAS thread for a long LAPACK call on a busy machine, else no limit.
 
-    With the cores busy, OpenBLAS's threads wait for each other: a full SVD of a
-    2000 x 1000 matrix took 2.1-13.1 s with two threads and 0.8-0.9 s with one,
-    beside two busy processes on this 2-core machine (0.38 s and 0.57 s idle). A
-    load of at least one per core (:func:`_load_average`) counts as busy.
+    With the cores busy, OpenBLAS's threads wait for each other, and a full SVD
+    on two threads runs several times slower than on one. A load of at least one
+    per core (:func:`_load_average`) counts as busy.
     """
     if _load_average() >= 1.0:
         return threadpool_limits(limits=1, user_api="blas")
     return contextlib.nullcontext()
 
 
-def _target_svd(X, K, tau, random_state=None):
+def _target_svd(X, K, tau, random_state=None, route=None):
     """Triplets of the matrix that R-SVD rounds at ``tau``.
 
     The SVD approximates the 0/1 entries, whose midpoint is 1/2. For ``tau > 0``
@@ -126,10 +149,10 @@ def _target_svd(X, K, tau, random_state=None):
     ``X`` itself.
     """
     if tau > 0:
-        U, s, Vt = truncated_svd(X, K, random_state=random_state)
+        U, s, Vt = truncated_svd(X, K, random_state=random_state, route=route)
         return U, s * (2.0 * tau), Vt
     Xd = X.toarray() if sp.issparse(X) else np.asarray(X)
-    return truncated_svd(Xd + (tau - 0.5), K, random_state=random_state)
+    return truncated_svd(Xd + (tau - 0.5), K, random_state=random_state, route=route)
 
 
 def _gram_svd(X, K):
@@ -139,8 +162,8 @@ def _gram_svd(X, K):
     its top ``K`` eigenpairs come from LAPACK's ``syevr`` (all of them: ``syevd``
     through :func:`numpy.linalg.eigh`, which lets other threads, the progress
     line's, run meanwhile); the other side follows as
-    ``X V / s``. For a sparse 12841 x 4894 matrix this takes about 20 s where a
-    dense ``gesdd`` takes several minutes. The singular values below
+    ``X V / s``: on sparse input much faster than a dense ``gesdd``. The singular
+    values below
     ``sqrt(eps) * s_1`` lose relative accuracy (the Gram matrix squares them), but
     the truncations ``X V_k V_k^T`` stay orthogonal projections of ``X``, and every
     bound drawn from them is certified on its own.
@@ -154,17 +177,15 @@ def _gram_svd(X, K):
     small = G.shape[0]
     if K == small:
         # all of them: numpy's eigh (syevd) releases the GIL, so the progress line
-        # goes on during it; scipy's held it, and the line froze for 12-15 s (idle)
-        # to 35-42 s (two busy processes beside it) on Abstracts; numpy's took
-        # 10.3 s and scipy's 14.4 s (idle, 4894 x 4894); it copies G
+        # goes on during it (scipy's holds it); it copies G
         w, V = np.linalg.eigh(G)
     else:
         # G is this function's own array: LAPACK may work in it (no n x n copy)
         w, V = scipy.linalg.eigh(
             G, subset_by_index=[small - K, small - 1], overwrite_a=True
         )
-    # R-SVD alone on Abstracts, subset route: 0.95 GB of traced peak, was 1.08 GB
-    # (numpy's eigh of all components copies G once more)
+    # freed before the other side is formed (numpy's eigh of all components
+    # copies G once more)
     del G
     order = np.argsort(w)[::-1]
     # one C-ordered copy in the new order (A @ V copied the Fortran-ordered V again);
@@ -298,19 +319,18 @@ def _gemm_rate():
     return 2e9 / max(best, 1e-6)
 
 
-def _svd_seconds(m, n, K, nnz=None):
+def _svd_seconds(m, n, K, nnz=None, route=None):
     """Rough seconds of :func:`truncated_svd` for K components (for the budget).
 
     A dense ``gesdd`` costs about ``4 m n^2 + 22 n^3`` operations (``n = min(m, n)``),
     the Gram path about ``2 m n^2 + 9 n^3`` (``4 nnz n + 9 n^3`` for sparse input
-    with ``nnz`` stored entries; ``9 n^3`` was calibrated on the Gram SVD of a
-    sparse 16000 x 8000 matrix, 2925 components: 90-92 s here, idle, where
-    ``6 n^3`` estimated 62-68 s and the ``4 n^3`` used before 41 s;
-    ``benchmarks/rsvd_budget.py``), ARPACK a few sweeps of K vectors; LAPACK reaches
+    with ``nnz`` stored entries; ``9 n^3`` is calibrated on the Gram SVD of a
+    sparse 16000 x 8000 matrix, ``benchmarks/results/rsvd_budget.json``), ARPACK a
+    few sweeps of K vectors; LAPACK reaches
     a fraction of the GEMM rate, taken as a half here.
     """
     a, b = max(m, n), min(m, n)
-    route = _svd_route(m, n, K, nnz is not None)
+    route = route or _svd_route(m, n, K, nnz is not None)
     if route == "arpack":
         flops = 20.0 * a * b * K
     elif route == "gram":
@@ -331,11 +351,9 @@ def _load_factor():
     """How much slower a long LAPACK call may run than the rate measured just now.
 
     The GEMM probe sees the load of one moment; an SVD that cannot be stopped runs
-    for seconds while other processes come and go (on this 2-core machine a full
-    SVD estimated at 1.8 s took 7.3 s at a load average of 8.8, and 0.5 s a minute
-    later). The estimate is scaled by the load per core (:func:`_load_average`),
-    when it exceeds 1, so that such a call is skipped rather than overrun its
-    budget.
+    for seconds while other processes come and go. The estimate is scaled by the
+    load per core (:func:`_load_average`), when it exceeds 1, so that such a call
+    is skipped rather than overrun its budget.
     """
     return max(1.0, _load_average())
 
@@ -343,8 +361,8 @@ def _load_factor():
 def _load_average():
     """Processes wanting a core per core: the larger of now and the last minute.
 
-    The 1-minute load average lags: two busy processes started 45 s before a call
-    showed 0.77 per core on this 2-core machine. Where ``/proc`` exists, the
+    The 1-minute load average lags behind processes started a few seconds
+    before a call. Where ``/proc`` exists, the
     threads of other processes runnable at this moment count as well, plus one for
     this process (its own BLAS threads, which spin for a while after a product,
     are not a load). 0 where the platform tells neither.
@@ -559,19 +577,18 @@ def _rsvd_search(
     if K < max(incumbent.lower, 1):
         return {"message": f"no rank below {incumbent.limit_text()} to try"}
     info = {}
-    fit = svd_components_that_fit(m, n, K)
+    # at tau <= 0 the SVD is of a dense shifted copy (:func:`_target_svd`)
+    sparse = sp.issparse(X) and tau > 0
+    fit, route = _components_that_fit(m, n, K, sparse)
     if fit < K:  # the singular vectors of all K components would not fit
-        info["memory"] = (
-            f"{K} components need {gib(8 * (min(m, n) ** 2 + K * (m + n)))}"
-        )
+        need = svd_bytes(m, n, K, lanczos=_svd_route(m, n, K, sparse) == "arpack")
+        info["memory"] = f"{K} components need {gib(need)}"
         if fit < max(incumbent.lower, 1):
             return info | {"message": f"skipped: {info['memory']}"}
         K = fit
-        info["memory"] += f"; the SVD keeps {K}"
+        info["memory"] += f"; the SVD keeps {K} ({route})"
     if deadline.limited:
-        # at tau <= 0 the SVD is of a dense shifted copy (:func:`_target_svd`)
-        sparse = sp.issparse(X) and tau > 0
-        estimate = _svd_seconds(m, n, K, X.nnz if sparse else None)
+        estimate = _svd_seconds(m, n, K, X.nnz if sparse else None, route=route)
         info["svd_seconds_estimate"] = estimate
         if estimate > deadline.remaining():
             info["message"] = (
@@ -582,7 +599,7 @@ def _rsvd_search(
             return info
     incumbent.event("step", message=f"SVD of {K} components")
     t0 = time.perf_counter()
-    U, s, Vt = _target_svd(X, K, tau, random_state=random_state)
+    U, s, Vt = _target_svd(X, K, tau, random_state=random_state, route=route)
     info["svd_seconds"] = time.perf_counter() - t0
     if float(m) * n * K <= _EXHAUSTIVE_WORK:
         info["scan"] = "exhaustive"
