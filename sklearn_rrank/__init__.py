@@ -18,7 +18,8 @@ from sklearn_rrank._core._rounding import certify_rounding, round_matrix, roundi
 from sklearn_rrank._factorization import RoundingRankFactorization
 from sklearn_rrank._lower._vc import vc_lower_bound
 from sklearn_rrank._lpca._distributed import lpca_fit_distributed
-from sklearn_rrank._lpca._fit import lpca_fit, lpca_transform
+from sklearn_rrank._lpca._fit import lpca_fit
+from sklearn_rrank._lpca._transform import lpca_transform
 from sklearn_rrank._nested._approx import (
     NestedApprox,
 )

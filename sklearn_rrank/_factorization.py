@@ -41,7 +41,7 @@ from sklearn_rrank._core._validation import (
     reject_strings,
     sparse_if_few_ones,
 )
-from sklearn_rrank._lpca._fit import _lpca_row_logits
+from sklearn_rrank._lpca._transform import _lpca_row_logits
 from sklearn_rrank._portfolio._registry import (
     FIT_METHODS,
     METHODS,

@@ -46,6 +46,7 @@ from sklearn_rrank._lpca import _newton as _lpca_newton
 from sklearn_rrank._lpca import _refine as _lpca_refine_module
 from sklearn_rrank._lpca import _search as _lpca_search_module
 from sklearn_rrank._lpca import _start as _lpca_init
+from sklearn_rrank._lpca import _transform as _lpca_transform_module
 from sklearn_rrank._nested import _bmna as _nested_bmna
 from sklearn_rrank._nested import _nestedness
 from sklearn_rrank._portfolio import _registry as _methods
@@ -174,7 +175,7 @@ _column_counts = _separation._column_counts  # rounding errors per column
 
 # L-PCA (_lpca*, the public doors being lpca_fit_distributed and the estimator)
 lpca_fit = _lpca.lpca_fit  # minimum-error rank-k fit by logistic PCA
-lpca_transform = _lpca.lpca_transform  # left factor of new rows, R fixed
+lpca_transform = _lpca_transform_module.lpca_transform  # new rows' left factor, R fixed
 _lpca_search = _lpca_search_module._lpca_search  # L-PCA's rank search
 _lpca_refine = _lpca_refine_module._lpca_refine  # alternating L1-slack LPs
 _blocks_received = _lpca_distributed_block._blocks_received  # unpickles counted

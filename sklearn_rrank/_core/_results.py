@@ -25,7 +25,7 @@ class LogisticModel:
     The logits of an entry are ``theta_ij = <L_i, R_j> - tau`` (``fit_bias=True``:
     the bias is the last column of ``R``), ``<U_i, V_j>`` scaled back with the
     global ``offset`` (``fit_bias="global"``), or the latent product
-    (``fit_bias=False``); see :func:`~sklearn_rrank._lpca._fit.lpca_row_logits`.
+    (``fit_bias=False``); see :func:`~sklearn_rrank._lpca._transform.lpca_row_logits`.
 
     Attributes
     ----------

@@ -38,6 +38,7 @@ from sklearn_rrank._core._results import LowerBoundResult
 from sklearn_rrank._core._rounding import _count_errors_factors
 from sklearn_rrank._lpca import _fit as _lpca
 from sklearn_rrank._lpca import _search as _lpca_search
+from sklearn_rrank._lpca import _transform as _lpca_rows
 from sklearn_rrank._projlp import _projlp
 from sklearn_rrank._projlp import _search as _projlp_search
 from sklearn_rrank._search._skeleton import ascend
@@ -333,7 +334,7 @@ def _lpca_transform(X, R, *, tau, n_jobs, fit_bias=None, alpha=None, **_):
     if fit_bias is None:
         fit_bias = _lpca_default_fit_bias(tau)
     # the bias model of the fit: a bias column iff fit_bias is True
-    return _lpca._lpca_transform(
+    return _lpca_rows._lpca_transform(
         X, R, tau=tau, fit_bias_column=fit_bias is True, n_jobs=n_jobs, **kw
     )
 

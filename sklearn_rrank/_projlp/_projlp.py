@@ -276,7 +276,7 @@ def projlp_fit(
     Examples
     --------
     >>> import numpy as np
-    >>> from sklearn_rrank._projlp._projlp import projlp_fit
+    >>> from sklearn_rrank import projlp_fit
     >>> X = np.array([[1, 1, 0], [1, 0, 0], [0, 0, 1], [1, 1, 1]])
     >>> res = projlp_fit(X, 2, random_state=0)
     >>> res.L.shape, res.R.shape, res.converged
@@ -663,7 +663,7 @@ def projlp_transform(
     Examples
     --------
     >>> import numpy as np
-    >>> from sklearn_rrank._projlp._projlp import projlp_transform
+    >>> from sklearn_rrank import projlp_transform
     >>> R = np.array([[1.0], [2.0], [3.0]])
     >>> L = projlp_transform([[0, 1, 1], [0, 0, 1]], R)
     >>> (L @ R.T >= 0.5).astype(int).tolist()

@@ -284,7 +284,7 @@ def asso_fit(
     Examples
     --------
     >>> import numpy as np
-    >>> from sklearn_rrank._upper._asso import asso_fit
+    >>> from sklearn_rrank import asso_fit
     >>> X = np.array([[1, 1, 0, 0], [1, 1, 1, 1], [0, 0, 1, 1]])
     >>> res = asso_fit(X, 2, threshold=0.6)
     >>> res.L
@@ -454,7 +454,7 @@ def asso_transform(X, R, *, tau=0.5, bonus_covered=1.0, penalty_overcovered=1.0)
     Examples
     --------
     >>> import numpy as np
-    >>> from sklearn_rrank._upper._asso import asso_transform
+    >>> from sklearn_rrank import asso_transform
     >>> R = np.array([[1, 1, 0, 0], [0, 0, 1, 1]]).T
     >>> asso_transform([[1, 1, 1, 0], [0, 0, 0, 1]], R)
     array([[1., 0.],
