@@ -109,9 +109,8 @@ class RoundingRankCV(MetaEstimatorMixin, TransformerMixin, BaseEstimator):
         when the estimator's own ``random_state`` is None, so that
         ``RoundingRankCV(random_state=s)`` reports the k that
         :func:`~sklearn_rrank.rounding_rank_bounds` with ``random_state=s`` certifies
-        for the method (Paleo: 8 for both with ``s = 0``; with None the L-PCA
-        search's SVD starts are random and the k may differ between runs, 8 or 9
-        on Paleo).
+        for the method (with None the L-PCA search's SVD starts are random and
+        the k may differ between runs).
     time_limit : float or None, default=None
         Wall-clock budget in seconds of the whole ``fit`` (None: no limit). In
         ``mode="exact"`` the search keeps its best certified k when the budget ends;

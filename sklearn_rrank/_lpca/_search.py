@@ -213,11 +213,11 @@ class _LPCAFamily:
             if dense_copy_refused(m, n) or not fits_in_memory(m * n * 8 * 2):
                 return False
             X = X.toarray()
-        L2, R2, refined = _lpca_refine(
+        Lr, Rr, refined = _lpca_refine(
             X, L, R, tau=self.tau, n_jobs=self.common["n_jobs"], deadline=deadline
         )
         rinfo["errors_removed"] = refined["errors_removed"]
-        ok = refined["certified"] and offer(L2, R2)
+        ok = refined["certified"] and offer(Lr, Rr)
         if ok:
             self._model(False)
         rinfo["certified"] = ok
