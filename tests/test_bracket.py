@@ -185,7 +185,8 @@ def test_a_cut_fit_with_a_good_trend_goes_on_at_the_same_rank():
     assert goes_on([(0.0, 1000), (1.0, 500), (2.0, 100)], 30, dl)
     assert not goes_on([(0.0, 1000), (1.0, 999), (2.0, 998)], 30, dl)  # too slow
     assert not goes_on([(0.0, 1000), (1.0, 1000), (2.0, 1200)], 30, dl)  # rising
-    assert goes_on([(0.0, 100), (1.0, 10)], 30, dl)  # already near
+    assert goes_on([(0.0, 100), (1.0, 10)], 30, dl)  # near and still falling
+    assert not goes_on([(0.0, 28), (1.0, 28)], 30, dl)  # near but flat
 
 
 def test_next_rank_gallops_then_bisects():

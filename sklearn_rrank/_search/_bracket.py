@@ -98,16 +98,15 @@ def _steps(lo, hi):
 def _goes_on(history, threshold, deadline):
     """True iff the errors' trend over the last half of ``history`` reaches
     ``threshold`` before ``deadline`` ends (unlimited: within as long again as the
-    search has run, so that a slow fit does not go on for ever).
+    search has run, so that a slow fit does not go on for ever). A flat or rising
+    trend never goes on, near or not (a near fit had its rescue).
     """
     if len(history) < 2:
         return False
     (t0, e0), (t1, e1) = history[(len(history) - 1) // 2], history[-1]
-    if e1 <= threshold:
-        return True
-    if e1 >= e0 or t1 <= t0:
+    if e1 >= e0 or t1 <= t0:  # not falling: more of the same will not certify
         return False
-    needed = (e1 - threshold) * (t1 - t0) / (e0 - e1)
+    needed = max(0, e1 - threshold) * (t1 - t0) / (e0 - e1)
     left = deadline.remaining() if deadline.limited else deadline.elapsed()
     return needed <= left
 
@@ -151,10 +150,8 @@ def _try(incumbent, deadline, k, warm, family, limit, steps):
     ``(certified, the last Fit)``.
     """
     fit, rescue, accepted = family
-    trend = []  # the errors along every part of this fit
     while True:
         res = fit(k, warm, deadline.child(fraction=1.0 / steps))
-        trend += res.history
         n_failed = res.n_wrong
         if res.L is not None and n_failed <= limit:
             if n_failed == 0 and incumbent.offer(res.L, res.R):
@@ -169,7 +166,7 @@ def _try(incumbent, deadline, k, warm, family, limit, steps):
         res.n_wrong = n_failed
         if not res.cut or deadline.expired():
             return False, res
-        if len(res.history) >= 2 and not _goes_on(trend, limit, deadline):
+        if len(res.history) >= 2 and not _goes_on(res.history, limit, deadline):
             return False, res
         warm, steps = ("same", res.state), max(1, steps // 2)
 
