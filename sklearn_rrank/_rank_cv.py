@@ -76,10 +76,12 @@ class RoundingRankCV(MetaEstimatorMixin, TransformerMixin, BaseEstimator):
         n_features)``; for ``mode="holdout"`` 1 to ``min(n_samples, n_features, 20)``.
         An int ``K`` means ``1, ..., K``. Candidates above ``min(n_samples,
         n_features)`` are dropped.
-    mode : {"exact", "holdout"}, default="exact"
+    mode : {"holdout", "exact"}, default="holdout"
+        ``"holdout"`` (cross-validation, as the name says): the k with the least mean
+        error on held-out entries; the estimator must accept missing entries (the
+        default L-PCA estimator does).
         ``"exact"``: the smallest k whose fit is exact on every entry and certified by
         :func:`~sklearn_rrank.certify_rounding` (an upper bound on the rounding rank).
-        ``"holdout"``: the k with the least mean error on held-out entries.
     search : {"linear", "galloping"}, default="linear"
         Order of the exact search. ``"linear"`` with ``n_components="auto"`` and a
         :class:`~sklearn_rrank.RoundingRankFactorization` runs the method's own rank
@@ -88,8 +90,10 @@ class RoundingRankCV(MetaEstimatorMixin, TransformerMixin, BaseEstimator):
         report the same k for the same seed and budget (its ``method_params`` must
         be parameters of the rank search; others raise). Otherwise (also for
         ``nonnegative=True``) ``"linear"`` fits k upward one by one and
-        ``"galloping"`` fits 1, 2, 4, ... until a certified k, then downward one by
-        one while fits stay certified.
+        ``"galloping"`` runs the bracket order of the rank searches
+        (:func:`~sklearn_rrank._search._bracket.bracket_candidates`): the candidates
+        at indices 0, 2, 6, 14, ... until a certified one, then bisection between
+        the last failed and the smallest certified candidate.
     cv : int, default=3
         Number of random hold-out masks (``mode="holdout"``).
     holdout_fraction : float, default=0.1
@@ -105,9 +109,8 @@ class RoundingRankCV(MetaEstimatorMixin, TransformerMixin, BaseEstimator):
         when the estimator's own ``random_state`` is None, so that
         ``RoundingRankCV(random_state=s)`` reports the k that
         :func:`~sklearn_rrank.rounding_rank_bounds` with ``random_state=s`` certifies
-        for the method (Paleo: 8 for both with ``s = 0``; with None the L-PCA
-        search's SVD starts are random and the k may differ between runs, 8 or 9
-        on Paleo).
+        for the method (with None the L-PCA search's SVD starts are random and
+        the k may differ between runs).
     time_limit : float or None, default=None
         Wall-clock budget in seconds of the whole ``fit`` (None: no limit). In
         ``mode="exact"`` the search keeps its best certified k when the budget ends;
@@ -156,7 +159,8 @@ class RoundingRankCV(MetaEstimatorMixin, TransformerMixin, BaseEstimator):
     >>> from sklearn_rrank import RoundingRankCV, RoundingRankFactorization
     >>> from sklearn_rrank.datasets import load_digits_binary
     >>> X = load_digits_binary().data
-    >>> cv = RoundingRankCV(RoundingRankFactorization(method="rsvd")).fit(X)
+    >>> cv = RoundingRankCV(RoundingRankFactorization(method="rsvd"), mode="exact")
+    >>> cv = cv.fit(X)
     >>> cv.n_components_, cv.certified_
     (54, True)
     """
@@ -184,7 +188,7 @@ class RoundingRankCV(MetaEstimatorMixin, TransformerMixin, BaseEstimator):
         estimator=None,
         *,
         n_components="auto",
-        mode="exact",
+        mode="holdout",
         search="linear",
         cv=3,
         holdout_fraction=0.1,

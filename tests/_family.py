@@ -54,6 +54,7 @@ from sklearn_rrank._portfolio import _run as _portfolio_run
 from sklearn_rrank._projlp import _copied as _projlp_copied
 from sklearn_rrank._projlp import _lp, _projlp
 from sklearn_rrank._projlp import _search as _projlp_search_module
+from sklearn_rrank._search import _bracket
 from sklearn_rrank._search import _skeleton as _ranksearch
 from sklearn_rrank._upper import _asso, _nuclear, _permutation_order, _rsvd
 from sklearn_rrank.datasets import _base as _datasets_base
@@ -127,6 +128,9 @@ __all__ = [
     "run_family",
     "run_rank_search",
     "search_candidates",
+    "bracket_search",
+    "bracket_candidates",
+    "BracketFit",
     "separate_columns",
     "separation_basis",
     "solve_columns_feasibility",
@@ -153,6 +157,9 @@ Deadline = _ranksearch.Deadline  # the one wall-clock budget of a public call
 Incumbent = _ranksearch.Incumbent  # a search's best certified factorization
 run_rank_search = _ranksearch.run_rank_search  # one family's search in the skeleton
 search_candidates = _ranksearch.search_candidates  # linear/galloping rank order
+bracket_search = _bracket.bracket_search  # the bracket rank search of fit-at-k
+bracket_candidates = _bracket.bracket_candidates  # the bracket order over candidates
+BracketFit = _bracket.Fit  # what a family's fit at k returns
 rank_zero_possible = _ranksearch.rank_zero_possible  # is X round_tau(0)?
 _count_errors_factors = _rounding._count_errors_factors  # errors of L R^T, blocked
 trivial_upper_bound = _trivial.trivial_upper_bound  # certified rank-min(m, n) factors
@@ -238,6 +245,7 @@ matrix_sha256 = _datasets_fetchers.matrix_sha256  # SHA-256 of a matrix's entrie
 
 #: the private modules whose attributes tests monkeypatch
 modules = SimpleNamespace(
+    bracket=_bracket,  # the bracket rank search (its constants, its tick)
     bounds=_bounds,  # rounding_rank_bounds, the door (its validation)
     portfolio=_portfolio_run,  # the portfolio (its shares, its _run_portfolio)
     cli=_cli,  # the command line (its loader, its real-rank plan)
@@ -250,7 +258,7 @@ modules = SimpleNamespace(
     lpca_model=_lpca_model,  # L-PCA's data object, entry kernels, bias models
     lpca_newton=_lpca_newton,  # L-PCA's Newton/MM sweeps and stall rule
     lpca_refine=_lpca_refine_module,  # the LP refinement of the search's rescue
-    lpca_search=_lpca_search_module,  # L-PCA's rank search (ascent, polish)
+    lpca_search=_lpca_search_module,  # L-PCA's family of the bracket search
     memory=_memory,  # memory probe of the loaders and the command line
     methods=_methods,  # the registry (its METHODS)
     permutation_order=_permutation_order,  # the ordering strategies (their limits)

@@ -16,7 +16,9 @@ ESTIMATORS += [
     ),
     RoundingRankFactorization(2, method="asso", binarize=0.0),
     RoundingRankCV(
-        RoundingRankFactorization(method="rsvd", binarize=0.0), n_components=[1, 2]
+        RoundingRankFactorization(method="rsvd", binarize=0.0),
+        n_components=[1, 2],
+        mode="exact",
     ),
     RoundingRankCV(
         RoundingRankFactorization(method="lpca", binarize=0.0, random_state=0),

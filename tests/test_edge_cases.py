@@ -168,7 +168,7 @@ def test_bounds_never_modify_sparse_input(method):
 def test_other_doors_never_modify_sparse_input():
     X = _messy_csr()
     snap = _snapshot(X)
-    RoundingRankCV(RoundingRankFactorization(method="rsvd")).fit(X)
+    RoundingRankCV(RoundingRankFactorization(method="rsvd"), mode="exact").fit(X)
     certify_rounding(X, np.ones((3, 1)), np.ones((4, 1)))
     NestedApprox(method="rsvd").fit(X)
     _assert_untouched(X, snap)
@@ -231,14 +231,16 @@ def test_cv_without_certificate_reports_best_k(monkeypatch):
     rsvd = modules.rsvd
 
     monkeypatch.setattr(rsvd, "_offer_truncation", lambda *args, **kw: False)
-    cv = RoundingRankCV(RoundingRankFactorization(method="rsvd")).fit(np.eye(3))
+    cv = RoundingRankCV(RoundingRankFactorization(method="rsvd"), mode="exact").fit(
+        np.eye(3)
+    )
     assert cv.certified_ is False
     assert cv.n_components_ == min(cv.errors_, key=lambda k: (cv.errors_[k], k))
     assert cv.best_estimator_.n_components_ == cv.n_components_
 
 
 def test_cv_at_tau_one_certifies():
-    cv = RoundingRankCV(RoundingRankFactorization(method="rsvd", tau=1.0))
+    cv = RoundingRankCV(RoundingRankFactorization(method="rsvd", tau=1.0), mode="exact")
     cv.fit(np.eye(3))
     assert cv.certified_ and cv.n_components_ == 3
 

@@ -459,8 +459,7 @@ def test_rank_search_info_and_limits(rng):
     assert certify_rounding(X, with_bias.L, with_bias.R)
 
 
-def test_polish_never_worsens_the_bound(monkeypatch):
-    monkeypatch.setattr(_lpca_search, "_POLISH_MIN_SECONDS", 2.0)
+def test_polish_never_worsens_the_bound():
     X = _planted(6, 80, 60, 4)
     forward = run_family("lpca", X, random_state=0, polish=False)
     polished = run_family("lpca", X, random_state=0, polish=True)
@@ -468,10 +467,12 @@ def test_polish_never_worsens_the_bound(monkeypatch):
     assert polished.rank <= forward.rank
     assert certify_rounding(X, polished.L, polished.R)
     assert polished.L.shape[1] == polished.rank
-    tried = polished.info["polish"]
-    assert all(k < forward.rank for k in tried)
-    certified = [k for k, row in tried.items() if row["certified"]]
-    assert polished.rank == min(certified, default=forward.rank)
+    # the same path to the first certificate, then only ranks below it
+    first = len(forward.info["tried"])
+    assert polished.info["tried"][:first] == forward.info["tried"]
+    assert all(k < forward.rank for k in polished.info["tried"][first:])
+    errors = polished.info["errors_by_k"]
+    assert polished.rank == min(k for k, e in errors.items() if e == 0)
 
 
 def test_rank_search_with_missing_entries(rng):

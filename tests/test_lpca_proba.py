@@ -218,7 +218,9 @@ def test_rounding_rank_cv_certificate_keeps_its_logistic_model():
 
     rng = np.random.default_rng(0)
     X = (rng.normal(size=(40, 3)) @ rng.normal(size=(3, 30)) > 0).astype(float)
-    cv = RoundingRankCV(RoundingRankFactorization(method="lpca"), random_state=0)
+    cv = RoundingRankCV(
+        RoundingRankFactorization(method="lpca"), random_state=0, mode="exact"
+    )
     best = cv.fit(X).best_estimator_
     assert best.certified_
     P = best.predict_proba(X)

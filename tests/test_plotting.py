@@ -164,7 +164,7 @@ def test_rank_search_same_result_on_given_axes(bounds):
 
 
 def test_rank_search_from_estimator_exact(X):
-    cv = RoundingRankCV(RoundingRankFactorization(method="rsvd")).fit(X)
+    cv = RoundingRankCV(RoundingRankFactorization(method="rsvd"), mode="exact").fit(X)
     disp = RankSearchDisplay.from_estimator(cv)
     res = cv.cv_results_
     np.testing.assert_array_equal(disp.line_.get_xdata(), res["param_n_components"])
@@ -199,7 +199,7 @@ def test_rank_search_from_estimator_holdout(X):
 
 def test_rank_search_not_fitted():
     with pytest.raises(NotFittedError):
-        RankSearchDisplay.from_estimator(RoundingRankCV())
+        RankSearchDisplay.from_estimator(RoundingRankCV(mode="exact"))
 
 
 # -- NestednessDisplay -----------------------------------------------------------------
@@ -309,7 +309,7 @@ def test_method_colors_shared_by_every_display_and_panel(X, bounds):
     rec = fact.images_[1]
     assert rec.cmap(1.0)[:3] == pytest.approx(to_rgb(method_color("rsvd")))
     assert rec.cmap(0.0)[:3] == pytest.approx((1.0, 1.0, 1.0))
-    cv = RoundingRankCV(RoundingRankFactorization(method="rsvd")).fit(X)
+    cv = RoundingRankCV(RoundingRankFactorization(method="rsvd"), mode="exact").fit(X)
     line = RankSearchDisplay.from_estimator(cv).line_
     assert to_rgb(line.get_color()) == to_rgb(method_color("rsvd"))
     nested = NestedApprox().fit(X)

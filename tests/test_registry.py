@@ -48,6 +48,7 @@ def test_every_fit_method_reachable_from_estimator_and_cv(method):
         cv = RoundingRankCV(
             RoundingRankFactorization(method=method, random_state=0),
             time_limit=30,
+            mode="exact",
         ).fit(BOOLEAN)
     assert est.components_.shape == (3, BOOLEAN.shape[1])
     assert cv.certified_ and cv.n_components_ >= 1
@@ -89,7 +90,7 @@ def test_unknown_method_params_raise_with_valid_names():
     # a fit-only parameter is not silently dropped by the exact rank search
     est = RoundingRankFactorization(method="lpca", method_params={"solver": "mm"})
     with pytest.raises(ValueError, match="rank search"):
-        RoundingRankCV(est).fit(PLANTED)
+        RoundingRankCV(est, mode="exact").fit(PLANTED)
 
 
 @pytest.mark.parametrize("name", ["max_iter", "tol"])
@@ -109,7 +110,7 @@ def test_text_entries_rejected_everywhere():
     X = np.array([["0", "1"], ["1", "0"]])
     for door in (
         lambda: RoundingRankFactorization(1, method="rsvd").fit(X),
-        lambda: RoundingRankCV().fit(X),
+        lambda: RoundingRankCV(mode="exact").fit(X),
         lambda: rounding_rank_bounds(X),
         lambda: certify_rounding(X, np.ones((2, 1)), np.ones((2, 1))),
     ):
@@ -122,7 +123,7 @@ def test_bad_n_jobs_rejected_everywhere(n_jobs):
     for door in (
         lambda: RoundingRankFactorization(2, method="rsvd", n_jobs=n_jobs).fit(PLANTED),
         lambda: rounding_rank_bounds(PLANTED, methods=("rsvd",), n_jobs=n_jobs),
-        lambda: RoundingRankCV(n_jobs=n_jobs).fit(PLANTED),
+        lambda: RoundingRankCV(n_jobs=n_jobs, mode="exact").fit(PLANTED),
         lambda: feature_dimension_bounds(PLANTED, n_jobs=n_jobs),
     ):
         with pytest.raises((TypeError, ValueError), match="n_jobs"):
@@ -137,7 +138,7 @@ def test_bad_methods(methods):
 
 def test_cv_rejects_non_integer_candidates():
     with pytest.raises(ValueError, match="positive integers"):
-        RoundingRankCV(n_components=[1.5]).fit(PLANTED)
+        RoundingRankCV(n_components=[1.5], mode="exact").fit(PLANTED)
 
 
 # -- RoundingRankCV and feature names -------------------------------------------------
@@ -146,7 +147,7 @@ def test_cv_checks_feature_names_and_has_names_out():
     from sklearn.pipeline import make_pipeline
 
     df = pd.DataFrame(PLANTED, columns=[f"f{i}" for i in range(PLANTED.shape[1])])
-    cv = RoundingRankCV(RoundingRankFactorization(method="rsvd")).fit(df)
+    cv = RoundingRankCV(RoundingRankFactorization(method="rsvd"), mode="exact").fit(df)
     renamed = df.rename(columns={"f0": "g0"})
     with pytest.raises(ValueError, match="feature names"):
         cv.transform(renamed)
@@ -154,7 +155,9 @@ def test_cv_checks_feature_names_and_has_names_out():
         cv.transform(df[df.columns[::-1]])
     names = cv.get_feature_names_out()
     assert len(names) == cv.n_components_
-    pipe = make_pipeline(RoundingRankCV(RoundingRankFactorization(method="rsvd")))
+    pipe = make_pipeline(
+        RoundingRankCV(RoundingRankFactorization(method="rsvd"), mode="exact")
+    )
     pipe.fit(df)
     assert list(pipe.get_feature_names_out()) == list(names)
     out = cv.set_output(transform="pandas").transform(df)
@@ -166,7 +169,8 @@ def test_cv_exact_and_rounding_rank_bounds_agree():
     for method in ("rsvd", "lpca", "projlp"):
         b = rounding_rank_bounds(PLANTED, methods=(method,), random_state=3)
         cv = RoundingRankCV(
-            RoundingRankFactorization(method=method, random_state=3)
+            RoundingRankFactorization(method=method, random_state=3),
+            mode="exact",
         ).fit(PLANTED)
         assert cv.n_components_ == b.upper, method
 
@@ -315,7 +319,9 @@ def test_every_fit_method_reachable_from_the_cli(method, tmp_path, capsys):
 
 @pytest.mark.parametrize("X, tau", [(np.ones((4, 5)), 0.0), (np.zeros((4, 5)), 0.5)])
 def test_cv_exact_finds_rank_zero_like_rounding_rank_bounds(X, tau):
-    cv = RoundingRankCV(RoundingRankFactorization(method="rsvd", tau=tau)).fit(X)
+    cv = RoundingRankCV(
+        RoundingRankFactorization(method="rsvd", tau=tau), mode="exact"
+    ).fit(X)
     b = rounding_rank_bounds(X, methods=("rsvd",), tau=tau)
     assert cv.n_components_ == b.upper == 0 and cv.certified_
 

@@ -1,10 +1,11 @@
-"""LP refinement of rounding factorizations (the last step of L-PCA's rescue).
+"""The rescue of a near L-PCA fit: reweighting (:func:`_boost`), then LP refinement.
 
-:func:`_lpca_refine` alternates the paper's L1-slack LPs (the LP engine of
-:mod:`sklearn_rrank._projlp._lp`) over the columns of ``R`` and the rows of ``L`` that
-hold an entry failing the certificate, keeping a new column or row only when it
-fails fewer entries, so that a factorization with a few failing entries can
-become certifiable at the same rank.
+:func:`_boost` multiplies the weights of the entries that a fit leaves wrong or
+unsafe and fits again; :func:`_lpca_refine` alternates the paper's L1-slack LPs
+(the LP engine of :mod:`sklearn_rrank._projlp._lp`) over the columns of ``R`` and
+the rows of ``L`` that hold an entry failing the certificate, keeping a new column
+or row only when it fails fewer entries, so that a factorization with a few
+failing entries can become certifiable at the same rank.
 """
 
 import time
@@ -12,8 +13,75 @@ import time
 import numpy as np
 
 from sklearn_rrank._core._rounding import _count_errors_factors, _uncertified_counts
+from sklearn_rrank._lpca._fit import _fit_core
+from sklearn_rrank._lpca._model import _chunks, _stop_delta
 
 __all__ = []
+
+# boosting: rounds, weight factor per round (cumulative), sweeps per round; a few
+# rounds of strong reweighting fix a handful of resisting entries or fail fast
+_BOOST_ROUNDS = 4
+_BOOST_FACTOR = 10.0
+_BOOST_SWEEPS = 30
+
+
+def _unsafe_entries(U, V, mu, data, tau):
+    """Sorted row-major flat indices of the observed entries wrong or unsafe.
+
+    The logits are formed by the chunks of rows of the sweeps (no m x n array).
+    """
+    delta = _stop_delta(U, V, mu, tau)
+    n = data.shape[1]
+    parts = []
+    for rows in _chunks(*data.shape):
+        theta = U[rows] @ V.T
+        if mu is not None:
+            theta += mu
+        mask = data.q[rows] * theta <= delta
+        if data.w is not None:
+            mask &= data.w[rows] > 0
+        parts.append(np.flatnonzero(mask) + rows.start * n)
+    return np.concatenate(parts)
+
+
+def _boost(data, U, V, mu, *, fit, sweep_factor, deadline, tick=None):
+    """Reweighted L-PCA: multiply the weights of unsafe entries, refit, repeat.
+
+    Weights start at 1 and every round multiplies the weight of each entry that is
+    wrong or unsafe by ``_BOOST_FACTOR`` (cumulatively), then runs up to
+    ``_BOOST_SWEEPS * sweep_factor`` sweeps of ``fit["solver"]`` that stop when
+    the rounding is exact. The weights differ from 1 only at the entries ever
+    unsafe (no m x n array). ``fit``: the keyword arguments of ``_fit_core`` but
+    the state, sweeps and deadline. Returns ``(U, V, mu, exact)``.
+    """
+    flat = np.empty(0, dtype=np.int64)
+    values = np.empty(0, dtype=data.dtype)
+    for _ in range(_BOOST_ROUNDS):
+        if deadline.expired():
+            break
+        unsafe = _unsafe_entries(U, V, mu, data, fit["tau"])
+        if not unsafe.size:
+            return U, V, mu, True
+        merged = np.union1d(flat, unsafe)
+        grown = np.ones(merged.size, dtype=data.dtype)
+        grown[np.searchsorted(merged, flat)] = values
+        grown[np.searchsorted(merged, unsafe)] *= _BOOST_FACTOR
+        flat, values = merged, grown
+        U, V, mu, _, finfo = _fit_core(
+            data.reweighted(flat, values),
+            U,
+            V,
+            mu,
+            **fit,
+            tol=0.0,
+            max_iter=_BOOST_SWEEPS * sweep_factor,
+            stop_when_exact=True,
+            deadline=deadline,
+            tick=tick,
+        )
+        if finfo["status"] == "exact":
+            return U, V, mu, True
+    return U, V, mu, False
 
 
 def _lpca_refine(X, L, R, *, tau, n_rounds=3, n_jobs=None, deadline):

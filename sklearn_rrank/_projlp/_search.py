@@ -102,7 +102,7 @@ def _projlp_search(
 
     **Phase 0** (large input, our addition). When the merged matrix has at least
     ``4e6`` entries (and ``nonnegative=False``), one LP per column and width is too
-    slow (Abstracts, 12841 x 4894: about 3-12 s per column at ``d = 400``), so phases
+    slow (each LP grows with the rows and the width), so phases
     1-3 are replaced by: for a few widths ``d`` (a pattern search from ``min(m',
     n') / 12``), the factors start from the truncated SVD ``(U_d S_d, V_d)`` of ``X``
     and :func:`~sklearn_rrank._core._separation.alternate_separation` refines them:
@@ -122,7 +122,6 @@ def _projlp_search(
     sparse ``X`` with ``tau > 0`` the merged matrix stays CSR through phase 0:
     every step makes only a block of its rows or columns dense (the LP phases,
     if phase 0 leaves the search to them, get it dense).
-    Measured on Abstracts: see the user guide, section "Large matrices".
 
     **Phase 1** (the paper's loop). For ``d = 1, 2, ...`` set ``L = X A_d`` and solve
     the feasibility LP of the columns until one is infeasible (then go to ``d + 1``) or
@@ -155,8 +154,7 @@ def _projlp_search(
     total slack by less than 1 %, or when the fewest errors stall. Widths are tried
     galloping: ``w = b - 1, b - 2, b - 4, ...`` while tries succeed; after a failure
     the step is halved, and a failure at ``w = b - 1`` ends phase 2. This goes well
-    beyond the paper's ProjLP: on paleo and apj it certified far smaller bounds (see
-    the measurements below).
+    beyond the paper's ProjLP (``benchmarks/results/projlp_phases_notes.md``).
 
     **Phase 3** (random retries; our addition, ``n_retries > 0``). Draw fresh
     projections of width ``b - 1`` and test all columns, those that failed most often
@@ -165,21 +163,9 @@ def _projlp_search(
     projection lowers the bound by one. Stops after ``n_retries`` consecutive failing
     projections. Useful with ``refine=False`` for a projection-only search.
 
-    Phase 1 measured on paleo (seeds 0-9) and apj (seeds 0-2), 2 jobs, noisy shared
-    machine, mean bound / mean LPs / mean seconds:
-
-    =====  =================  =================  =================  =================
-    data   nested, dense      nested, sparse     paper, dense       paper, sparse
-    =====  =================  =================  =================  =================
-    paleo  28.7 / 303 / 0.4   31.2 / 313 / 0.4   29.8 / 522 / 0.6   29.1 / 488 / 0.5
-    apj    26.3 / 721 / 1.4   31.0 / 727 / 1.4   24.0 / 1055 / 2.3  30.3 / 2331 / 4.1
-    =====  =================  =================  =================  =================
-
-    The nested loop needs fewer LPs and less time for bounds of the same quality, and
-    the +-1 (``"dense"``) projection gives smaller bounds than the sparse one: hence
-    the defaults ``nested=True, projection="dense"``. Phase 2 then lowers the bound
-    much further (seed 0, 2 jobs, shared machine: paleo 10 in 9-14 s, apj 8 in about
-    40 s; the report of issue 3 had apj 7).
+    The defaults ``nested=True, projection="dense"`` need fewer LPs and less time
+    for bounds of the same quality than the paper's loop and the sparse projection
+    (measured: ``benchmarks/results/projlp_phases_notes.md``).
 
     Users run it through :func:`~sklearn_rrank.rounding_rank_bounds` with
     ``methods=("projlp",)``; ``time_limit`` (also handed to HiGHS), ``random_state``
@@ -279,9 +265,8 @@ def _lp_phases_skipped(search):
     The LP phases read the merged matrix dense and solve one LP per merged column
     and width, slower than phase 0 (which exists because the LPs do not scale).
     When phase 0 did not even fit its SVD start in the time left, they are not
-    run: on a planted 22,627 x 11,313 CSR matrix (0.5% ones) with a 60 s budget
-    they made the merged matrix dense (2 GB; 4.3 GB peak against 0.2 GB for the
-    data) and solved 32 LPs of the first width before the deadline.
+    run: on large sparse data they would make the merged matrix dense (many times
+    the memory of the data) and solve few LPs before the deadline.
     """
     if not search.info["phase0_skipped"] or search.info["phase0_tried"]:
         return None
@@ -319,8 +304,8 @@ def _sparse_phase0(X, shape, tau, nonnegative):
 
     Phase 0 with ``tau > 0`` reads the merged matrix only by blocks of rows or
     columns (separations, certificates, the copied columns and their LPs), so it
-    is never made dense: on Abstracts (12841 x 4894, 0.9% ones) the dense merged
-    matrix was 0.5 GB of the 2.6 GB peak of ``rrank bounds``. The LP phases (and
+    is never made dense (a dense merged matrix of a large sparse input dominates
+    the memory of the call). The LP phases (and
     phase 0 with ``tau <= 0``, which projects) read it dense.
     """
     if not sp.issparse(X) or np.isnan(X.data).any():  # sparse and complete only
@@ -436,7 +421,7 @@ class _ProjLPSearch:
         """The projection input of the merged rows (all columns of ``X``).
 
         Made on first use: phase 0 with ``tau > 0`` (large input) never projects,
-        and on Abstracts this m x n copy was 500 MB beside ``Xu``.
+        and this m x n copy would double the memory beside ``Xu``.
         """
         Xr = _merged_rows(self.X, self.row_rep)
         return _projection_input(Xr, self.nonnegative, self.tau)
@@ -673,9 +658,9 @@ class _ProjLPSearch:
             L0 = np.maximum(L0 * np.where(L0.sum(axis=0) < 0, -1.0, 1.0), 0.0)
 
         def on_round(n_rounds, L, R):
-            # a round is one LP per merged row and column (APJ, 578 columns: about
-            # 1 s, on a loaded machine longer): every round is a progress step, so
-            # that the line shows phase 2 at work, not phase 1's last count
+            # a round is one LP per merged row and column (seconds on mid-sized
+            # data): every round is a progress step, so that the line shows
+            # phase 2 at work, not phase 1's last count
             self.incumbent.record(
                 width,
                 self.wrong_entries(L, R),

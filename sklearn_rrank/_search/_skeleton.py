@@ -22,14 +22,16 @@ L-PCA, Nuclear, Permutation, and the generic search over any ``fit``) runs insid
 
 A family supplies one function ``search(X, incumbent, deadline, *, tau, random_state,
 n_jobs, verbose, **params)`` that proposes candidate factorizations through the
-incumbent (warm-starting each rank from the previous one) and returns an ``info`` dict.
-Simple families use :func:`ascend`, which tries ``k = start, start + 1, ...`` with a
-``try_rank(k, warm)`` callback (:func:`search_candidates` is its counterpart for a
-caller that only fits and asks "is rank k certified?": RoundingRankCV's linear and
-galloping orders over any estimator); R-SVD, ProjLP and L-PCA drive their own order
-of ranks (a blocked SVD scan; nested projections then an LP descent; warm-started
-fits then a polish below the bound) but report every candidate through the same
-incumbent.
+incumbent and returns an ``info`` dict. A family that can fit at a rank ``k`` from a
+start (L-PCA) hands its fit and its rescue to the bracket search of
+:mod:`sklearn_rrank._search._bracket` (gallop, then bisect; a slice of the time left
+per fit), which chooses the ranks, starts and time; :func:`search_candidates` runs
+the same order (``order="galloping"``) for a caller that can only fit and ask "is
+rank k certified?" (RoundingRankCV over any estimator). Simple families use
+:func:`ascend` (``k = start, start + 1, ...`` with a ``try_rank(k, warm)``
+callback); R-SVD and ProjLP drive their own order of ranks (a blocked SVD scan;
+nested projections then an LP descent from a certificate) but report every
+candidate through the same incumbent.
 """
 
 import time
@@ -47,6 +49,7 @@ from sklearn_rrank._core._rounding import (
     _count_uncertified,
 )
 from sklearn_rrank._core._trivial import trivial_rank
+from sklearn_rrank._search._bracket import bracket_candidates
 
 __all__ = [
     "BinaryData",
@@ -469,9 +472,9 @@ def search_candidates(candidates, try_k, deadline, *, order="linear"):
         Checked before every try but the first (one candidate is always tried).
     order : {"linear", "galloping"}, default="linear"
         ``"linear"``: the candidates in order until one is certified.
-        ``"galloping"``: the candidates at indices 0, 1, 3, 7, ... (the last one
-        included) until one is certified, then back down one candidate at a time
-        while they are certified, never to the last failed index or below.
+        ``"galloping"``: the bracket order of
+        :func:`~sklearn_rrank._search._bracket.bracket_candidates` (a gallop up,
+        then bisection).
 
     Returns
     -------
@@ -500,19 +503,7 @@ def search_candidates(candidates, try_k, deadline, *, order="linear"):
             if certified(i):
                 return candidates[i], stopped
         return None, stopped
-    best, idx, last_fail = None, 0, -1  # galloping: up by doubling indices
-    while may_try():
-        if certified(idx):
-            best = idx
-            break
-        last_fail = idx
-        if idx == last:
-            break
-        idx = min(last, 2 * idx + 1)
-    j = idx - 1  # then back down while the fits stay certified
-    while best is not None and j > last_fail and may_try() and certified(j):
-        best, j = j, j - 1
-    return (None if best is None else candidates[best]), stopped
+    return bracket_candidates(candidates, try_k, deadline)
 
 
 def _report(info):

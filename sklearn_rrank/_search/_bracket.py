@@ -1,0 +1,296 @@
+"""The bracket rank search: one order of ranks for every family that fits at ``k``.
+
+A family that can fit a model of rank ``k`` from a start (L-PCA; any estimator of
+:class:`~sklearn_rrank.RoundingRankCV` through :func:`bracket_candidates`) hands
+the skeleton two functions, "fit at ``k`` from this start" and "rescue this near
+fit", and :func:`bracket_search` decides which ranks to fit, from where, and for
+how long:
+
+1. The bracket ``(lo, hi]``: ``hi`` the best certified rank (this search's or the
+   cap of another method), ``lo`` the largest rank ruled out (one below the lower
+   bound, or the largest rank whose fit failed).
+2. The next rank is ``min(lo + gap, (lo + hi) // 2)``: a gallop while fits fail far
+   off (the gap doubles after each fit that leaves more than :data:`FAR` of the ones
+   wrong), a bisection once the bracket is narrower than twice the gap (always
+   after the first certificate).
+3. The start: the best certificate cut to ``k`` columns when it has at most ``2 k``
+   (bisecting below it), else the nearest failed fit below ``k`` with columns added,
+   else the family's fresh start; a fit an earlier run left at ``k`` continues.
+4. Each fit gets a slice of the time left: ``remaining / (ceil(log2(hi - lo)) + 1)``,
+   the number of fits a bisection of the bracket still needs.
+5. The fit's factors are offered to the incumbent (which certifies). A fit that
+   leaves at most ``max(RESCUE_MIN, RESCUE_FRACTION * ones)`` entries uncertified
+   gets the family's rescue, in the same slice.
+6. Go on: a fit stopped before it converged (its slice, its sweep limit or a stall
+   rule) continues, on twice the share of the time left, while its error trend
+   reaches the rescue threshold within the time left (or when it was cut before
+   it showed a trend).
+7. Certified: ``hi = k``; failed: ``lo = k``. The search ends when ``hi - lo <= 1``,
+   when the bound meets the lower bound, at ``max_rank`` or at the deadline (a fit
+   the deadline cut stays in ``incumbent.memo`` for a later run to continue).
+
+The skeleton's contract holds: every bound is certified by
+:meth:`~sklearn_rrank._search._skeleton.Incumbent.offer`, the cap bounds the ranks
+tried, progress events come about every :data:`TICK_SECONDS` during a fit, and an
+interrupt keeps the best certificate (:func:`run_rank_search`).
+"""
+
+import math
+import time
+from dataclasses import dataclass, field
+
+__all__ = ["Fit", "bracket_candidates", "bracket_search", "next_rank"]
+
+# a failed fit leaving more than this fraction of the ones wrong is far off: the
+# gallop doubles its gap (a near miss suggests the rank is close above)
+FAR = 0.1
+# a near fit is rescued when at most max(RESCUE_MIN, RESCUE_FRACTION * ones) entries
+# fail: the boost and the LPs fix a handful of entries, not a far fit
+RESCUE_MIN = 30
+RESCUE_FRACTION = 0.005
+# seconds between two progress events inside a fit
+TICK_SECONDS = 2.0
+
+
+@dataclass
+class Fit:
+    """What a family's fit at ``k`` returns.
+
+    Attributes
+    ----------
+    L, R : ndarray of shape (n_samples, k), (n_features, k), or None
+        Candidate factors (None: nothing to offer).
+    n_wrong : int
+        Entries the factors round wrong (a cheap count; the incumbent certifies).
+    state : object
+        The family's model: a later start at ``k`` (go on) or above (columns added).
+    cut : bool
+        True iff the fit stopped before it converged (its deadline, its sweep
+        limit, or a stall rule): it may go on.
+    history : list of (float, int)
+        ``(time.monotonic(), wrong or unsafe entries)`` along the fit (the trend).
+    """
+
+    L: object
+    R: object
+    n_wrong: int
+    state: object
+    cut: bool = False
+    history: list = field(default_factory=list)
+
+
+def next_rank(lo, hi, gap):
+    """The next rank of the bracket ``(lo, hi]``: ``min(lo + gap, (lo + hi) // 2)``.
+
+    ``hi`` is the smallest certified rank (or one above the largest candidate).
+    Returns a rank in ``(lo, hi)``, or None when ``hi - lo <= 1``.
+    """
+    if hi - lo <= 1:
+        return None
+    return max(lo + 1, min(lo + gap, (lo + hi) // 2))
+
+
+def _steps(lo, hi):
+    """Fits a bisection of the bracket ``(lo, hi]`` still needs, plus one."""
+    return math.ceil(math.log2(max(hi - lo, 2))) + 1
+
+
+def _goes_on(history, threshold, deadline):
+    """True iff the errors' trend over the last half of ``history`` reaches
+    ``threshold`` before ``deadline`` ends (unlimited: within as long again as the
+    search has run, so that a slow fit does not go on for ever). A flat or rising
+    trend never goes on, near or not (a near fit had its rescue).
+    """
+    if len(history) < 2:
+        return False
+    (t0, e0), (t1, e1) = history[(len(history) - 1) // 2], history[-1]
+    if e1 >= e0 or t1 <= t0:  # not falling: more of the same will not certify
+        return False
+    needed = max(0, e1 - threshold) * (t1 - t0) / (e0 - e1)
+    left = deadline.remaining() if deadline.limited else deadline.elapsed()
+    return needed <= left
+
+
+def ticker(incumbent, k, history):
+    """A per-sweep callback: appends ``(time, errors)`` to ``history`` and sends a
+    progress event about every :data:`TICK_SECONDS`."""
+    last = [time.monotonic()]
+
+    def tick(sweep, n_errors):
+        now = time.monotonic()
+        history.append((now, int(n_errors)))
+        if now - last[0] >= TICK_SECONDS:
+            last[0] = now
+            incumbent.event("step", k=k, error=n_errors, message=f"sweep {sweep}")
+
+    return tick
+
+
+def rescue_limit(incumbent):
+    """Uncertified entries at most which a near fit is rescued."""
+    return max(RESCUE_MIN, int(RESCUE_FRACTION * incumbent.data.n_ones))
+
+
+def _warm(incumbent, k, below):
+    """The start of the fit at ``k`` (step 3 of the module docstring)."""
+    if k in incumbent.memo:
+        return ("same", incumbent.memo.pop(k))
+    factors = incumbent.best_factors()
+    if factors is not None and incumbent.bound <= 2 * k:
+        return ("certificate", factors)
+    nearest = max((j for j in below if j < k), default=None)
+    return None if nearest is None else ("below", below[nearest])
+
+
+def _try(incumbent, deadline, k, warm, family, limit, steps):
+    """Fit ``k`` (going on while its trend allows), offer it, rescue a near miss.
+
+    Each fit, and the rescue, gets ``1 / steps`` of the time left (a fit that goes
+    on twice the share of its last part). Returns
+    ``(certified, the last Fit)``.
+    """
+    fit, rescue, accepted = family
+    while True:
+        res = fit(k, warm, deadline.child(fraction=1.0 / steps))
+        n_failed = res.n_wrong
+        if res.L is not None and n_failed <= limit:
+            if n_failed == 0 and incumbent.offer(res.L, res.R):
+                if accepted is not None:
+                    accepted(k, res)
+                return True, res
+            n_failed = incumbent.count_uncertified(res.L, res.R)
+            if rescue is not None and n_failed <= limit and not deadline.expired():
+                share = deadline.child(fraction=1.0 / steps)
+                if rescue(k, res, share, incumbent.offer):
+                    return True, res
+        res.n_wrong = n_failed
+        if not res.cut or deadline.expired():
+            return False, res
+        if len(res.history) >= 2 and not _goes_on(res.history, limit, deadline):
+            return False, res
+        warm, steps = ("same", res.state), max(1, steps // 2)
+
+
+def bracket_search(
+    incumbent,
+    deadline,
+    fit,
+    *,
+    rescue=None,
+    accepted=None,
+    start=1,
+    max_rank=None,
+    stop_first=False,
+):
+    """Search the smallest certified rank by the bracket rule (module docstring).
+
+    Parameters
+    ----------
+    incumbent : Incumbent
+        Certifies and keeps every candidate; gives the lower bound and the cap.
+    deadline : Deadline
+        The search's budget.
+    fit : callable
+        ``fit(k, warm, deadline) -> Fit``. ``warm`` is None (a fresh start),
+        ``("certificate", (L, R))`` (cut it to ``k``), ``("below", state)`` (a fit at
+        a smaller rank: add columns) or ``("same", state)`` (go on at ``k``); a
+        family that cannot use a warm start starts fresh.
+    rescue : callable or None, default=None
+        ``rescue(k, fit, deadline, offer) -> bool``: try to certify a near ``Fit``
+        (offering candidates through ``offer``); True iff a candidate was accepted.
+    accepted : callable or None, default=None
+        ``accepted(k, fit)``: told when a fit's own factors were accepted.
+    start : int, default=1
+        Smallest rank tried (a resumed search starts where it stopped).
+    max_rank : int or None, default=None
+        Largest rank tried (None: the trivial rank less one).
+    stop_first : bool, default=False
+        Stop at the first certificate (no bisection below it).
+
+    Returns
+    -------
+    info : dict
+        ``"reason"`` (``"met"``, ``"time limit"``, ``"max_rank"`` or ``"first"``),
+        ``"tried"`` (ranks in order), ``"seconds_by_k"``, ``"fits"`` and
+        ``"stopped_early"``.
+    """
+    top = incumbent.ceiling if max_rank is None else min(max_rank, incumbent.ceiling)
+    lo = max(incumbent.lower - 1, start - 1, 0)
+    gap, below, limit = 1, {}, rescue_limit(incumbent)
+    info = {"tried": [], "seconds_by_k": {}, "fits": 0}
+    far = FAR * max(incumbent.data.n_ones, 1)
+    reason = "met"
+    while not incumbent.done:
+        hi = min(incumbent.bound if incumbent.bound is not None else top + 1, top + 1)
+        k = next_rank(lo, hi, gap)
+        if k is None:
+            reason = "met" if hi <= top else "max_rank"
+            break
+        if deadline.expired():
+            reason = "time limit"
+            break
+        t0 = time.monotonic()
+        warm = _warm(incumbent, k, below)
+        steps = _steps(lo, hi) if deadline.limited else 1
+        family = (fit, rescue, accepted)
+        ok, res = _try(incumbent, deadline, k, warm, family, limit, steps)
+        info["fits"] += 1
+        info["tried"].append(k)
+        info["seconds_by_k"][k] = time.monotonic() - t0
+        incumbent.record(k, 0 if ok else res.n_wrong)
+        if ok:
+            if stop_first:
+                reason = "first"
+                break
+            continue
+        if deadline.expired() and res.cut:
+            incumbent.memo[k] = res.state  # a later run goes on with this fit
+            reason = "time limit"
+            break
+        below[k] = res.state
+        gap = gap * 2 if res.n_wrong > far else gap
+        lo = k
+    info["reason"] = reason
+    # a resumed run (a portfolio's second pass) can go on from a time limit, and a
+    # search that found nothing up to max_rank did not finish its task either
+    unfinished = reason == "time limit" or (
+        reason == "max_rank" and incumbent.rank is None
+    )
+    info["stopped_early"] = unfinished and not incumbent.done
+    return info
+
+
+def bracket_candidates(candidates, try_k, deadline):
+    """Smallest certified rank of sorted ``candidates`` in the bracket order.
+
+    The order of :func:`bracket_search` over the candidates' indices, for a caller
+    that can only fit a rank and ask whether it is certified
+    (:class:`~sklearn_rrank.RoundingRankCV`, ``search="galloping"``): indices
+    ``0, 2, 6, 14, ...`` (each failure doubles the gap; never past the middle of
+    what is left) until a certified one, then bisection between the last failure
+    and the smallest certified index. ``try_k(k) -> bool``; the deadline is checked
+    before every try but the first.
+
+    Returns
+    -------
+    best : int or None
+        The smallest certified candidate found.
+    stopped : bool
+        True iff the deadline had passed at one of its checks.
+    """
+    lo, hi, gap, n_tries, stopped = -1, len(candidates), 1, 0, False
+    best = None
+    while True:
+        i = next_rank(lo, hi, gap)
+        if i is None:
+            break
+        if deadline.expired():
+            stopped = True
+            if n_tries:
+                break
+        n_tries += 1
+        if try_k(candidates[i]):
+            hi = best = i
+        else:
+            lo, gap = i, 2 * gap
+    return (None if best is None else candidates[best]), stopped

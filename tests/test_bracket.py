@@ -1,0 +1,221 @@
+"""The bracket rank search judged by its outcomes, behind the family seam.
+
+A fake family certifies rank ``k`` iff ``k >= r*`` (its factors round to ``X``
+exactly for ``k >= r*``, and are wrong otherwise), with noisy error counts and a
+cost per fit; the properties are those of the module docstring of
+``sklearn_rrank._search._bracket``: the rank is found in few fits, a deadline is
+overrun by at most one slice, only certified factors become a bound, and an
+interrupt keeps the best certificate.
+"""
+
+import math
+import time
+
+import numpy as np
+import pytest
+from _family import (
+    BracketFit,
+    Deadline,
+    bracket_candidates,
+    bracket_search,
+    modules,
+    run_rank_search,
+)
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from sklearn_rrank import certify_rounding
+
+_SETTINGS = settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+
+
+def _matrix(r, m=40, n=40):
+    """A binary matrix of rounding rank at most ``r``: ``X = [I_r-ish block]``.
+
+    Rows ``i < r`` and columns ``j < r`` carry the identity; the rest is 0: the
+    rank-``r`` factors ``L = R = [I_r; 0]`` round it exactly at ``tau = 0.5``.
+    """
+    X = np.zeros((m, n))
+    X[np.arange(r), np.arange(r)] = 1.0
+    return X
+
+
+class FakeFamily:
+    """``fit(k)`` certifies iff ``k >= r*``; errors far below ``r*`` and noisy.
+
+    Each fit sleeps ``cost`` seconds (or until its deadline). ``near`` ranks just
+    below ``r*`` leave few errors (a near miss); the others leave many.
+    """
+
+    def __init__(self, X, r_star, *, cost=0.0, seed=0, near=0, rescue_ok=False):
+        self.X, self.r_star, self.cost = X, r_star, cost
+        self.rng = np.random.default_rng(seed)
+        self.near, self.rescue_ok = near, rescue_ok
+        self.fits, self.offered = [], []
+
+    def factors(self, k):
+        m, n = self.X.shape
+        L, R = np.zeros((m, k)), np.zeros((n, k))
+        j = min(k, self.r_star)
+        L[np.arange(j), np.arange(j)] = 1.0
+        R[np.arange(j), np.arange(j)] = 1.0
+        return L, R
+
+    def fit(self, k, warm, deadline):
+        self.fits.append(k)
+        t0 = time.monotonic()
+        rem = deadline.remaining()
+        time.sleep(self.cost if rem is None else min(self.cost, rem))
+        cut = deadline.expired()
+        L, R = self.factors(k)
+        if k >= self.r_star:
+            n_wrong = 0
+        elif k >= self.r_star - self.near:
+            n_wrong = 1 + int(self.rng.integers(0, 5))
+        else:
+            n_wrong = int(self.r_star - k + self.rng.integers(0, 3)) * 1000
+        history = [(t0, n_wrong + 1000), (time.monotonic(), n_wrong + 999)]
+        if cut:  # an unfinished fit has nothing to offer
+            L = R = None
+            n_wrong += 1000
+        return BracketFit(L, R, n_wrong, ("fake", k), cut=cut, history=history)
+
+    def rescue(self, k, fit, deadline, offer):
+        if self.rescue_ok and k == self.r_star - 1 and self.near:
+            return False  # the fake's near misses are real: nothing to certify
+        return False
+
+
+def _search(X, family, *, deadline=None, lower=0, cap=None, interrupt_at=None):
+    def search(X, incumbent, dl, **kw):
+        offer = incumbent.offer
+
+        def spying_offer(L, R):
+            ok = offer(L, R)
+            family.offered.append((L.shape[1], ok, bool(certify_rounding(X, L, R))))
+            return ok
+
+        incumbent.offer = spying_offer
+        fit = family.fit
+        if interrupt_at is not None:
+
+            def fit(k, warm, d):
+                if len(family.fits) == interrupt_at:
+                    raise KeyboardInterrupt
+                return family.fit(k, warm, d)
+
+        return bracket_search(incumbent, dl, fit, rescue=family.rescue)
+
+    return run_rank_search(
+        search, X, method="fake", tau=0.5, deadline=deadline, lower=lower, cap=cap
+    )
+
+
+@_SETTINGS
+@given(r_star=st.integers(1, 35), seed=st.integers(0, 10), near=st.integers(0, 3))
+def test_finds_the_rank_in_logarithmically_many_fits(r_star, seed, near):
+    X = _matrix(r_star)
+    family = FakeFamily(X, r_star, seed=seed, near=near)
+    res = _search(X, family)
+    assert res.rank == r_star
+    assert certify_rounding(X, res.L, res.R)
+    # a gallop to the rank, then a bisection back (near misses do not double the
+    # gap: a few more fits each)
+    bound = 2 * math.ceil(math.log2(r_star)) + 2 + near
+    assert len(family.fits) <= bound, family.fits
+    assert not res.stopped_early
+
+
+@_SETTINGS
+@given(r_star=st.integers(2, 30), lower=st.integers(0, 30), cap=st.integers(1, 41))
+def test_never_tries_outside_the_bracket_and_keeps_the_cap(r_star, lower, cap):
+    X = _matrix(r_star)
+    family = FakeFamily(X, r_star)
+    res = _search(X, family, lower=lower, cap=cap)
+    assert all(max(lower, 1) <= k < cap for k in family.fits)
+    if res.rank is not None:
+        assert res.rank < cap and certify_rounding(X, res.L, res.R)
+    if r_star < cap and lower <= r_star:
+        assert res.rank == max(r_star, lower)
+
+
+@_SETTINGS
+@given(r_star=st.integers(1, 30), seed=st.integers(0, 5))
+def test_uncertified_factors_are_never_a_bound(r_star, seed):
+    X = _matrix(r_star)
+    family = FakeFamily(X, r_star, seed=seed, near=2)
+    res = _search(X, family)
+    # every accepted offer re-checks, every rejected one does not
+    assert all(ok == checks for _, ok, checks in family.offered)
+    assert res.rank is None or certify_rounding(X, res.L, res.R)
+    curve_ranks = [k for _, k in res.info["curve"]]
+    assert all(k >= r_star for k in curve_ranks)
+
+
+@pytest.mark.parametrize("budget", [0.3, 0.6])
+def test_a_deadline_is_overrun_by_at_most_one_slice(budget):
+    # fits that cost more than any slice: each is cut at its own deadline
+    X = _matrix(30, 64, 64)
+    family = FakeFamily(X, 30, cost=10.0)
+    t0 = time.monotonic()
+    res = _search(X, family, deadline=budget)
+    wall = time.monotonic() - t0
+    first_slice = budget / (math.ceil(math.log2(64)) + 1)
+    assert wall <= budget + first_slice + 0.2  # generous: a loaded CI runner
+    assert res.rank is None
+
+
+def test_an_interrupt_keeps_the_best_certificate():
+    X = _matrix(12)
+    family = FakeFamily(X, 12)
+    with pytest.raises(KeyboardInterrupt) as exc:
+        _search(X, family, interrupt_at=4)
+    kept = exc.value.rank_search_result
+    assert kept.info["interrupted"]
+    assert kept.rank is not None and kept.rank >= 12
+    assert certify_rounding(X, kept.L, kept.R)
+
+
+def test_a_cut_fit_with_a_good_trend_goes_on_at_the_same_rank():
+    # the trend over the last half reaches the rescue threshold in time: go on
+    goes_on = modules.bracket._goes_on
+    dl = Deadline(100.0)
+    assert goes_on([(0.0, 1000), (1.0, 500), (2.0, 100)], 30, dl)
+    assert not goes_on([(0.0, 1000), (1.0, 999), (2.0, 998)], 30, dl)  # too slow
+    assert not goes_on([(0.0, 1000), (1.0, 1000), (2.0, 1200)], 30, dl)  # rising
+    assert goes_on([(0.0, 100), (1.0, 10)], 30, dl)  # near and still falling
+    assert not goes_on([(0.0, 28), (1.0, 28)], 30, dl)  # near but flat
+
+
+def test_next_rank_gallops_then_bisects():
+    next_rank = modules.bracket.next_rank
+    assert next_rank(0, 100, 1) == 1
+    assert next_rank(3, 100, 8) == 11  # the gallop
+    assert next_rank(3, 11, 8) == 7  # bisection once the bracket is narrow
+    assert next_rank(6, 7, 4) is None  # the bounds meet
+
+
+@pytest.mark.parametrize("r_index", range(0, 12))
+def test_bracket_candidates_finds_the_smallest_certified(r_index):
+    candidates = [1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144, 233]
+    tried = []
+
+    def try_k(k):
+        tried.append(k)
+        return k >= candidates[r_index]
+
+    best, stopped = bracket_candidates(candidates, try_k, Deadline(None))
+    assert best == candidates[r_index] and not stopped
+    assert len(tried) <= 2 * math.ceil(math.log2(len(candidates))) + 1
+
+
+def test_bracket_candidates_none_certified_and_deadline():
+    best, stopped = bracket_candidates([1, 2, 3], lambda k: False, Deadline(None))
+    assert best is None and not stopped
+    tried = []
+    best, stopped = bracket_candidates(
+        [1, 2, 3], lambda k: tried.append(k) or False, Deadline(0.0)
+    )
+    assert tried == [1] and stopped  # one candidate is always tried
