@@ -112,9 +112,8 @@ STATUS_NAMES = (
     "uncertified",
 )
 
-# HiGHS options of every worker model. Tighter feasibility tolerances than the
-# defaults (1e-7) keep the recovered r within ~1e-9 of the constraints, far inside the
-# default eps; the dual simplex is the fastest strategy on the transposed form.
+# HiGHS options of every worker model: feasibility tolerances of 1e-9 keep r far inside
+# the default eps; the dual simplex is the fastest strategy on the transposed form
 _HIGHS_OPTIONS = {
     "output_flag": False,
     "presolve": "off",

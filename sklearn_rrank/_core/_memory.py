@@ -22,9 +22,8 @@ __all__ = [
     "svd_components_that_fit",
 ]
 
-# float64 vectors of length m + n that the methods hold at least (factors of one
-# column, gradients, row and column scores): a matrix whose rows and columns do not
-# leave room for these is refused even when its ones are few
+# float64 vectors of length m + n the methods hold at least (factors, gradients,
+# scores): a matrix without room for these is refused even when its ones are few
 _VECTOR_COPIES = 4
 
 

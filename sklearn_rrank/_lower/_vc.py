@@ -38,10 +38,8 @@ __all__ = ["vc_lower_bound"]
 # passes over the searches: later passes resume the searches that their share of
 # the time limit stopped, with the time left
 _MAX_PASSES = 3
-# without a time limit the searches take turns by steps of the branch and bound
-# (deterministic): this many in the first pass, times _STEP_GROWTH in each later
-# one, and no limit from pass _STEP_PASSES on. A search that finds a large set early
-# then cuts the others, and the result does not depend on the machine
+# without a time limit the searches take turns by branch-and-bound steps (so the result
+# does not depend on the machine): this many first, times _STEP_GROWTH per pass
 _FIRST_STEPS = 2000
 _STEP_GROWTH = 2
 _STEP_PASSES = 12

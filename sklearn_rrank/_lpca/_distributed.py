@@ -81,9 +81,8 @@ __all__ = ["lpca_fit_distributed"]
 _SVD_OVERSAMPLES = 10
 _SVD_ITER = 7
 
-# while the client waits for the workers, it checks every this many seconds that the
-# workers holding the blocks are still in the cluster: an actor whose worker died (or
-# was restarted by its nanny) never answers. A healthy call may take any time.
+# seconds between the client's checks that the workers holding the blocks are still
+# in the cluster: an actor whose worker died never answers
 _POLL_SECONDS = 2.0
 
 # what ``result(timeout=...)`` of a Dask (actor) future raises: distributed's

@@ -549,8 +549,6 @@ def _fit_result(L, R, n_iter, info):
     )
 
 
-# lpca_fit: the fit has converged ("stalled") when the entries wrong or within the
-# stop margin have not dropped by 1% of their number, nor by 1e-5 of the observed
-# entries, in 50 sweeps: the rounding no longer changes (much) although the logits
-# still move
+# lpca_fit has stalled when the entries wrong or within the stop margin have not
+# dropped by 1% of their number nor by 1e-5 of the entries in 50 sweeps
 _FIT_STALL = (50, 0.01, 1e-5)

@@ -26,10 +26,8 @@ from sklearn_rrank._lpca._model import (
 )
 from sklearn_rrank._lpca._newton import _stalled
 
-# correction pairs kept by L-BFGS (scipy's maxcor). Each pair costs L-BFGS-B work
-# over all (m + n) k parameters per iteration: on Abstracts (k = 100, float32) an
-# iteration takes 0.45 s with 20 pairs and 0.34 s with 5 (benchmarks/lpca_sweep.py),
-# and in a one-off 150 s fit at k = 50 the 5-pair fit reached the lower loss
+# correction pairs kept by L-BFGS (scipy's maxcor): each costs work over all (m + n) k
+# parameters per iteration (measured: benchmarks/results/lpca_sweep.json)
 _LBFGS_MEMORY = 5
 
 
@@ -46,9 +44,8 @@ def _unpack(z, m, n, p, kind):
     return U, V, mu
 
 
-# chunks of rows per task of the joint objective: each task accumulates its share of
-# the gradient of V in place, so only a few (n, p) partial sums are added up at the
-# end; fixed by the data shape only (never by n_jobs), like the chunks themselves
+# chunks of rows per task of the joint objective, each summing its share of V's
+# gradient in place; fixed by the data shape only (never by n_jobs)
 _TASK_CHUNKS = 16
 _LOG2 = float(np.log(2.0))
 

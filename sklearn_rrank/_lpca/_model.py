@@ -33,28 +33,20 @@ _EXP_CLIP32 = 80.0
 # matrix entries per chunk of rows: chunks are fixed by the data shape only, never by
 # n_jobs, so results do not depend on the number of workers
 _CHUNK_ENTRIES = 1 << 18
-# the Newton and bound updates form per-row Gram matrices ``h @ (F_a F_b)``: a chunk
-# of few rows makes that product a memory-bound pass over the (n_cols, p (p + 1) / 2)
-# pair products per chunk (the column half step of a 200000 x 5000 matrix read 300 MB
-# per column: 137 s per half step on one core), so their chunks have at least
-# _GRAM_ROWS rows (32 rows: 13.6 s), as long as a chunk stays within
-# _GRAM_MAX_ENTRIES entries (64 MB per float64 work array)
+# chunks of the per-row Gram matrices ``h @ (F_a F_b)`` have at least this many rows
+# (fewer make each a memory-bound pass), within _GRAM_MAX_ENTRIES entries
 _GRAM_ROWS = 32
 _GRAM_MAX_ENTRIES = 1 << 23
-# chunks run between two checks of a limited deadline in threads (the checks are in
-# the calling thread, between runs of the pool): 8M entries, about 0.1-0.2 s of a
-# Newton half step on two busy cores (serially the deadline is checked per chunk)
+# chunks run in threads between two checks of a limited deadline (in the calling
+# thread): a fraction of a second of a Newton half step; serially, every chunk
 _CHECK_GROUP = 32
-# largest fraction of ones for which the joint objective gathers and scatters the ones
-# as corrections instead of reading the signs of every entry: on a chunk of 2^18
-# float32 entries the corrections cost 0.03/0.06/0.08 ms at 1/5/10% ones, the passes
-# they replace about 0.1 ms
+# up to this fraction of ones the joint objective corrects for the ones (gather and
+# scatter) instead of reading the sign of every entry: cheaper than the full pass
 _SPARSE_ONES = 0.1
 # smallest magnitude of the global offset (its sign is opposite to tau's)
 _B_MIN = 1e-3
-# relative margin that the stop check of ``stop_when_exact`` requires (a thousand
-# times the default margin of ``certify_rounding``, so that a stop is certifiable);
-# float32 logits add their rounding error bound (see _stop_delta)
+# relative margin the stop check of ``stop_when_exact`` requires: a thousand times the
+# certificate's, so that a stop is certifiable (float32 adds its error, _stop_delta)
 _STOP_MARGIN = 1e-6
 
 

@@ -270,9 +270,8 @@ def _gradient_blocks(data, U, V, mu, curvature=False):
             yield rows, theta
 
 
-# power iterations for the top singular pair of the gradient of sparse data: every
-# product recomputes the gradient chunk by chunk (a pass of tanh over all entries),
-# so fewer than the dense SVD's 7; the pair is a heuristic direction for a new column
+# power iterations for the top singular pair of a sparse gradient (a heuristic new
+# column): every product recomputes the gradient, so fewer than the dense SVD's 7
 _ADD_COLUMN_POWER_ITER = 2
 
 

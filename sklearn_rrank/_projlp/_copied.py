@@ -28,18 +28,14 @@ from sklearn_rrank._projlp._projlp import _Projection
 
 # rounds of alternating separation (rows, then columns) per width tried in phase 0,
 # and the relative decrease of the uncertified entries below which they stop
-# (Abstracts from a random projection, one round: width 400 exact in 122 s, 250 in
-# 120 s, where the columns step alone left 1187 and 4504 columns unseparated; from
-# the truncated SVD, width 200 after 6 rounds: 4753/4894 columns separated, 370 s)
 _ALTERNATIONS = 8
 _ALTERNATION_TOL = 0.05
 # bisection steps of the width after phase 0's pattern search
 _BISECTIONS = 3
 # Newton steps per copied column in phase 0
 _NEWTON_ITER = 60
-# phase 0 descends to this fraction of a width at which every column is separated
-# (without alternation, 0.9 on Abstracts stalled: 454 at 964 s, then width 409 left
-# columns that neither Newton nor the LPs separated in the remaining 38 minutes)
+# phase 0 descends to this fraction of a width at which every column is separated:
+# small steps, as a width far below the last separated one rarely separates
 _DESCENT = 0.97
 # phase 0 offers a repaired certificate at most this often (seconds): each offer
 # multiplies factors of width d + |F| over all m x n entries

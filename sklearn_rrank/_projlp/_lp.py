@@ -48,11 +48,9 @@ __all__ = [
 ]
 
 
-# ----------------------------------------------------------------------------------
-# parameter constraints (declared once) and input checks
-# ----------------------------------------------------------------------------------
-#: the LPs' parameters and their constraints: the doors of this module, and ``eps``
-#: of ProjLP (:func:`~sklearn_rrank._projlp._projlp.projlp_fit` and ``method_params``)
+# -- parameter constraints (declared once) and input checks ---------------------------
+
+#: the LPs' parameters and their constraints: this module's doors and ProjLP's ``eps``
 LP_PARAMS = {
     "X": ["array-like"],
     "tau": [Interval(Real, None, None, closed="neither")],

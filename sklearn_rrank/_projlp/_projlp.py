@@ -74,12 +74,10 @@ _SEPARATION_ENTRIES = 4_000_000
 _SEPARATION_ITER = 60
 
 
-# ----------------------------------------------------------------------------------
-# helpers
-# ----------------------------------------------------------------------------------
-#: ProjLP's own parameters and their constraints, declared once: the doors
-#: :func:`projlp_fit` and :func:`projlp_transform` and the method parameters of
-#: ``method="projlp"`` (the registry's ``fit_params`` and ``search_params``)
+# -- helpers ------------------------------------------------------------------------
+
+#: ProjLP's parameters and their constraints, declared once for the doors
+#: (:func:`projlp_fit`, :func:`projlp_transform`) and the registry
 PROJLP_PARAMS = {
     "projection": [StrOptions(set(_PROJECTIONS))],
     "eps": LP_PARAMS["eps"],
@@ -408,9 +406,8 @@ def _nonzero_columns(P, A, rng, n_tries=8):
     return L
 
 
-# whether each round's LPs start from their bases of the round before: off, as on
-# Paleo the warm rounds were no faster and descended more slowly (other optimal
-# vertices of the degenerate LPs; benchmarks/results/lp_warm_start_notes.md)
+# whether each round's LPs start from the bases of the round before: off, as warm
+# rounds were no faster (benchmarks/results/lp_warm_start_notes.md)
 _WARM_ROUNDS = False
 
 

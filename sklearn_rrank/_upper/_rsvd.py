@@ -29,9 +29,8 @@ __all__ = ["rsvd_error_curve", "truncated_svd"]
 # above this many entries a dense SVD of all components is avoided when few are needed
 _DENSE_SVD_ENTRIES = 4_000_000
 
-# relative accuracy of ARPACK's singular values: about half the time of machine
-# precision with the same error curves; every bound drawn from a truncation is
-# certified on its own
+# relative accuracy of ARPACK's singular values: cheaper than machine precision, and
+# every bound drawn from a truncation is certified on its own
 _ARPACK_TOL = 1e-10
 
 # rows per block of the incremental scan: about 1 MiB of float64 per block

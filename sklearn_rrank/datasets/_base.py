@@ -14,9 +14,8 @@ from sklearn_rrank._core._validation import check_binary_matrix
 
 __all__ = ["load_binary_matrix"]
 
-# float64 copies of the data that dense work holds at once (the validated data, a
-# product L R^T, a mask): the methods compute in float64, so a dense load is refused
-# when these copies and the uint8 array itself would not fit in memory
+# float64 copies of the data that dense work holds at once (the data, L R^T, a mask):
+# a dense load is refused when these and the uint8 array would not fit in memory
 _DENSE_COPIES = 4
 # largest .fimi column id read (ids index a CSR matrix of int64 indices)
 _MAX_ID = 2**62
