@@ -128,11 +128,8 @@ def _joint_task(chunks, U, V, F, q, w, n_missing, ones, delta):
             n_obs = float(a.size if w is None else wc.sum(dtype=np.float64))
         t = np.tanh(half, out=half)
         b = np.abs(t, out=_buffer("h", shape, dt))
-        # log(1 + |t|), not log1p: |t| <= 1, so the absolute error is that of
-        # the float32 rounding of 1 + |t| (1.2e-7 at most, against 3.9e-8), and
-        # NumPy's log is vectorised where its float32 log1p is not without
-        # AVX-512 (5.6x slower on a chunk of 2^18 entries, half of the time of
-        # an evaluation on Abstracts, k = 100, on an AVX2 machine)
+        # log(1 + |t|), not log1p: |t| <= 1, so the error is that of rounding 1 + |t|
+        # (1.2e-7 at most), and NumPy's float32 log is vectorised where log1p is not
         b += 1.0
         np.log(b, out=b)
         loss += _LOG2 * n_obs + relu - _total(b, wc)
@@ -318,8 +315,8 @@ def _lbfgs_fit(
     z0[-1] /= scale
     f0, g0 = fun(z0, None)  # the start's objective, not interrupted
     history = [f0]
-    # scipy evaluates the start once more: it gets this evaluation (on Abstracts,
-    # k = 120, one evaluation takes about 1.1 s, at every fit start)
+    # scipy evaluates the start once more: it gets this evaluation, which saves a
+    # full pass over the data at every fit start
     start = {"z": z0.copy(), "fg": (f0, g0)}
 
     def objective(y):
