@@ -22,6 +22,8 @@ parallel part with joblib's thread backend instead and skips the task-stream fig
 # %%
 # The serial reference
 # --------------------
+import gc
+import sys
 import time
 
 import joblib
@@ -80,12 +82,20 @@ if HAVE_DISTRIBUTED:
     cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=False)
     client = Client(cluster)
     print(client)
-    with joblib.parallel_config(backend="dask"), get_task_stream(client) as tasks:
-        dist, L_dist, bounds_dist = parallel_run()
-    workers = {task["worker"] for task in tasks.data}
-    print(f"{len(tasks.data)} tasks (chunks of LPs) ran on {len(workers)} Dask workers")
-    client.close()
-    cluster.close()
+    # joblib's dask backend caches the arrays it scatters by id and may report a
+    # KeyError when one of them is freed ("Exception ignored in ... on_destroy"): a
+    # harmless message of its cache, kept off this page
+    hook, sys.unraisablehook = sys.unraisablehook, lambda unraisable: None
+    try:
+        with joblib.parallel_config(backend="dask"), get_task_stream(client) as tasks:
+            dist, L_dist, bounds_dist = parallel_run()
+        workers = {task["worker"] for task in tasks.data}
+        print(f"{len(tasks.data)} tasks (chunks of LPs) ran on {len(workers)} workers")
+        client.close()
+        cluster.close()
+        gc.collect()
+    finally:
+        sys.unraisablehook = hook
     backend = "dask"
 else:
     with joblib.parallel_config(backend="threading"):
