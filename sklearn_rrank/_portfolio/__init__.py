@@ -1,5 +1,9 @@
-"""The method registry: one frozen record per method family (``_registry``).
+"""The method registry and the portfolio that runs it.
 
-The portfolio of ``rounding_rank_bounds``, the estimators and the command line all
-look methods up here. May import: every family, ``_search`` and ``_core``.
+``_registry``: one frozen record per method family, which the portfolio, the
+estimators and the command line all look methods up in. ``_run``: the portfolio of
+``rounding_rank_bounds`` (every method once, cheap ones first, each below the best
+certified bound so far, under one ``Deadline``).
+
+May import: every family, ``_search`` and ``_core``.
 """
