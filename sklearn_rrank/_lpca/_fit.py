@@ -57,6 +57,7 @@ from sklearn_rrank._core._results import FactorizationResult, LogisticModel
 from sklearn_rrank._core._rounding import _count_errors_factors
 from sklearn_rrank._core._validation import check_binary_matrix, check_tau
 from sklearn_rrank._lpca._lbfgs import _lbfgs_fit
+from sklearn_rrank._lpca._margin import _margin_fit
 from sklearn_rrank._lpca._model import (
     _Data,
     _evaluate,
@@ -242,6 +243,7 @@ def _fit_message(info, max_iter, tol):
         "verbose": ["verbose"],
         "stop_when_exact": ["boolean"],
         "time_limit": [Interval(Real, 0, None, closed="left"), None],
+        "margin_phase": ["boolean"],
     },
     prefer_skip_nested_validation=True,
 )
@@ -262,6 +264,7 @@ def lpca_fit(
     stop_when_exact=False,
     time_limit=None,
     dtype="float64",
+    margin_phase=False,
 ):
     """Logistic PCA of a binary matrix, returned as a rounding rank-k factorization.
 
@@ -370,6 +373,16 @@ def lpca_fit(
         of ``stop_when_exact`` then adds float32's rounding bound to its relative
         margin: ``1e-6 + (p + 4) eps`` with ``eps`` float32's machine epsilon and
         ``p`` the latent factors (1.3e-5 at ``p = 100``).
+    margin_phase : bool, default=False
+        When the logistic fit leaves entries wrong, go on with the margin phase
+        (:mod:`~sklearn_rrank._lpca._margin`, our addition): a squared hinge
+        ``max(0, 1 - q theta)^2`` plus the same ridge, minimised by L-BFGS-B on a
+        working set of the entries of small margin, re-chosen by one pass over
+        all entries per round, until the rounding is exact, it stops improving or
+        the time limit. Its factors are returned when they round fewer entries
+        wrong; they have no logistic model (``model`` is None, ``info["loss"]``
+        and the deviances are those of the logistic fit). Use it to reach an exact
+        rounding at a given rank.
 
     Returns
     -------
@@ -390,7 +403,9 @@ def lpca_fit(
         ``"unsafe_history"`` (newton only: entries wrong or within the stop margin,
         once per sweep), ``"deviance"`` and ``"null_deviance"`` (see
         :func:`lpca_deviances`; of the fitted logits ``theta``, without the
-        penalty) and ``"seconds"``.
+        penalty), ``"seconds"`` and, with ``margin_phase``, ``"margin_phase"``
+        (``"used"``: whether its factors were returned, ``"n_errors_before"``,
+        ``"seconds"``).
 
     Raises
     ------
@@ -448,6 +463,7 @@ def lpca_fit(
         stop_when_exact=stop_when_exact,
         deadline=deadline,
         dtype=dtype,
+        margin_phase=margin_phase,
     )
 
 
@@ -468,6 +484,7 @@ def _lpca_fit(
     stop_when_exact=False,
     deadline=None,
     dtype="float64",
+    margin_phase=False,
 ):
     """:func:`lpca_fit` on validated data (float64, NaN = missing); no checks.
 
@@ -506,8 +523,23 @@ def _lpca_fit(
         # and then drop again (Abstracts, k=50: stalled at a relative error of 0.54)
         stall=_FIT_STALL if _resolve_solver(solver, p, m, n) != "lbfgs" else None,
     )
-    L, R = _package(U, V, mu, tau)
     deviance, null_deviance = lpca_deviances(X, U, V, mu)
+    margin = None
+    if margin_phase and info["n_errors_logit"] > 0 and not deadline.expired():
+        t0 = time.perf_counter()
+        Um, Vm, mum, n_wrong, _ = _margin_fit(
+            data, U, V, mu, tau=tau, alpha=float(alpha), deadline=deadline
+        )
+        margin = {
+            "used": n_wrong < info["n_errors_logit"],
+            "n_errors_before": info["n_errors_logit"],
+            "seconds": time.perf_counter() - t0,
+        }
+        if margin["used"]:
+            U, V, mu = Um, Vm, mum
+            info["n_errors_logit"] = n_wrong
+            info["status"] = "exact" if n_wrong == 0 else info["status"]
+    L, R = _package(U, V, mu, tau)
     info.update(
         n_errors=_count_errors_factors(X, L, R, tau),
         deviance=deviance,
@@ -520,6 +552,8 @@ def _lpca_fit(
     )
     if kind == "global":
         info["offset"] = float(mu)
+    if margin is not None:
+        info["margin_phase"] = margin
     info["message"] = _fit_message(info, max_iter, tol)
     if verbose:
         print(
@@ -539,7 +573,10 @@ def _fit_result(L, R, n_iter, info):
         info=info,
         message=info["message"],
         time_limited=info["status"] == "time_limit",
-        model=LogisticModel(
+        # factors of the margin phase have hinge logits, no logistic model
+        model=None
+        if info.get("margin_phase", {}).get("used")
+        else LogisticModel(
             fit_bias=info["fit_bias"],
             alpha=info["alpha"],
             offset=info.get("offset"),

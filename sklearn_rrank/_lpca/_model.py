@@ -194,6 +194,16 @@ class _SparseSigns:
         out[r, self.indices[lo:hi]] = 1
         return out
 
+    def at(self, rows, cols):
+        """The signs (int8) of the entries ``(rows[e], cols[e])``."""
+        flat = np.asarray(rows, dtype=np.int64) * self.shape[1] + cols
+        if getattr(self, "_flat", None) is None:
+            self._flat = self.ones_flat()[1]  # row-major sorted
+        ones = self._flat
+        pos = np.minimum(np.searchsorted(ones, flat), max(ones.size - 1, 0))
+        hit = ones[pos] == flat if ones.size else np.zeros(flat.size, dtype=bool)
+        return np.where(hit, 1, -1).astype(np.int8)
+
     def transposed(self):
         """The signs of ``X.T`` (the CSR pattern of the columns)."""
         m, n = self.shape
@@ -269,6 +279,12 @@ class _Data:
         self.n_missing = np.zeros(m, dtype=np.int64)
         self.n_missing_t = np.zeros(n, dtype=np.int64)
         self.n_observed = m * n
+
+    def q_at(self, rows, cols):
+        """The signs (int8: 1, -1, 0 when missing) of the entries ``(rows, cols)``."""
+        if self.sparse:
+            return self.q.at(rows, cols)
+        return self.q[rows, cols]
 
     def side(self, transpose):
         if transpose:

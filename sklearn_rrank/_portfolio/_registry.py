@@ -198,6 +198,7 @@ _LPCA_FIT = {
     "alpha": _NONNEG_REAL,
     "init": [tuple, list, None],
     "dtype": [StrOptions({"float64", "float32"})],
+    "margin_phase": ["boolean"],
 }
 _LPCA_SEARCH = {
     "start": _POSITIVE_INT,
