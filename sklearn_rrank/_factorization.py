@@ -68,9 +68,10 @@ def _is_probabilistic(estimator):
         )
     if getattr(estimator, "_logistic_model", False) is None:
         raise AttributeError(
-            "these factors have no logistic model: they are a rank search's "
-            "certificate refined by LPs or found by another method (RoundingRankCV); "
-            "predict_proba and score_samples need a fit of method='lpca'."
+            "these factors have no logistic model: they come from L-PCA's margin "
+            "phase (margin_phase=True), from LPs refining a rank search's certificate "
+            "or from another method (RoundingRankCV); predict_proba and "
+            "score_samples need a logistic fit of method='lpca'."
         )
     return True
 

@@ -41,6 +41,7 @@ from sklearn_rrank._lower import _spectral, _vc, _vc_search
 from sklearn_rrank._lpca import _distributed_block as _lpca_distributed_block
 from sklearn_rrank._lpca import _fit as _lpca
 from sklearn_rrank._lpca import _lbfgs as _lpca_lbfgs
+from sklearn_rrank._lpca import _margin as _lpca_margin
 from sklearn_rrank._lpca import _model as _lpca_model
 from sklearn_rrank._lpca import _newton as _lpca_newton
 from sklearn_rrank._lpca import _refine as _lpca_refine_module
@@ -255,6 +256,7 @@ modules = SimpleNamespace(
     lpca_distributed_block=_lpca_distributed_block,  # a Dask worker's row block
     lpca_init=_lpca_init,  # L-PCA's SVD starts and added columns
     lpca_lbfgs=_lpca_lbfgs,  # L-PCA's L-BFGS solver (its task chunks)
+    lpca_margin=_lpca_margin,  # L-PCA's margin phase (squared hinge, working set)
     lpca_model=_lpca_model,  # L-PCA's data object, entry kernels, bias models
     lpca_newton=_lpca_newton,  # L-PCA's Newton/MM sweeps and stall rule
     lpca_refine=_lpca_refine_module,  # the LP refinement of the search's rescue
