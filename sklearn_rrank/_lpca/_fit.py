@@ -531,7 +531,7 @@ def _lpca_fit(
             data, U, V, mu, tau=tau, alpha=float(alpha), deadline=deadline
         )
         margin = {
-            "used": n_wrong < info["n_errors_logit"],
+            "used": n_wrong is not None and n_wrong < info["n_errors_logit"],
             "n_errors_before": info["n_errors_logit"],
             "seconds": time.perf_counter() - t0,
         }

@@ -15,8 +15,9 @@ large-scale SVM learning practical", 1999):
 1. Scale the state so that margin 1 is the :data:`_SCALE_QUANTILE` quantile of
    the margins of the right entries (a sample): the rounding does not change.
 2. One pass over all entries, by chunks of rows: the entries of margin below
-   :data:`_WORKING_MARGIN` (at most :data:`_MAX_WORKING`, the smallest) form the
-   working set. None wrong or unsafe (within the stop margin): exact, stop.
+   :data:`_WORKING_MARGIN` form the working set (the smallest margins of each chunk
+   when there are more than the chunk's share of :data:`_MAX_WORKING`). None wrong
+   or unsafe (within the stop margin): exact, stop.
 3. Run scipy's L-BFGS-B on ``f`` restricted to the working set for
    :data:`_INNER_ITER` iterations: value and gradient cost ``O(|W| p)``, and they
    are ``f``'s own while no entry outside the set falls below margin 1.
@@ -70,17 +71,20 @@ def _offset_of(mu, j):
     return mu if _is_global(mu) else mu[j]
 
 
-def _working_set(data, U, V, mu, delta):
+def _working_set(data, U, V, mu, delta, deadline):
     """Step 2: ``(rows, cols, signs, n_wrong, n_unsafe)`` of one pass.
 
     ``rows, cols`` are row-major sorted; entries with weight 0 (missing) are left
     out. ``n_wrong`` counts margins below 0, ``n_unsafe`` margins at most ``delta``.
+    None when the deadline passes during the pass.
     """
     dtype = data.dtype
     Uc, Vc = U.astype(dtype, copy=False), V.astype(dtype, copy=False)
     offset = None if mu is None else np.asarray(mu, dtype=dtype)
     parts, n_wrong, n_unsafe = [], 0, 0
     for rows in _chunks(*data.shape):
+        if deadline.expired():
+            return None
         theta = Uc[rows] @ Vc.T
         if offset is not None:
             theta += offset
@@ -90,11 +94,12 @@ def _working_set(data, U, V, mu, delta):
         n_wrong += int(np.count_nonzero(margin < 0))
         n_unsafe += int(np.count_nonzero(margin <= delta))
         r, c = np.nonzero(margin < _WORKING_MARGIN)
-        parts.append((r + rows.start, c, margin[r, c]))
-    rows, cols, margins = (np.concatenate(x) for x in zip(*parts, strict=True))
-    if rows.size > _MAX_WORKING:
-        keep = np.sort(np.argpartition(margins, _MAX_WORKING)[:_MAX_WORKING])
-        rows, cols = rows[keep], cols[keep]
+        cap = -(-_MAX_WORKING * margin.shape[0] // data.shape[0])  # the rows' part
+        if r.size > cap:
+            keep = np.sort(np.argpartition(margin[r, c], cap)[:cap])
+            r, c = r[keep], c[keep]
+        parts.append((r + rows.start, c))
+    rows, cols = (np.concatenate(x) for x in zip(*parts, strict=True))
     signs = np.where(data.q_at(rows, cols) > 0, 1.0, -1.0)
     return rows, cols, signs, n_wrong, n_unsafe
 
@@ -165,7 +170,9 @@ def _margin_fit(data, U, V, mu, *, tau, alpha, deadline, tick=None, random_state
     ``data`` is a :class:`~sklearn_rrank._lpca._model._Data`; ``mu`` is None, a
     0-d array (global offset, whose sign stays opposite to ``tau``) or of shape
     (n,). Returns ``(U, V, mu, n_wrong, exact)`` in float64 (the state with the
-    fewest wrong entries seen); ``tick(round, n_unsafe)`` is called every round.
+    fewest wrong entries seen; ``n_wrong`` is None when the deadline ends the first
+    pass, and the state is the start's, rescaled); ``tick(round, n_unsafe)`` is
+    called every round and every L-BFGS-B iteration (with the round's last count).
     """
     U = np.asarray(U, dtype=np.float64)
     V = np.asarray(V, dtype=np.float64)
@@ -175,7 +182,10 @@ def _margin_fit(data, U, V, mu, *, tau, alpha, deadline, tick=None, random_state
     fewest = stall = 0
     for rnd in range(10**9):
         delta = _stop_delta(U.astype(data.dtype), V, mu, tau)
-        rows, cols, signs, n_wrong, n_unsafe = _working_set(data, U, V, mu, delta)
+        found = _working_set(data, U, V, mu, delta, deadline)
+        if found is None:
+            break
+        rows, cols, signs, n_wrong, n_unsafe = found
         if tick is not None:
             tick(rnd, n_unsafe)
         if best is None or n_wrong < best[3]:
@@ -193,8 +203,10 @@ def _margin_fit(data, U, V, mu, *, tau, alpha, deadline, tick=None, random_state
         z = np.concatenate([U.ravel(), V.ravel(), np.ravel([] if mu is None else mu)])
         last = [z]
 
-        def stop(zk, last=last):
+        def stop(zk, last=last, rnd=rnd, n_unsafe=n_unsafe):
             last[0] = zk.copy()
+            if tick is not None:  # progress events within a long round
+                tick(rnd, n_unsafe)
             if deadline.expired():
                 raise StopIteration
 
@@ -209,5 +221,7 @@ def _margin_fit(data, U, V, mu, *, tau, alpha, deadline, tick=None, random_state
         )
         z = res.x if np.all(np.isfinite(res.x)) else last[0]
         U, V, mu = (None if a is None else a.copy() for a in hinge.unpack(z))
+    if best is None:  # the deadline passed during the first pass
+        return U, V, mu, None, False
     U, V, mu, n_wrong = best
     return U, V, mu, n_wrong, False
