@@ -180,7 +180,7 @@ class _LPCAFamily:
         )
 
     def rescue(self, k, fit, deadline, offer):
-        """Rescue a near fit: the margin phase, then boosting, then LPs.
+        """Rescue a near fit: boosting, then the margin phase, then LPs.
 
         Each step starts from the closest model so far and runs only while the
         fit is not certified and the slice lasts.
@@ -189,30 +189,9 @@ class _LPCAFamily:
         solver, factor = self._solver(U.shape[1])
         tick = ticker(self.incumbent, k, [])
         rinfo = self.info["rescue"].setdefault(
-            k, {"margin": False, "boosted": False, "certified": False}
+            k, {"boosted": False, "margin": False, "certified": False}
         )
         count = self.incumbent.count_uncertified
-        L, R = fit.L, fit.R
-        Um, Vm, mum, _, _ = _margin_fit(
-            self.data,
-            U,
-            V,
-            mu,
-            tau=self.tau,
-            alpha=_SEARCH_ALPHA,
-            deadline=deadline,
-            tick=tick,
-            random_state=self.seed,
-        )
-        Lm, Rm = _package(Um, Vm, mum, self.tau)
-        if offer(Lm, Rm):
-            self._model(False)  # hinge logits: no logistic model
-            rinfo.update(margin=True, certified=True)
-            return True
-        if count(Lm, Rm) < count(L, R):
-            L, R = Lm, Rm
-        if deadline.expired():
-            return False
         Ub, Vb, mub, _ = _boost(
             self.data,
             U,
@@ -228,8 +207,27 @@ class _LPCAFamily:
             self._model(mub)
             rinfo.update(boosted=True, certified=True)
             return True
+        L, R = fit.L, fit.R
         if count(Lb, Rb) < count(L, R):
             L, R, fit.state = Lb, Rb, (Ub, Vb, mub)
+        if deadline.expired():
+            return False
+        Um, Vm, mum, _, _ = _margin_fit(
+            self.data,
+            *fit.state,
+            tau=self.tau,
+            alpha=_SEARCH_ALPHA,
+            deadline=deadline,
+            tick=tick,
+            random_state=self.seed,
+        )
+        Lm, Rm = _package(Um, Vm, mum, self.tau)
+        if offer(Lm, Rm):
+            self._model(False)  # hinge logits: no logistic model
+            rinfo.update(margin=True, certified=True)
+            return True
+        if count(Lm, Rm) < count(L, R):
+            L, R = Lm, Rm
         X = self.X
         if deadline.expired():
             return False
@@ -286,10 +284,11 @@ def _lpca_search(
     when its rounding is exact with a margin, when the objective decrease falls
     below 1e-5, when the unsafe entries drop by less than 2% in 30 sweeps, after
     300 sweeps or at its slice. A near fit (at most ``max(30, 0.005 * ones)``
-    uncertified entries) is rescued if ``refine``: the margin phase (a squared
+    uncertified entries) is rescued if ``refine``: reweighted L-PCA
+    (:func:`~sklearn_rrank._lpca._refine._boost`), the margin phase (a squared
     hinge on a working set, :func:`~sklearn_rrank._lpca._margin._margin_fit`),
-    reweighted L-PCA (:func:`~sklearn_rrank._lpca._refine._boost`), then
-    :func:`~sklearn_rrank._lpca._refine._lpca_refine` (alternating L1-slack LPs).
+    then :func:`~sklearn_rrank._lpca._refine._lpca_refine` (alternating L1-slack
+    LPs).
 
     Method parameters (``method_params={"lpca": {...}}``)
     -----------------------------------------------------
@@ -317,7 +316,7 @@ def _lpca_search(
     info : dict (the ``info`` of the RankSearchResult)
         ``"failed_by_k"`` (wrong entries of the last fit at each ``k``),
         ``"seconds_by_k"``, ``"sweeps_by_k"``, ``"status_by_k"``,
-        ``"solver_by_k"``, ``"rescue"`` (per rescued ``k``: ``"margin"``, ``"boosted"``,
+        ``"solver_by_k"``, ``"rescue"`` (per rescued ``k``: ``"boosted"``, ``"margin"``,
         ``"errors_removed"``, ``"certified"``), ``"rescued_by_refinement"``,
         ``"tried"`` (the ranks in order), ``"fit_bias"``, ``"fit_params"`` (what
         reproduces the certificate's model), ``"model"``, ``"stopped_early"`` and
