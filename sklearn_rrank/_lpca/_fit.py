@@ -381,8 +381,9 @@ def lpca_fit(
         all entries per round, until the rounding is exact, it stops improving or
         the time limit. Its factors are returned when they round fewer entries
         wrong; they have no logistic model (``model`` is None, ``info["loss"]``
-        and the deviances are those of the logistic fit). Use it to reach an exact
-        rounding at a given rank.
+        and the deviances are those of the logistic fit). With a ``time_limit``
+        the logistic fit ends at half of it at the latest. Use it to reach an
+        exact rounding at a given rank.
 
     Returns
     -------
@@ -517,7 +518,8 @@ def _lpca_fit(
         n_jobs=n_jobs,
         verbose=verbose,
         stop_when_exact=stop_when_exact,
-        deadline=deadline,
+        # with the margin phase the logistic fit has a share of the time limit
+        deadline=deadline.child(fraction=_LOGISTIC_SHARE) if margin_phase else deadline,
         # the stall of the rounding ends the alternating solvers' fits only: L-BFGS
         # moves all parameters at once and its rounding may rest for 50 iterations
         # and then drop again (Abstracts, k=50: stalled at a relative error of 0.54)
@@ -586,6 +588,9 @@ def _fit_result(L, R, n_iter, info):
     )
 
 
+# with margin_phase and a time limit, the logistic fit ends at this fraction of it:
+# the margin phase then reaches an exact rounding faster than more logistic passes
+_LOGISTIC_SHARE = 0.5
 # lpca_fit has stalled when the entries wrong or within the stop margin have not
 # dropped by 1% of their number nor by 1e-5 of the entries in 50 sweeps
 _FIT_STALL = (50, 0.01, 1e-5)
