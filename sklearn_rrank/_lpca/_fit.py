@@ -588,8 +588,8 @@ def _fit_result(L, R, n_iter, info):
     )
 
 
-# with margin_phase and a time limit, the logistic fit ends at this fraction of it:
-# the margin phase then reaches an exact rounding faster than more logistic passes
+# with margin_phase and a time limit, the logistic fit ends at this fraction of it,
+# so that the margin phase always gets time (a logistic fit rarely ends by itself)
 _LOGISTIC_SHARE = 0.5
 # lpca_fit has stalled when the entries wrong or within the stop margin have not
 # dropped by 1% of their number nor by 1e-5 of the entries in 50 sweeps
