@@ -129,3 +129,33 @@ def test_estimator_margin_phase_has_no_probability_model():
     assert est.reconstruction_err_ == 0
     assert est.certified_
     assert not hasattr(est, "predict_proba")
+
+
+class _CountingDeadline:
+    """Expires after ``n`` calls of ``expired()`` (inside an L-BFGS-B round)."""
+
+    limited = True
+
+    def __init__(self, n):
+        self.n = n
+
+    def expired(self):
+        self.n -= 1
+        return self.n < 0
+
+
+def test_a_deadline_inside_a_round_keeps_the_last_iterate():
+    rng = np.random.default_rng(0)
+    X = (rng.random((200, 150)) < 0.3).astype(float)
+    data = model._Data(X)
+    U, V = rng.normal(size=(200, 3)), rng.normal(size=(150, 3))
+    chunks = len(list(model._chunks(200, 150)))
+    # the first pass's chunk checks, the round's check, then a few iterations
+    deadline = _CountingDeadline(chunks + 1 + 3)
+    out = margin._margin_fit(
+        data, U, V, np.asarray(-1.0), tau=0.5, alpha=1e-4, deadline=deadline
+    )
+    U1, V1, mu1, n_wrong, exact = out
+    assert not exact and n_wrong is not None
+    theta = U1 @ V1.T + mu1
+    assert n_wrong == int(np.count_nonzero((2 * X - 1) * theta < 0))

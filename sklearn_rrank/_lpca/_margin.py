@@ -28,6 +28,8 @@ large-scale SVM learning practical", 1999):
 The result has no logistic model: its logits are not a maximum of the likelihood.
 """
 
+import itertools
+
 import numpy as np
 import scipy.optimize
 import scipy.sparse as sp
@@ -49,6 +51,10 @@ _INNER_ITER = 50
 _STALL_ROUNDS = 10
 # entries per block of the working-set kernels (bounds their temporaries)
 _BLOCK = 1 << 18
+
+
+class _Stop(Exception):
+    """Raised in the L-BFGS-B callback when the deadline has passed."""
 
 
 def _offset_bounds(mu, tau, size):
@@ -180,7 +186,7 @@ def _margin_fit(data, U, V, mu, *, tau, alpha, deadline, tick=None, random_state
     U, V, mu = _rescale(data, U, V, mu, np.random.default_rng(random_state))
     best = None
     fewest = stall = 0
-    for rnd in range(10**9):
+    for rnd in itertools.count():
         delta = _stop_delta(U.astype(data.dtype), V, mu, tau)
         found = _working_set(data, U, V, mu, delta, deadline)
         if found is None:
@@ -208,18 +214,21 @@ def _margin_fit(data, U, V, mu, *, tau, alpha, deadline, tick=None, random_state
             if tick is not None:  # progress events within a long round
                 tick(rnd, n_unsafe)
             if deadline.expired():
-                raise StopIteration
+                raise _Stop
 
-        res = scipy.optimize.minimize(
-            hinge,
-            z,
-            jac=True,
-            method="L-BFGS-B",
-            bounds=_offset_bounds(mu, tau, z.size),
-            callback=stop,
-            options={"maxiter": _INNER_ITER},
-        )
-        z = res.x if np.all(np.isfinite(res.x)) else last[0]
+        try:
+            res = scipy.optimize.minimize(
+                hinge,
+                z,
+                jac=True,
+                method="L-BFGS-B",
+                bounds=_offset_bounds(mu, tau, z.size),
+                callback=stop,
+                options={"maxiter": _INNER_ITER},
+            )
+            z = res.x if np.all(np.isfinite(res.x)) else last[0]
+        except _Stop:  # the deadline: the last accepted iterate
+            z = last[0]
         U, V, mu = (None if a is None else a.copy() for a in hinge.unpack(z))
     if best is None:  # the deadline passed during the first pass
         return U, V, mu, None, False
