@@ -420,16 +420,17 @@ def check_page(browser, url, shot, build, figures=True, rel=""):
     """Problems found on one page (a list of strings; empty if fine)."""
     # one Chromium run writes the screenshot and prints the DOM, both taken after
     # the virtual time budget (page, images, MathJax and the check script)
-    dom = run_browser(
-        browser,
-        [
-            f"--virtual-time-budget={BUDGET_MS}",
-            WINDOW,
-            f"--screenshot={shot}",
-            "--dump-dom",
-            url,
-        ],
-    )
+    args = [
+        f"--virtual-time-budget={BUDGET_MS}",
+        WINDOW,
+        f"--screenshot={shot}",
+        "--dump-dom",
+        url,
+    ]
+    dom = run_browser(browser, args)
+    if not dom.strip() and not shot.exists():
+        # Chromium exited without output (a crashed run, not a page fault): once more
+        dom = run_browser(browser, args)
     problems = []
     if not shot.exists() or shot.stat().st_size == 0:
         problems.append("no screenshot was written")
