@@ -94,7 +94,8 @@ def _working_set(data, U, V, mu, delta, deadline):
         theta = Uc[rows] @ Vc.T
         if offset is not None:
             theta += offset
-        margin = data.q[rows] * theta
+        q = data.q[rows]
+        margin = q * theta
         if data.w is not None:
             margin[data.w[rows] <= 0] = np.inf
         n_wrong += int(np.count_nonzero(margin < 0))
@@ -104,10 +105,9 @@ def _working_set(data, U, V, mu, delta, deadline):
         if r.size > cap:
             keep = np.sort(np.argpartition(margin[r, c], cap)[:cap])
             r, c = r[keep], c[keep]
-        parts.append((r + rows.start, c))
-    rows, cols = (np.concatenate(x) for x in zip(*parts, strict=True))
-    signs = np.where(data.q_at(rows, cols) > 0, 1.0, -1.0)
-    return rows, cols, signs, n_wrong, n_unsafe
+        parts.append((r + rows.start, c, q[r, c]))
+    rows, cols, q = (np.concatenate(x) for x in zip(*parts, strict=True))
+    return rows, cols, np.where(q > 0, 1.0, -1.0), n_wrong, n_unsafe
 
 
 class _Hinge:

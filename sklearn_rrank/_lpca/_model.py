@@ -166,6 +166,7 @@ class _SparseSigns:
 
     def __init__(self, indptr, indices, shape):
         self.indptr, self.indices, self.shape = indptr, indices, tuple(shape)
+        self._flat = None  # flat indices of the ones, made by the first `at`
 
     @classmethod
     def of(cls, X):
@@ -197,7 +198,7 @@ class _SparseSigns:
     def at(self, rows, cols):
         """The signs (int8) of the entries ``(rows[e], cols[e])``."""
         flat = np.asarray(rows, dtype=np.int64) * self.shape[1] + cols
-        if getattr(self, "_flat", None) is None:
+        if self._flat is None:
             self._flat = self.ones_flat()[1]  # row-major sorted
         ones = self._flat
         pos = np.minimum(np.searchsorted(ones, flat), max(ones.size - 1, 0))
