@@ -635,6 +635,26 @@ def test_refine_never_increases_failures(seed):
     assert info["uncertified_after"] == n_after <= n_before
 
 
+@given(seed=st.integers(0, 2**31 - 1))
+@settings(max_examples=6, deadline=None)
+def test_refine_sparse_equals_dense(seed):
+    # sparse data is refined from the failing columns and rows made dense, with the
+    # same LPs as dense data: the same factors and counts
+    rng = np.random.default_rng(seed)
+    X = (rng.random((30, 25)) < 0.2).astype(float)
+    L = rng.normal(size=(30, 3))
+    R = rng.normal(size=(25, 3))
+    Ld, Rd, dense = refine(X, L, R, n_rounds=2)
+    Xs = check_binary_matrix(sp.csr_matrix(X), accept_sparse=True, method="lpca")
+    Ls, Rs, sparse = _lpca_refine(
+        Xs, L, R, tau=0.5, n_rounds=2, deadline=Deadline(None)
+    )
+    assert_array_equal(Ls, Ld)
+    assert_array_equal(Rs, Rd)
+    for key in ("errors_before", "errors_after", "uncertified_after", "n_lps"):
+        assert sparse[key] == dense[key]
+
+
 def test_refine_validation():
     with pytest.raises(ValueError, match="shapes"):
         refine(np.eye(3), np.ones((3, 2)), np.ones((4, 2)))

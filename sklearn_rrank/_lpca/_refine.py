@@ -11,8 +11,13 @@ failing entries can become certifiable at the same rank.
 import time
 
 import numpy as np
+import scipy.sparse as sp
 
-from sklearn_rrank._core._rounding import _count_errors_factors, _uncertified_counts
+from sklearn_rrank._core._rounding import (
+    _count_errors_factors,
+    _row_batches,
+    _uncertified_counts,
+)
 from sklearn_rrank._lpca._fit import _fit_core
 from sklearn_rrank._lpca._model import _chunks, _stop_delta
 
@@ -84,6 +89,11 @@ def _boost(data, U, V, mu, *, fit, sweep_factor, deadline, tick=None):
     return U, V, mu, False
 
 
+def _dense(Xs):
+    """A slice of validated ``X`` as a dense float64 array (CSR slices made dense)."""
+    return Xs.toarray() if sp.issparse(Xs) else Xs
+
+
 def _lpca_refine(X, L, R, *, tau, n_rounds=3, n_jobs=None, deadline):
     """Refine a rounding factorization by alternating L1-slack LPs.
 
@@ -100,9 +110,13 @@ def _lpca_refine(X, L, R, *, tau, n_rounds=3, n_jobs=None, deadline):
     of the L-PCA search's rescue (``rounding_rank_bounds(X, methods=("lpca",))``
     with ``refine=True``).
 
+    Only the columns (rows) it re-solves are read dense, so a sparse ``X`` with a
+    few failing entries is refined in memory of the order of its failing columns
+    and rows (a network's adjacency matrix is never made dense).
+
     Parameters
     ----------
-    X : ndarray of shape (n_samples, n_features)
+    X : ndarray or CSR matrix of shape (n_samples, n_features)
         Validated binary data (float64, ``NaN`` marks missing entries); trusted.
     L : array-like of shape (n_samples, k)
         Left factor (e.g. from :func:`~sklearn_rrank._lpca._fit.lpca_fit`).
@@ -162,30 +176,32 @@ def _lpca_refine(X, L, R, *, tau, n_rounds=3, n_jobs=None, deadline):
         if bad_cols.sum() == 0 or deadline.expired():
             break
         rounds += 1
-        # columns: L fixed
-        cols = np.flatnonzero(bad_cols)
-        R_new, _, _ = _solve_columns_l1(
-            L, X, tau=tau, n_jobs=n_jobs, deadline=deadline, columns=cols
-        )
-        n_lps += cols.size
-        trial = R.copy()
-        trial[cols] = R_new
-        new_bad = _uncertified_counts(X[:, cols], L, trial[cols], tau, axis=0)
-        better = new_bad <= bad_cols[cols]
-        R[cols[better]] = R_new[better]
+        # columns: L fixed, by blocks of columns made dense
+        failing = np.flatnonzero(bad_cols)
+        for part in _row_batches(failing.size, m):
+            cols = failing[part]
+            Xc = X[:, cols]
+            R_new, _, _ = _solve_columns_l1(
+                L, _dense(Xc), tau=tau, n_jobs=n_jobs, deadline=deadline
+            )
+            n_lps += cols.size
+            better = _uncertified_counts(Xc, L, R_new, tau, axis=0) <= bad_cols[cols]
+            R[cols[better]] = R_new[better]
         bad_rows = _uncertified_counts(X, L, R, tau, axis=1)
         if bad_rows.sum() == 0 or deadline.expired():
             bad_cols = _uncertified_counts(X, L, R, tau, axis=0)
             break
-        # rows: R fixed
-        rows = np.flatnonzero(bad_rows)
-        L_new, _, _ = _solve_rows_l1(
-            R, X, tau=tau, n_jobs=n_jobs, deadline=deadline, rows=rows
-        )
-        n_lps += rows.size
-        new_bad = _uncertified_counts(X[rows], L_new, R, tau, axis=1)
-        better = new_bad <= bad_rows[rows]
-        L[rows[better]] = L_new[better]
+        # rows: R fixed, by blocks of rows made dense
+        failing = np.flatnonzero(bad_rows)
+        for part in _row_batches(failing.size, n):
+            rows = failing[part]
+            Xr = X[rows]
+            L_new, _, _ = _solve_rows_l1(
+                R, _dense(Xr), tau=tau, n_jobs=n_jobs, deadline=deadline
+            )
+            n_lps += rows.size
+            better = _uncertified_counts(Xr, L_new, R, tau, axis=1) <= bad_rows[rows]
+            L[rows[better]] = L_new[better]
         total = int(bad_cols.sum())
         bad_cols = _uncertified_counts(X, L, R, tau, axis=0)
         if bad_cols.sum() >= total:

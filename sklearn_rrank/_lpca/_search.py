@@ -13,10 +13,8 @@ every candidate is certified by the incumbent, never here. Users reach it throug
 import time
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.utils import check_random_state
 
-from sklearn_rrank._core._memory import dense_copy_refused, fits_in_memory
 from sklearn_rrank._core._results import LogisticModel
 from sklearn_rrank._lpca._fit import (
     _fit_core,
@@ -228,16 +226,10 @@ class _LPCAFamily:
             return True
         if count(Lm, Rm) < count(L, R):
             L, R = Lm, Rm
-        X = self.X
         if deadline.expired():
             return False
-        if sp.issparse(X):  # the LP engine reads dense rows and columns
-            m, n = X.shape
-            if dense_copy_refused(m, n) or not fits_in_memory(m * n * 8 * 2):
-                return False
-            X = X.toarray()
         Lr, Rr, refined = _lpca_refine(
-            X, L, R, tau=self.tau, n_jobs=self.common["n_jobs"], deadline=deadline
+            self.X, L, R, tau=self.tau, n_jobs=self.common["n_jobs"], deadline=deadline
         )
         rinfo["errors_removed"] = refined["errors_removed"]
         ok = refined["certified"] and offer(Lr, Rr)
