@@ -322,6 +322,26 @@ def test_rsvd_keeps_the_components_that_fit_in_memory(sparse_small, monkeypatch)
     assert none.upper_method == "trivial" and sp.issparse(none.L)
 
 
+def test_rsvd_cut_by_memory_gets_an_ordinary_share(sparse_small, monkeypatch):
+    # a whole SVD is R-SVD's large share (it gives back what it does not use); an
+    # SVD that memory cuts to its top components gets the share of L-PCA or less
+    memory = modules.memory
+
+    X, Xs = sparse_small
+    m, n = X.shape
+
+    def rsvd_budget():
+        res = rounding_rank_bounds(
+            Xs, methods=("rsvd", "lpca"), time_limit=4.0, random_state=0
+        )
+        rows = {row["method"]: row for row in res.report}
+        return rows["rsvd"]["budget"] / 4.0
+
+    assert rsvd_budget() > 0.6  # most of the budget: about 14 / 17 of it
+    monkeypatch.setattr(memory, "_SVD_BYTES", 8 * (n * n + 2 * (m + n)))
+    assert rsvd_budget() < 0.3  # about 1 / 4 of it
+
+
 def test_large_sparse_data_gets_no_dense_copy(sparse_small, monkeypatch):
     memory = modules.memory
 
@@ -391,6 +411,7 @@ def test_second_pass_gives_no_share_to_a_lower_bound_that_would_not_run_again():
     run.deadline, run.lower_cap = Deadline(100.0), None
     lpca, vc = modules.methods.METHODS["lpca"], modules.methods.METHODS["vc"]
     assert (lpca.weight, vc.weight) == (3, 1)
+    run.weights = {"lpca": 3, "vc": 1}
     rows = {"lpca": {"budget": 300.0}, "vc": {"budget": 30.0}}  # 100 / 4 < 30
     assert run._second_weights(lpca, [lpca, vc], rows) == 3
     assert run._second_weights(vc, [vc], rows) == 1
@@ -444,6 +465,7 @@ def test_a_search_with_a_cut_polish_fit_holds_a_share_of_the_first_pass():
     # L-PCA's second pass (when ProjLP ended early) certified 5 in 3-4 s
     run = object.__new__(_Portfolio)
     lpca, projlp = (modules.methods.METHODS[name] for name in ("lpca", "projlp"))
+    run.weights = {"lpca": lpca.weight, "projlp": projlp.weight}
     run.report = [{"method": "lpca", "status": "stopped"}]
     run.best, run.memos = (6, "lpca", None, None), {"lpca": {5: "cut"}}
     assert run._held([lpca]) == lpca.weight

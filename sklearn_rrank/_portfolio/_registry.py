@@ -27,6 +27,7 @@ from numbers import Integral, Real
 from types import MappingProxyType
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import (
     Interval,
@@ -87,9 +88,11 @@ class MethodSpec:
         ProjLP); other methods raise for it.
     cost : int
         Portfolio order: cheap methods run first.
-    weight : float
+    weight : float or callable
         Share of the remaining wall-clock budget in the portfolio (0: runs with
-        the whole remaining budget, for methods that take well under a second).
+        the whole remaining budget, for methods that take well under a second),
+        or ``weight(X)`` of the validated input when the share depends on it
+        (:func:`weight_of`).
     default : bool
         Part of the default ``methods`` of ``rounding_rank_bounds``.
     sparse : bool
@@ -135,6 +138,23 @@ class MethodSpec:
     sparse_fit: bool = False
     probabilistic: bool = False
     tau: object = None
+
+
+def weight_of(spec, X):
+    """The portfolio weight of ``spec`` on the validated input ``X``."""
+    return spec.weight(X) if callable(spec.weight) else spec.weight
+
+
+def _rsvd_weight(X):
+    """R-SVD's weight: 14 when the SVD of all ``min(m, n)`` components fits, else 1.
+
+    A whole SVD is what R-SVD needs, and it gives back what it does not use. An
+    SVD cut by memory keeps only the top components, whose truncations rounded
+    exactly on none of the large networks: there it gets an ordinary share.
+    """
+    full = min(X.shape)
+    whole = _rsvd._components_that_fit(*X.shape, full, sp.issparse(X))[0] >= full
+    return 14 if whole else 1
 
 
 def method_seed(random_state, method):
@@ -497,7 +517,7 @@ METHODS = MappingProxyType(
                 search_params=MappingProxyType({"max_rank": [*_POSITIVE_INT, None]}),
                 uses_random_state=True,
                 cost=2,
-                weight=14,
+                weight=_rsvd_weight,
                 default=True,
             ),
             MethodSpec(

@@ -183,6 +183,8 @@ class _Portfolio:
         self.given_sparse = sp.issparse(X)
         self.X = X
         self.specs = specs
+        # each method's share of the time left, for this input (see MethodSpec)
+        self.weights = {s.name: _registry.weight_of(s, X) for s in specs}
         self.params = params
         self.tau = tau
         self.origin = deadline.start
@@ -251,14 +253,24 @@ class _Portfolio:
                     status="skipped", message="time budget used up", stopped_early=True
                 )
                 continue
-            weights = sum(t.weight for t in specs[i:]) + self._held(specs[:i])
-            share = spec.weight / weights if spec.weight and weights else 1.0
-            cap = self.lower_cap if spec.lower is not None and spec.weight else None
+            weights = sum(self.weights[t.name] for t in specs[i:]) + self._held(
+                specs[:i]
+            )
+            share = (
+                self.weights[spec.name] / weights
+                if self.weights[spec.name] and weights
+                else 1.0
+            )
+            cap = (
+                self.lower_cap
+                if spec.lower is not None and self.weights[spec.name]
+                else None
+            )
             sub = self.deadline.child(cap, fraction=share)
             row["budget"] = sub.remaining()
             if (
                 self.large
-                and spec.weight
+                and self.weights[spec.name]
                 and sub.limited
                 and sub.remaining() < _MIN_SHARE
             ):
@@ -289,9 +301,9 @@ class _Portfolio:
         rank, owner = self.best[0], self.best[1]
         rows = {row["method"]: row for row in self.report}
         return sum(
-            t.weight
+            self.weights[t.name]
             for t in ran
-            if t.weight
+            if self.weights[t.name]
             and t.name == owner
             and _resumes(t)
             and rows[t.name]["status"] == "stopped"
@@ -317,18 +329,22 @@ class _Portfolio:
         todo = [
             s
             for s in self.specs
-            if rows[s.name]["status"] == "stopped" and s.weight and s.search is not None
+            if rows[s.name]["status"] == "stopped"
+            and self.weights[s.name]
+            and s.search is not None
         ]
         todo += [
             s
             for s in self.specs
-            if rows[s.name]["status"] == "stopped" and s.weight and s.lower is not None
+            if rows[s.name]["status"] == "stopped"
+            and self.weights[s.name]
+            and s.lower is not None
         ]
         for i, spec in enumerate(todo):
             if self.met() or self.deadline.remaining() < _SECOND_PASS_MIN:
                 return
             weights = self._second_weights(spec, todo[i:], rows)
-            sub = self.deadline.child(fraction=spec.weight / weights)
+            sub = self.deadline.child(fraction=self.weights[spec.name] / weights)
             row = rows[spec.name]
             params = dict(self.params[spec.name])
             if _resumes(spec):
@@ -359,7 +375,7 @@ class _Portfolio:
         A capped lower bound (``lower_cap``) holds back nothing: it runs last, on
         what the searches leave.
         """
-        total = sum(t.weight for t in rest)
+        total = sum(self.weights[t.name] for t in rest)
         left = self.deadline.remaining()
 
         def runs_again(t):
@@ -367,9 +383,9 @@ class _Portfolio:
                 return True
             if self.lower_cap is not None and t.lower is not None:
                 return False
-            return left * t.weight / total > (rows[t.name]["budget"] or 0.0)
+            return left * self.weights[t.name] / total > (rows[t.name]["budget"] or 0.0)
 
-        return sum(t.weight for t in rest if runs_again(t))
+        return sum(self.weights[t.name] for t in rest if runs_again(t))
 
     def _resume(self, spec, row):
         """The rank where a search the deadline stopped resumes in the second pass.
