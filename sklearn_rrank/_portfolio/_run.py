@@ -289,12 +289,8 @@ class _Portfolio:
         share stopped with a fit cut below it (its model in the memo: a polish fit)
         goes on in the second pass from that model; its weight counts in the first
         pass's shares after it, so that the last method does not take all the time
-        left (APJ, 60 s, two busy processes beside it: L-PCA certified 6 and its
-        share cut the fit at 5; ProjLP, last, took the 20 s left and found nothing
-        below 6, where in the runs whose ProjLP ended early L-PCA's second pass
-        certified 5 in 3-4 s). A search without a certificate holds nothing: on
-        americas_small, 20 s, L-PCA's share cut its ascent at k = 5, and ProjLP on
-        half the time left gave 19 where on all of it it gave 11.
+        left from a fit that is close to a smaller certificate. A search without a
+        certificate holds nothing: the methods after it need the time to find one.
         """
         if self.best is None:
             return 0.0
@@ -319,9 +315,8 @@ class _Portfolio:
         stopped, again under the best bound; a search that takes ``start`` resumes
         where it stopped (:meth:`_resume`). Lower bounds that the deadline stopped
         run again only if their new share is larger than their first. Without any
-        certificate yet (a 200,000 x 5,000 matrix: R-SVD found none, L-PCA's share
-        ended at k = 9) the searches resume below the trivial rank; the call ended
-        after 735 s of a 1800 s budget before.
+        certificate yet the searches resume below the trivial rank, so that the
+        budget is used.
         """
         if not self.deadline.limited or self.met():
             return
@@ -368,9 +363,8 @@ class _Portfolio:
         Those of ``rest`` (``spec`` and the methods after it), except a method that
         does not resume (no ``start``: a lower bound) whose share of the time left
         now would not exceed its first budget: it runs again only on more time than
-        its first run had (below), so it would hold back time it does not use (on
-        Abstracts, 900 s, VC's 86 s after its first 115 s: the call ended 114 s
-        early, L-PCA's polish fit cut at 3/4 of the time left).
+        its first run had (below), so it would hold back time it does not use and
+        the call would end early.
 
         A capped lower bound (``lower_cap``) holds back nothing: it runs last, on
         what the searches leave.
