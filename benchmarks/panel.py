@@ -6,8 +6,9 @@ and the symmetric networks ``../shared/data/graphs/<name>.npz`` (read with
 ``rounding_rank_bounds`` with the default methods, ``n_jobs=2``, one budget and each
 seed. A row records the lower and upper bound, the wall seconds of the call, whether
 the certificate re-checks (:func:`~sklearn_rrank.certify_rounding` on the returned
-factors, and the count of entries with ``(L @ R.T >= tau) != X`` in float64) and the
-1-minute load average before and after the call. The machine is shared: read the
+factors, and the count of entries with ``(L @ R.T >= tau) != X`` in float64), the
+1-minute load average before and after the call, the process's peak resident memory
+so far and each method's status, bound and seconds. The machine is shared: read the
 load beside every wall time.
 
 ``--busy N`` starts ``N`` processes ``python -c "while True: pass"`` beside the run
@@ -29,6 +30,7 @@ import glob
 import json
 import os
 import platform
+import resource
 import subprocess
 import sys
 import time
@@ -143,6 +145,15 @@ def run(args):
                     float64_wrong=count_wrong(X, r.L, r.R, r.tau),
                     load_1min_before=load_before,
                     load_1min_after=os.getloadavg()[0],
+                    # the process's peak so far (one matrix per process: its own)
+                    peak_rss_mb=round(
+                        resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1
+                    ),
+                    methods=[
+                        [m["method"], m["status"], m["bound"], round(m["seconds"], 1)]
+                        + [m["message"][:240]]
+                        for m in r.report
+                    ],
                 )
                 out["runs"].append(row)
                 print(json.dumps(row), flush=True)
