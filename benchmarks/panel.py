@@ -92,6 +92,7 @@ def count_wrong(X, L, R, tau, block=2048):
 
 
 def run(args):
+    import sklearn_rrank
     from sklearn_rrank import certify_rounding, rounding_rank_bounds
 
     commit = subprocess.run(
@@ -106,6 +107,8 @@ def run(args):
     out = {
         "label": args.label,
         "commit": commit,
+        # a run of another version (a ``git archive`` on PYTHONPATH) names it here
+        "package_path": os.path.dirname(sklearn_rrank.__file__),
         "budget": args.budget,
         "seeds": seeds,
         "busy_processes": args.busy,
