@@ -157,6 +157,12 @@ def run(args):
                         + [m["message"][:240]]
                         for m in r.report
                     ],
+                    # wrong entries of the last fit at each k, of the rank searches
+                    errors_by_k={
+                        m["method"]: {str(k): v for k, v in m["errors_by_k"].items()}
+                        for m in r.report
+                        if m.get("errors_by_k")
+                    },
                 )
                 out["runs"].append(row)
                 print(json.dumps(row), flush=True)
