@@ -189,49 +189,6 @@ def test_a_cut_fit_with_a_good_trend_goes_on_at_the_same_rank():
     assert not goes_on([(0.0, 28), (1.0, 28)], 30, dl)  # near but flat
 
 
-class SlowNearFamily(FakeFamily):
-    """One rank ``r*`` whose fit needs most of the budget: each call runs to its
-    slice's end with a steeply falling trend, and is near (a few entries wrong,
-    never exact) after ``near_after`` seconds of fitting in all; its rescue
-    certifies when it gets at least ``rescue_needs`` seconds."""
-
-    def __init__(self, X, r_star, near_after, rescue_needs):
-        super().__init__(X, r_star)
-        self.near_after, self.rescue_needs = near_after, rescue_needs
-        self.fitted, self.rescues = 0.0, []
-
-    def fit(self, k, warm, deadline):
-        self.fits.append(k)
-        t0 = time.monotonic()
-        while not deadline.expired():  # a real fit runs to its slice's end
-            time.sleep(0.005)
-        self.fitted += time.monotonic() - t0
-        n_wrong = 5 if self.fitted >= self.near_after else 10**4
-        history = [(t0, n_wrong * 100), (time.monotonic(), n_wrong)]
-        L, R = self.factors(k)
-        return BracketFit(L, R, n_wrong, ("fake", k), cut=True, history=history)
-
-    def rescue(self, k, fit, deadline, offer):
-        left = deadline.remaining()
-        self.rescues.append(left)
-        if left < self.rescue_needs:
-            return False
-        time.sleep(self.rescue_needs)
-        return offer(*self.factors(k))
-
-
-def test_a_fit_that_goes_on_leaves_time_for_its_rescue():
-    # a fit that becomes near late, after going on, still gets its rescue: a fit
-    # that goes on never takes all the time left
-    X = _matrix(6)
-    # the first slice is half the budget (0.6 s), the fit goes on and is near
-    # after 0.8 s: the rescue needs time after that
-    family = SlowNearFamily(X, 6, near_after=0.8, rescue_needs=0.05)
-    res = _search(X, family, deadline=Deadline(1.2), lower=6, cap=7)
-    assert family.rescues and family.rescues[0] >= 0.05, family.rescues
-    assert res.rank == 6 and certify_rounding(X, res.L, res.R)
-
-
 def test_next_rank_gallops_then_bisects():
     next_rank = modules.bracket.next_rank
     assert next_rank(0, 100, 1) == 1

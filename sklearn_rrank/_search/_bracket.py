@@ -22,9 +22,9 @@ how long:
    leaves at most ``max(RESCUE_MIN, RESCUE_FRACTION * ones)`` entries uncertified
    gets the family's rescue, in the same slice.
 6. Go on: a fit stopped before it converged (its slice, its sweep limit or a stall
-   rule) continues, on twice the share of the time left (at most half of it, so
-   that its rescue keeps time), while its error trend reaches the rescue
-   threshold within the time left (or when it was cut before it showed a trend).
+   rule) continues, on twice the share of the time left, while its error trend
+   reaches the rescue threshold within the time left (or when it was cut before
+   it showed a trend).
 7. Certified: ``hi = k``; failed: ``lo = k``. The search ends when ``hi - lo <= 1``,
    when the bound meets the lower bound, at ``max_rank`` or at the deadline (a fit
    the deadline cut stays in ``incumbent.memo`` for a later run to continue).
@@ -146,8 +146,7 @@ def _try(incumbent, deadline, k, warm, family, limit, steps):
     """Fit ``k`` (going on while its trend allows), offer it, rescue a near miss.
 
     Each fit, and the rescue, gets ``1 / steps`` of the time left (a fit that goes
-    on twice the share of its last part, at most half of the time left: a fit that
-    reaches the rescue threshold late still has time for its rescue). Returns
+    on twice the share of its last part). Returns
     ``(certified, the last Fit)``.
     """
     fit, rescue, accepted = family
@@ -169,7 +168,7 @@ def _try(incumbent, deadline, k, warm, family, limit, steps):
             return False, res
         if len(res.history) >= 2 and not _goes_on(res.history, limit, deadline):
             return False, res
-        warm, steps = ("same", res.state), max(2, steps // 2)
+        warm, steps = ("same", res.state), max(1, steps // 2)
 
 
 def bracket_search(
