@@ -11,10 +11,10 @@ failing entries can become certifiable at the same rank.
 import time
 
 import numpy as np
-import scipy.sparse as sp
 
 from sklearn_rrank._core._rounding import (
     _count_errors_factors,
+    _dense_block,
     _row_batches,
     _uncertified_counts,
 )
@@ -87,11 +87,6 @@ def _boost(data, U, V, mu, *, fit, sweep_factor, deadline, tick=None):
         if finfo["status"] == "exact":
             return U, V, mu, True
     return U, V, mu, False
-
-
-def _dense(Xs):
-    """A slice of validated ``X`` as a dense float64 array (CSR slices made dense)."""
-    return Xs.toarray() if sp.issparse(Xs) else Xs
 
 
 def _lpca_refine(X, L, R, *, tau, n_rounds=3, n_jobs=None, deadline):
@@ -180,9 +175,9 @@ def _lpca_refine(X, L, R, *, tau, n_rounds=3, n_jobs=None, deadline):
         failing = np.flatnonzero(bad_cols)
         for part in _row_batches(failing.size, m):
             cols = failing[part]
-            Xc = X[:, cols]
+            Xc = _dense_block(X[:, cols])
             R_new, _, _ = _solve_columns_l1(
-                L, _dense(Xc), tau=tau, n_jobs=n_jobs, deadline=deadline
+                L, Xc, tau=tau, n_jobs=n_jobs, deadline=deadline
             )
             n_lps += cols.size
             better = _uncertified_counts(Xc, L, R_new, tau, axis=0) <= bad_cols[cols]
@@ -195,9 +190,9 @@ def _lpca_refine(X, L, R, *, tau, n_rounds=3, n_jobs=None, deadline):
         failing = np.flatnonzero(bad_rows)
         for part in _row_batches(failing.size, n):
             rows = failing[part]
-            Xr = X[rows]
+            Xr = _dense_block(X[rows])
             L_new, _, _ = _solve_rows_l1(
-                R, _dense(Xr), tau=tau, n_jobs=n_jobs, deadline=deadline
+                R, Xr, tau=tau, n_jobs=n_jobs, deadline=deadline
             )
             n_lps += rows.size
             better = _uncertified_counts(Xr, L_new, R, tau, axis=1) <= bad_rows[rows]

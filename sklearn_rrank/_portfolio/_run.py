@@ -253,27 +253,14 @@ class _Portfolio:
                     status="skipped", message="time budget used up", stopped_early=True
                 )
                 continue
-            weights = sum(self.weights[t.name] for t in specs[i:]) + self._held(
-                specs[:i]
-            )
-            share = (
-                self.weights[spec.name] / weights
-                if self.weights[spec.name] and weights
-                else 1.0
-            )
-            cap = (
-                self.lower_cap
-                if spec.lower is not None and self.weights[spec.name]
-                else None
-            )
+            weight = self.weights[spec.name]
+            weights = sum(self.weights[t.name] for t in specs[i:])
+            weights += self._held(specs[:i])
+            share = weight / weights if weight and weights else 1.0
+            cap = self.lower_cap if spec.lower is not None and weight else None
             sub = self.deadline.child(cap, fraction=share)
             row["budget"] = sub.remaining()
-            if (
-                self.large
-                and self.weights[spec.name]
-                and sub.limited
-                and sub.remaining() < _MIN_SHARE
-            ):
+            if self.large and weight and sub.limited and sub.remaining() < _MIN_SHARE:
                 row.update(
                     status="skipped",
                     message=f"too little of the budget left ({sub.remaining():.1f} s)",
