@@ -26,7 +26,6 @@ from sklearn_rrank._lpca._margin import _margin_fit
 from sklearn_rrank._lpca._model import _Data, _is_global, _package
 from sklearn_rrank._lpca._refine import _boost, _lpca_refine
 from sklearn_rrank._lpca._start import (
-    _add_column,
     _add_columns,
     _svd_init,
     _truncated_start,
@@ -51,9 +50,6 @@ _LBFGS_SWEEP_FACTOR = 10
 # on data of at least this many entries the sweeps run in float32 (certificates stay
 # float64): the elementwise kernels take about a quarter of the float64 time
 _FLOAT32_ENTRIES = 10**6
-# on data of at least this many entries columns are added in one block (one gradient
-# and one truncated SVD) rather than one per gradient
-_BLOCK_ADD_ENTRIES = 10**7
 
 
 class _LPCAFamily:
@@ -105,15 +101,11 @@ class _LPCAFamily:
         elif how not in ("same", "below"):
             state = _svd_init(self.data, p, self.kind, self.seed, self.tau, deadline)
         U, V, mu = state
-        block = self.data.shape[0] * self.data.shape[1] >= _BLOCK_ADD_ENTRIES
-        while U.shape[1] < p:
-            if deadline.expired():
-                return (U, V, mu), False
-            if block:
-                U, V, mu = _add_columns(self.data, U, V, mu, p - U.shape[1], deadline)
-            else:
-                U, V, mu = _add_column(self.data, U, V, mu, deadline)
-        return (U, V, mu), True
+        if U.shape[1] < p and not deadline.expired():
+            # one gradient and one truncated SVD for all the new columns: a column
+            # at a time costs a gradient each and outlasts short slices
+            U, V, mu = _add_columns(self.data, U, V, mu, p - U.shape[1], deadline)
+        return (U, V, mu), U.shape[1] >= p
 
     def fit(self, k, warm, deadline):
         """The bracket search's "fit at ``k``": a :class:`Fit`."""

@@ -20,11 +20,12 @@ how long:
    the number of fits a bisection of the bracket still needs.
 5. The fit's factors are offered to the incumbent (which certifies). A fit that
    leaves at most ``max(RESCUE_MIN, RESCUE_FRACTION * ones)`` entries uncertified
-   gets the family's rescue, in the same slice.
+   gets the family's rescue, on a slice as long as the fit's.
 6. Go on: a fit stopped before it converged (its slice, its sweep limit or a stall
-   rule) continues, on twice the share of the time left, while its error trend
-   reaches the rescue threshold within the time left (or when it was cut before
-   it showed a trend).
+   rule) continues while its error trend (geometric, over the last half of the
+   fit) reaches the rescue threshold within the time left, or when it was cut
+   before it showed a trend; on twice its last slice, but no more than twice the
+   time the trend needs (no less than the last slice).
 7. Certified: ``hi = k``; failed: ``lo = k``. The search ends when ``hi - lo <= 1``,
    when the bound meets the lower bound, at ``max_rank`` or at the deadline (a fit
    the deadline cut stays in ``incumbent.memo`` for a later run to continue).
@@ -95,20 +96,42 @@ def _steps(lo, hi):
     return math.ceil(math.log2(max(hi - lo, 2))) + 1
 
 
-def _goes_on(history, threshold, deadline):
-    """True iff the errors' trend over the last half of ``history`` reaches
-    ``threshold`` before ``deadline`` ends (unlimited: within as long again as the
-    search has run, so that a slow fit does not go on for ever). A flat or rising
-    trend never goes on, near or not (a near fit had its rescue).
+def _needed(history, threshold):
+    """Seconds the errors' trend over the last half of ``history`` needs to reach
+    ``threshold`` (0 when there), or None when there is no falling trend.
+
+    The trend is geometric: the errors of a converging fit fall by a factor per
+    unit of time, and a straight line through two points of such a curve promises
+    far too much. A flat or rising trend has no time (more of the same will not
+    certify, near or not: a near fit had its rescue).
     """
     if len(history) < 2:
-        return False
+        return None
     (t0, e0), (t1, e1) = history[(len(history) - 1) // 2], history[-1]
-    if e1 >= e0 or t1 <= t0:  # not falling: more of the same will not certify
-        return False
-    needed = max(0, e1 - threshold) * (t1 - t0) / (e0 - e1)
+    if e1 >= e0 or t1 <= t0:
+        return None
+    if e1 <= threshold:
+        return 0.0
+    return (t1 - t0) * math.log(e1 / max(threshold, 1)) / math.log(e0 / max(e1, 1))
+
+
+def _goes_on(history, threshold, deadline):
+    """True iff the trend of ``history`` reaches ``threshold`` before ``deadline``
+    ends (unlimited: within as long again as the search has run, so that a slow
+    fit does not go on for ever)."""
+    needed = _needed(history, threshold)
     left = deadline.remaining() if deadline.limited else deadline.elapsed()
-    return needed <= left
+    return needed is not None and needed <= left
+
+
+def _next_slice(last, history, threshold):
+    """Seconds of a go-on after a slice of ``last`` seconds: twice ``last``, but no
+    more than twice what the trend needs (and no less than ``last``), so that a
+    fit about to turn near leaves the time left for its rescue and other ranks."""
+    needed = _needed(history, threshold)
+    if needed is None:  # cut before it showed a trend
+        return 2 * last
+    return min(2 * last, max(last, 2 * needed))
 
 
 def ticker(incumbent, k, history):
@@ -145,13 +168,14 @@ def _warm(incumbent, k, below):
 def _try(incumbent, deadline, k, warm, family, limit, steps):
     """Fit ``k`` (going on while its trend allows), offer it, rescue a near miss.
 
-    Each fit, and the rescue, gets ``1 / steps`` of the time left (a fit that goes
-    on twice the share of its last part). Returns
-    ``(certified, the last Fit)``.
+    The fit gets ``1 / steps`` of the time left, a rescue as long as the fit's
+    slice, a go-on :func:`_next_slice` of its last slice. Returns ``(certified, the last Fit)``.
     """
     fit, rescue, accepted = family
+    share = deadline.child(fraction=1.0 / steps)
     while True:
-        res = fit(k, warm, deadline.child(fraction=1.0 / steps))
+        last = share.remaining()
+        res = fit(k, warm, share)
         n_failed = res.n_wrong
         if res.L is not None and n_failed <= limit:
             if n_failed == 0 and incumbent.offer(res.L, res.R):
@@ -160,15 +184,22 @@ def _try(incumbent, deadline, k, warm, family, limit, steps):
                 return True, res
             n_failed = incumbent.count_uncertified(res.L, res.R)
             if rescue is not None and n_failed <= limit and not deadline.expired():
-                share = deadline.child(fraction=1.0 / steps)
-                if rescue(k, res, share, incumbent.offer):
+                # as long as the fit's slice: a fit that needed it to turn near
+                # is not rescued in less
+                time_ = deadline.child() if last is None else deadline.child(last)
+                if rescue(k, res, time_, incumbent.offer):
                     return True, res
         res.n_wrong = n_failed
         if not res.cut or deadline.expired():
             return False, res
         if len(res.history) >= 2 and not _goes_on(res.history, limit, deadline):
             return False, res
-        warm, steps = ("same", res.state), max(1, steps // 2)
+        warm = ("same", res.state)
+        share = (
+            deadline.child()
+            if last is None
+            else deadline.child(_next_slice(last, res.history, limit))
+        )
 
 
 def bracket_search(
