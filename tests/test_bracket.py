@@ -183,10 +183,56 @@ def test_a_cut_fit_with_a_good_trend_goes_on_at_the_same_rank():
     goes_on = modules.bracket._goes_on
     dl = Deadline(100.0)
     assert goes_on([(0.0, 1000), (1.0, 500), (2.0, 100)], 30, dl)
+    # a geometric trend: halving each second from 3200, 30 is 7 s away
+    assert not goes_on([(0.0, 6400), (1.0, 3200)], 30, Deadline(5.0))
+    assert goes_on([(0.0, 6400), (1.0, 3200)], 30, Deadline(8.0))
     assert not goes_on([(0.0, 1000), (1.0, 999), (2.0, 998)], 30, dl)  # too slow
     assert not goes_on([(0.0, 1000), (1.0, 1000), (2.0, 1200)], 30, dl)  # rising
     assert goes_on([(0.0, 100), (1.0, 10)], 30, dl)  # near and still falling
     assert not goes_on([(0.0, 28), (1.0, 28)], 30, dl)  # near but flat
+
+
+class SlowNearFamily(FakeFamily):
+    """Every fit runs to its slice's end with a steep geometric trend, and is near
+    (5 entries wrong, never exact) once ``near_after`` seconds of fitting have
+    passed in all; its rescue certifies when it gets ``rescue_needs`` seconds."""
+
+    def __init__(self, X, r_star, near_after, rescue_needs):
+        super().__init__(X, r_star)
+        self.near_after, self.rescue_needs = near_after, rescue_needs
+        self.fitted, self.rescues = 0.0, []
+
+    def fit(self, k, warm, deadline):
+        self.fits.append(k)
+        t0 = time.monotonic()
+        while not deadline.expired():  # a real fit runs to its slice's end
+            time.sleep(0.005)
+        self.fitted += time.monotonic() - t0
+        n_wrong = 5 if self.fitted >= self.near_after else 100
+        history = [(t0, n_wrong * 100), (time.monotonic(), n_wrong)]
+        L, R = self.factors(k)
+        return BracketFit(L, R, n_wrong, ("fake", k), cut=True, history=history)
+
+    def rescue(self, k, fit, deadline, offer):
+        left = deadline.remaining()
+        self.rescues.append(left)
+        if left < self.rescue_needs:
+            return False
+        time.sleep(self.rescue_needs)
+        return offer(*self.factors(k))
+
+
+def test_a_fit_that_goes_on_leaves_time_for_its_rescue():
+    # the trend says the fit turns near within a fraction of its slice: it goes
+    # on for about as long again, not for all the time left, and the near fit
+    # still gets its rescue (a slice as long as the fit's)
+    X = _matrix(6)
+    # ranks 6 to 40: seven bisection steps, a first slice of 1.4 / 7 = 0.2 s; the
+    # fit is near after 0.7 s of fitting
+    family = SlowNearFamily(X, 6, near_after=0.7, rescue_needs=0.05)
+    res = _search(X, family, deadline=Deadline(1.4), lower=6, cap=40)
+    assert family.rescues and family.rescues[0] >= 0.05, family.rescues
+    assert res.rank == 6 and certify_rounding(X, res.L, res.R)
 
 
 def test_next_rank_gallops_then_bisects():
