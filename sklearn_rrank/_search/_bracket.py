@@ -40,6 +40,8 @@ import math
 import time
 from dataclasses import dataclass, field
 
+import numpy as np
+
 __all__ = ["Fit", "bracket_candidates", "bracket_search", "next_rank"]
 
 # a failed fit leaving more than this fraction of the ones wrong is far off: the
@@ -49,6 +51,9 @@ FAR = 0.1
 # fail: the boost and the LPs fix a handful of entries, not a far fit
 RESCUE_MIN = 30
 RESCUE_FRACTION = 0.005
+# a slice holds at least this many sweeps at the pace of the latest fit (while the
+# time lasts): a fit cut after fewer shows no trend, and its work is lost
+MIN_SWEEPS = 3
 # seconds between two progress events inside a fit
 TICK_SECONDS = 2.0
 
@@ -115,12 +120,16 @@ def _needed(history, threshold):
     return (t1 - t0) * math.log(e1 / max(threshold, 1)) / math.log(e0 / max(e1, 1))
 
 
-def _goes_on(history, threshold, deadline):
+def _goes_on(history, threshold, deadline, rescue=None):
     """True iff the trend of ``history`` reaches ``threshold`` before ``deadline``
-    ends (unlimited: within as long again as the search has run, so that a slow
-    fit does not go on for ever)."""
+    ends, leaving ``rescue`` seconds (the rescue's slice) for the rescue
+    (unlimited: within as long again as the search has run, so that a slow fit
+    does not go on for ever)."""
     needed = _needed(history, threshold)
-    left = deadline.remaining() if deadline.limited else deadline.elapsed()
+    if deadline.limited:
+        left = deadline.remaining() - (rescue or 0.0)
+    else:
+        left = deadline.elapsed()
     return needed is not None and needed <= left
 
 
@@ -165,41 +174,49 @@ def _warm(incumbent, k, below):
     return None if nearest is None else ("below", below[nearest])
 
 
-def _try(incumbent, deadline, k, warm, family, limit, steps):
+def _pace(history, pace):
+    """Seconds per sweep: the median step of ``history`` (``pace`` if too short)."""
+    if len(history) < 2:
+        return pace
+    return float(np.median(np.diff([t for t, _ in history])))
+
+
+def _try(incumbent, deadline, k, warm, family, limit, steps, pace):
     """Fit ``k`` (going on while its trend allows), offer it, rescue a near miss.
 
     The fit gets ``1 / steps`` of the time left, a rescue as long as the fit's
-    slice, a go-on :func:`_next_slice` of its last slice. Returns ``(certified, the last Fit)``.
+    slice, a go-on :func:`_next_slice` of its last slice; no slice is shorter than
+    :data:`MIN_SWEEPS` sweeps at ``pace`` (seconds per sweep of the latest fit, or
+    None) while the time lasts. Returns ``(certified, the last Fit, pace)``.
     """
     fit, rescue, accepted = family
-    share = deadline.child(fraction=1.0 / steps)
+    seconds = None if not deadline.limited else deadline.remaining() / steps
     while True:
+        if seconds is not None and pace is not None:
+            seconds = max(seconds, MIN_SWEEPS * pace)
+        share = deadline.child(seconds)
         last = share.remaining()
         res = fit(k, warm, share)
+        pace = _pace(res.history, pace)
         n_failed = res.n_wrong
         if res.L is not None and n_failed <= limit:
             if n_failed == 0 and incumbent.offer(res.L, res.R):
                 if accepted is not None:
                     accepted(k, res)
-                return True, res
+                return True, res, pace
             n_failed = incumbent.count_uncertified(res.L, res.R)
             if rescue is not None and n_failed <= limit and not deadline.expired():
                 # as long as the fit's slice: a fit that needed it to turn near
                 # is not rescued in less
-                time_ = deadline.child() if last is None else deadline.child(last)
-                if rescue(k, res, time_, incumbent.offer):
-                    return True, res
+                if rescue(k, res, deadline.child(last), incumbent.offer):
+                    return True, res, pace
         res.n_wrong = n_failed
         if not res.cut or deadline.expired():
-            return False, res
-        if len(res.history) >= 2 and not _goes_on(res.history, limit, deadline):
-            return False, res
+            return False, res, pace
+        if len(res.history) >= 2 and not _goes_on(res.history, limit, deadline, last):
+            return False, res, pace
         warm = ("same", res.state)
-        share = (
-            deadline.child()
-            if last is None
-            else deadline.child(_next_slice(last, res.history, limit))
-        )
+        seconds = None if last is None else _next_slice(last, res.history, limit)
 
 
 def bracket_search(
@@ -247,7 +264,7 @@ def bracket_search(
     """
     top = incumbent.ceiling if max_rank is None else min(max_rank, incumbent.ceiling)
     lo = max(incumbent.lower - 1, start - 1, 0)
-    gap, below, limit = 1, {}, rescue_limit(incumbent)
+    gap, below, limit, pace = 1, {}, rescue_limit(incumbent), None
     info = {"tried": [], "seconds_by_k": {}, "fits": 0}
     far = FAR * max(incumbent.data.n_ones, 1)
     reason = "met"
@@ -264,7 +281,7 @@ def bracket_search(
         warm = _warm(incumbent, k, below)
         steps = _steps(lo, hi) if deadline.limited else 1
         family = (fit, rescue, accepted)
-        ok, res = _try(incumbent, deadline, k, warm, family, limit, steps)
+        ok, res, pace = _try(incumbent, deadline, k, warm, family, limit, steps, pace)
         info["fits"] += 1
         info["tried"].append(k)
         info["seconds_by_k"][k] = time.monotonic() - t0
