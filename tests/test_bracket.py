@@ -178,18 +178,23 @@ def test_an_interrupt_keeps_the_best_certificate():
     assert certify_rounding(X, kept.L, kept.R)
 
 
-def test_a_cut_fit_with_a_good_trend_goes_on_at_the_same_rank():
-    # the trend over the last half reaches the rescue threshold in time: go on
-    goes_on = modules.bracket._goes_on
+def test_a_cut_fit_goes_on_when_its_trend_pays_off_in_its_next_slice():
+    go_on = modules.bracket._go_on
     dl = Deadline(100.0)
-    assert goes_on([(0.0, 1000), (1.0, 500), (2.0, 100)], 30, dl)
-    # a geometric trend: halving each second from 3200, 30 is 7 s away
-    assert not goes_on([(0.0, 6400), (1.0, 3200)], 30, Deadline(5.0))
-    assert goes_on([(0.0, 6400), (1.0, 3200)], 30, Deadline(8.0))
-    assert not goes_on([(0.0, 1000), (1.0, 999), (2.0, 998)], 30, dl)  # too slow
-    assert not goes_on([(0.0, 1000), (1.0, 1000), (2.0, 1200)], 30, dl)  # rising
-    assert goes_on([(0.0, 100), (1.0, 10)], 30, dl)  # near and still falling
-    assert not goes_on([(0.0, 28), (1.0, 28)], 30, dl)  # near but flat
+    # 500 -> 100 in a second: 30 is 0.75 s away, within twice a 1 s slice
+    assert 1.0 <= go_on([(0.0, 1000), (1.0, 500), (2.0, 100)], 30, dl, 1.0) <= 2.0
+    # halving each second from 3200: 30 is 6.7 s away
+    assert go_on([(0.0, 6400), (1.0, 3200)], 30, dl, 2.0) is False  # > 2 slices
+    assert go_on([(0.0, 6400), (1.0, 3200)], 30, dl, 4.0) == 8.0
+    assert go_on([(0.0, 6400), (1.0, 3200)], 30, Deadline(8.0), 4.0) is False
+    assert go_on([(0.0, 1000), (1.0, 999), (2.0, 998)], 30, dl, 1.0) is False
+    assert go_on([(0.0, 1000), (1.0, 1000), (2.0, 1200)], 30, dl, 1.0) is False
+    assert go_on([(0.0, 100), (1.0, 10)], 30, dl, 1.0) == 1.0  # near, falling
+    assert go_on([(0.0, 28), (1.0, 28)], 30, dl, 1.0) is False  # near but flat
+    assert go_on([(0.0, 5000)], 30, dl, 1.0) == 2.0  # no trend yet
+    # without a deadline: the trend within as long again as the search has run
+    assert go_on([(0.0, 100), (1.0, 10)], 30, Deadline(), None) is None
+    assert go_on([(0.0, 1000), (1.0, 1000)], 30, Deadline(), None) is False
 
 
 class SlowNearFamily(FakeFamily):

@@ -22,10 +22,12 @@ how long:
    leaves at most ``max(RESCUE_MIN, RESCUE_FRACTION * ones)`` entries uncertified
    gets the family's rescue, on a slice as long as the fit's.
 6. Go on: a fit stopped before it converged (its slice, its sweep limit or a stall
-   rule) continues while its error trend (geometric, over the last half of the
-   fit) reaches the rescue threshold within the time left, or when it was cut
-   before it showed a trend; on twice its last slice, but no more than twice the
-   time the trend needs (no less than the last slice).
+   rule) continues when its error trend (geometric, over the last half of the
+   fit) reaches the rescue threshold within twice its last slice and leaves a
+   slice for the rescue before the deadline, or when it was cut before it showed
+   a trend; for twice what the trend needs (at least its last slice, at most
+   twice it). No slice is shorter than :data:`MIN_SWEEPS` sweeps at the pace of
+   the latest fit, while the time lasts.
 7. Certified: ``hi = k``; failed: ``lo = k``. The search ends when ``hi - lo <= 1``,
    when the bound meets the lower bound, at ``max_rank`` or at the deadline (a fit
    the deadline cut stays in ``incumbent.memo`` for a later run to continue).
@@ -120,26 +122,25 @@ def _needed(history, threshold):
     return (t1 - t0) * math.log(e1 / max(threshold, 1)) / math.log(e0 / max(e1, 1))
 
 
-def _goes_on(history, threshold, deadline, rescue=None):
-    """True iff the trend of ``history`` reaches ``threshold`` before ``deadline``
-    ends, leaving ``rescue`` seconds (the rescue's slice) for the rescue
-    (unlimited: within as long again as the search has run, so that a slow fit
-    does not go on for ever)."""
-    needed = _needed(history, threshold)
-    if deadline.limited:
-        left = deadline.remaining() - (rescue or 0.0)
-    else:
-        left = deadline.elapsed()
-    return needed is not None and needed <= left
+def _go_on(history, threshold, deadline, last):
+    """Seconds of the go-on of a fit cut after a slice of ``last`` seconds: False
+    when it stops, None for the rest of an unlimited ``deadline``.
 
-
-def _next_slice(last, history, threshold):
-    """Seconds of a go-on after a slice of ``last`` seconds: twice ``last``, but no
-    more than twice what the trend needs (and no less than ``last``), so that a
-    fit about to turn near leaves the time left for its rescue and other ranks."""
+    A fit cut before it showed a trend goes on for twice ``last``. Else its trend
+    (:func:`_needed`) must reach ``threshold`` within twice ``last`` (a go-on
+    pays off in the slice it asks for, or the time is better spent at another
+    rank) and leave ``last`` seconds for the rescue before the deadline; it goes
+    on for twice what the trend needs, at least ``last`` and at most twice it.
+    Without a deadline the trend must reach ``threshold`` within as long again
+    as the search has run, so that a slow fit does not go on for ever.
+    """
     needed = _needed(history, threshold)
-    if needed is None:  # cut before it showed a trend
-        return 2 * last
+    if len(history) < 2:
+        return 2 * last if deadline.limited else None
+    if not deadline.limited:
+        return None if needed is not None and needed <= deadline.elapsed() else False
+    if needed is None or needed > 2 * last or needed + last > deadline.remaining():
+        return False
     return min(2 * last, max(last, 2 * needed))
 
 
@@ -185,7 +186,7 @@ def _try(incumbent, deadline, k, warm, family, limit, steps, pace):
     """Fit ``k`` (going on while its trend allows), offer it, rescue a near miss.
 
     The fit gets ``1 / steps`` of the time left, a rescue as long as the fit's
-    slice, a go-on :func:`_next_slice` of its last slice; no slice is shorter than
+    slice, a go-on the seconds :func:`_go_on` gives it; no slice is shorter than
     :data:`MIN_SWEEPS` sweeps at ``pace`` (seconds per sweep of the latest fit, or
     None) while the time lasts. Returns ``(certified, the last Fit, pace)``.
     """
@@ -213,10 +214,10 @@ def _try(incumbent, deadline, k, warm, family, limit, steps, pace):
         res.n_wrong = n_failed
         if not res.cut or deadline.expired():
             return False, res, pace
-        if len(res.history) >= 2 and not _goes_on(res.history, limit, deadline, last):
+        seconds = _go_on(res.history, limit, deadline, last)
+        if seconds is False:
             return False, res, pace
         warm = ("same", res.state)
-        seconds = None if last is None else _next_slice(last, res.history, limit)
 
 
 def bracket_search(
