@@ -281,7 +281,8 @@ def _top_gradient_pairs(data, U, V, mu, r, deadline=None):
     The sparse-data counterpart of the dense SVD in :func:`_add_columns`: ``g`` is
     recomputed chunk by chunk in every product of a randomized power iteration
     (``r`` vectors plus 10 samples, ``_ADD_COLUMN_POWER_ITER`` iterations, fewer
-    once ``deadline`` has expired), so no m x n array is held, and the passes
+    when one would not end, with the two passes that follow it, before
+    ``deadline``), so no m x n array is held, and the passes
     over the data do not grow with ``r``. Returns ``(A, sigma, B, curvature)``:
     the pairs as the columns of ``A`` (m, r) and ``B`` (n, r), the singular
     values (r,), and ``(A[:, j] * A[:, j]) @ h @ (B[:, j] * B[:, j])`` for each
@@ -303,10 +304,16 @@ def _top_gradient_pairs(data, U, V, mu, r, deadline=None):
             out -= g.T @ Q[rows]
         return out
 
+    t0 = time.monotonic()
     Q = matmat(rng.standard_normal((n, size)))
+    one_pass = time.monotonic() - t0
     for _ in range(_ADD_COLUMN_POWER_ITER):
-        if deadline is not None and deadline.expired():
-            break  # the sampled range is a (rougher) direction too
+        # an iteration is two passes over the data and the end two more: one that
+        # would not end before the deadline is not started (the sampled range is a
+        # rougher direction too)
+        if deadline is not None and deadline.limited:
+            if deadline.remaining() < 4 * one_pass:
+                break
         Q, _ = np.linalg.qr(Q)
         Q, _ = np.linalg.qr(rmatmat(Q))
         Q = matmat(Q)
