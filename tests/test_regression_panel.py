@@ -41,7 +41,7 @@ def test_digits150_fits(digits150, method, k):
 
 def test_digits150_bounds(digits150_bounds):
     res = digits150_bounds
-    assert (res.lower, res.upper, res.upper_method) == (5, 9, "lpca")
+    assert (res.lower, res.upper, res.upper_method) == (5, 8, "lpca")
 
 
 def test_planted_rank_four_bounds():
