@@ -777,8 +777,8 @@ def test_sparse_add_column_matches_dense(sparse_planted):
     X = sparse_planted
     dense, sparse = _lpca_model._Data(X), _lpca_model._Data(sp.csr_matrix(X))
     U, V, mu = _lpca_init._svd_init(dense, 2, "column", np.random.RandomState(0))
-    Ud, Vd, _ = _lpca_init._add_column(dense, U, V, mu)
-    Us, Vs, _ = _lpca_init._add_column(sparse, U, V, mu)
+    Ud, Vd, _ = _lpca_init._add_columns(dense, U, V, mu, 1)
+    Us, Vs, _ = _lpca_init._add_columns(sparse, U, V, mu, 1)
     # nearly the same rank-one direction (fewer power iterations on sparse data)
     for a, b in ((Ud[:, -1], Us[:, -1]), (Vd[:, -1], Vs[:, -1])):
         cosine = abs(a @ b) / (np.linalg.norm(a) * np.linalg.norm(b))

@@ -165,7 +165,7 @@ def test_block_of_columns_is_the_top_pairs_of_one_gradient():
     data = _Data(X)
     kind = modules.lpca._model_kind("global", 0.5)
     U, V, mu = init._svd_init(data, 1, kind, 0, 0.5)
-    one = init._add_column(data, U, V, mu)
+    one = init._add_columns(data, U, V, mu, 1)
     block = init._add_columns(data, U, V, mu, 1)
     assert np.array_equal(one[0], block[0]) and np.array_equal(one[1], block[1])
     U3, V3, _ = init._add_columns(data, U, V, mu, 3)
@@ -202,7 +202,7 @@ def test_sparse_block_of_columns_is_the_dense_block():
             np.linalg.norm(Ud[:, j]) * np.linalg.norm(Vd[:, j]),
             rtol=0.05,
         )
-    one = init._add_column(sparse, U, V, mu)
+    one = init._add_columns(sparse, U, V, mu, 1)
     assert np.allclose(np.abs(Us[:, :2]), np.abs(one[0]), rtol=0.05, atol=1e-3)
 
 

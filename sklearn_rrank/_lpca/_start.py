@@ -3,7 +3,7 @@
 * :func:`_svd_init`: the truncated SVD of ``c (2X - 1)`` (centred for the column
   bias, shifted for the global offset), by a randomized SVD of an operator on
   sparse data (:func:`_svd_init_sparse`);
-* :func:`_add_column`, :func:`_add_columns`: more latent columns along the steepest
+* :func:`_add_columns`: more latent columns along the steepest
   descent directions (the warm starts of the rank search);
 * :func:`_init_from_factors`: user factors in the returned format;
 * :func:`_truncated_start`: a certificate of a larger rank cut to fewer columns (the
@@ -195,22 +195,11 @@ def _svd_init_sparse(data, p, kind, rng, tau, deadline=None):
     return (*_balanced(A, sv, B, p, rng), mu)
 
 
-def _add_column(data, U, V, mu, deadline=None):
-    """Add one latent column along the steepest rank-one descent direction.
-
-    The new column is the top singular pair ``(a, b)`` of the negative gradient of
-    the data loss with respect to the logits, scaled by one Newton step on the
-    objective along ``t a b^T`` (at least a small positive step): :func:`_add_columns`
-    with ``r = 1``.
-    """
-    return _add_columns(data, U, V, mu, 1, deadline)
-
-
 def _add_columns(data, U, V, mu, r, deadline=None):
     """Add ``r`` latent columns along the top ``r`` singular pairs of the gradient.
 
-    One gradient and one truncated SVD for all ``r`` columns (``r`` calls of
-    :func:`_add_column` cost ``r`` of each): each pair ``(a_j, b_j)`` of the
+    One gradient and one truncated SVD for all ``r`` columns (a column at a time
+    costs ``r`` of each): each pair ``(a_j, b_j)`` of the
     negative gradient is scaled by its own Newton step along ``t a_j b_j^T``
     (clipped to ``[1e-2, 1e2]``). The pairs are orthogonal, so the block is the
     steepest rank-``r`` direction at the current model, not the ``r`` successive
