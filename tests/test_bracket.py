@@ -240,6 +240,42 @@ def test_a_fit_that_goes_on_leaves_time_for_its_rescue():
     assert res.rank == 6 and certify_rounding(X, res.L, res.R)
 
 
+class NeedsTimeFamily(FakeFamily):
+    """Fits at ``k >= r*`` certify at once; the fit at ``r* - 1`` certifies once it
+    has had ``needs`` seconds in all, and before that it runs to its slice's end
+    far off and flat (no trend: no go-on, no rescue); lower ranks never certify."""
+
+    def __init__(self, X, r_star, needs):
+        super().__init__(X, r_star - 1)
+        self.top, self.needs, self.fitted = r_star, needs, 0.0
+
+    def fit(self, k, warm, deadline):
+        self.fits.append(k)
+        t0 = time.monotonic()
+        L, R = self.factors(k)
+        needs = self.needs - self.fitted if k == self.top - 1 else math.inf
+        while k < self.top and time.monotonic() - t0 < needs:
+            if deadline.expired():
+                if k == self.top - 1:
+                    self.fitted += time.monotonic() - t0
+                history = [(t0, 1000), (time.monotonic(), 1000)]
+                return BracketFit(None, None, 1000, ("fake", k), True, history)
+            time.sleep(0.005)
+        return BracketFit(L, R, 0, ("fake", k), history=[(t0, 0), (t0 + 1e-3, 0)])
+
+
+def test_time_left_after_the_bracket_closes_goes_to_the_fit_below_it():
+    # the fit at 5 needs 0.4 s; its first slice is 1.2 / 7 s: the bracket closes
+    # at (5, 6] with about 1 s left, half of which takes the fit at 5 to exact
+    X = _matrix(5)
+    family = NeedsTimeFamily(X, 6, needs=0.4)
+    t0 = time.monotonic()
+    res = _search(X, family, deadline=Deadline(1.2), lower=5, cap=40)
+    assert time.monotonic() - t0 <= 1.2 + 0.3
+    assert res.rank == 5 and certify_rounding(X, res.L, res.R), family.fits
+    assert family.fits.count(5) == 2
+
+
 def test_next_rank_gallops_then_bisects():
     next_rank = modules.bracket.next_rank
     assert next_rank(0, 100, 1) == 1

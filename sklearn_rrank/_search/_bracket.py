@@ -28,9 +28,14 @@ how long:
    a trend; for twice what the trend needs (at least its last slice, at most
    twice it). No slice is shorter than :data:`MIN_SWEEPS` sweeps at the pace of
    the latest fit, while the time lasts.
-7. Certified: ``hi = k``; failed: ``lo = k``. The search ends when ``hi - lo <= 1``,
-   when the bound meets the lower bound, at ``max_rank`` or at the deadline (a fit
-   the deadline cut stays in ``incumbent.memo`` for a later run to continue).
+7. Certified: ``hi = k`` (and ``lo`` the largest failed rank below it); failed:
+   ``lo = k``. The search ends when the bound meets the lower bound, at
+   ``max_rank`` or at the deadline (a fit the deadline cut stays in
+   ``incumbent.memo`` for a later run to continue).
+8. When ``hi - lo <= 1`` before the deadline, the fit at ``lo`` goes on once more
+   from where it stopped, on half the time left (then steps 5 to 7): it failed
+   within its slice, not for ever. Without a failed fit at ``lo`` left to go on,
+   the search ends.
 
 The skeleton's contract holds: every bound is certified by
 :meth:`~sklearn_rrank._search._skeleton.Incumbent.offer`, the cap bounds the ranks
@@ -264,14 +269,19 @@ def bracket_search(
         ``"stopped_early"``.
     """
     top = incumbent.ceiling if max_rank is None else min(max_rank, incumbent.ceiling)
-    lo = max(incumbent.lower - 1, start - 1, 0)
-    gap, below, limit, pace = 1, {}, rescue_limit(incumbent), None
+    bottom = max(incumbent.lower - 1, start - 1, 0)
+    lo, gap, below, limit, pace = bottom, 1, {}, rescue_limit(incumbent), None
+    again = set()  # the ranks step 8 went on with
     info = {"tried": [], "seconds_by_k": {}, "fits": 0}
     far = FAR * max(incumbent.data.n_ones, 1)
     reason = "met"
     while not incumbent.done:
         hi = min(incumbent.bound if incumbent.bound is not None else top + 1, top + 1)
         k = next_rank(lo, hi, gap)
+        steps = _steps(lo, hi) if deadline.limited else 1
+        if k is None and deadline.limited and lo in below and lo not in again:
+            k, steps = lo, 2  # step 8
+            again.add(lo)
         if k is None:
             reason = "met" if hi <= top else "max_rank"
             break
@@ -279,8 +289,7 @@ def bracket_search(
             reason = "time limit"
             break
         t0 = time.monotonic()
-        warm = _warm(incumbent, k, below)
-        steps = _steps(lo, hi) if deadline.limited else 1
+        warm = ("same", below.pop(k)) if k in below else _warm(incumbent, k, below)
         family = (fit, rescue, accepted)
         ok, res, pace = _try(incumbent, deadline, k, warm, family, limit, steps, pace)
         info["fits"] += 1
@@ -291,6 +300,7 @@ def bracket_search(
             if stop_first:
                 reason = "first"
                 break
+            lo = max((j for j in below if j < k), default=bottom)
             continue
         if deadline.expired() and res.cut:
             incumbent.memo[k] = res.state  # a later run goes on with this fit
