@@ -3,8 +3,8 @@
 * :func:`_svd_init`: the truncated SVD of ``c (2X - 1)`` (centred for the column
   bias, shifted for the global offset), by a randomized SVD of an operator on
   sparse data (:func:`_svd_init_sparse`);
-* :func:`_add_columns`: more latent columns along the steepest
-  descent directions (the warm starts of the rank search);
+* :func:`_add_columns`: more latent columns along the steepest descent directions
+  (the warm starts of the rank search);
 * :func:`_init_from_factors`: user factors in the returned format;
 * :func:`_truncated_start`: a certificate of a larger rank cut to fewer columns (the
   polish phase's warm start on large data).
@@ -199,9 +199,9 @@ def _add_columns(data, U, V, mu, r, deadline=None):
     """Add ``r`` latent columns along the top ``r`` singular pairs of the gradient.
 
     One gradient and one truncated SVD for all ``r`` columns (a column at a time
-    costs ``r`` of each): each pair ``(a_j, b_j)`` of the
-    negative gradient is scaled by its own Newton step along ``t a_j b_j^T``
-    (clipped to ``[1e-2, 1e2]``). The pairs are orthogonal, so the block is the
+    costs ``r`` of each): each pair ``(a_j, b_j)`` of the negative gradient is
+    scaled by its own Newton step along ``t a_j b_j^T`` (clipped to
+    ``[1e-2, 1e2]``). The pairs are orthogonal, so the block is the
     steepest rank-``r`` direction at the current model, not the ``r`` successive
     rank-one steps (each taken after the previous). On dense data the pairs come
     from :func:`_randomized_svd` (cut to the time ``deadline`` leaves); on sparse
