@@ -137,8 +137,8 @@ def _projlp_search(
 
     The scan stays linear, not the bracket order of L-PCA: with nested projections
     it solves each column once plus one infeasible LP per width, while a bisection
-    solves again the columns it had solved above (1.4 to 3.4 times the LPs on 11
-    of 12 small matrices, ``benchmarks/results/projlp_phase1_order.json``).
+    solves again the columns it had solved above (1.4 to 3.4 times the LPs on 10
+    of 11 small matrices, ``benchmarks/results/projlp_phase1_order.json``).
 
     Each ``d`` starts with the column that failed last; columns are attempted in
     blocks of 8, 16, 32, ... (independent of ``n_jobs``). Phase 1 only tries widths
