@@ -7,9 +7,10 @@ widths it tries. This benchmark computes every ``d_j`` of one projection (all
 columns solved at every width until feasible) and then counts, on these exact
 ``d_j``, the LPs each order would solve:
 
-* **scan** (the package's phase 1): ``d = 1, 2, ...``; at each width the columns
-  not yet feasible in queue order, up to the first infeasible one, which moves to
-  the front of the queue.
+* **scan** (the package's phase 1, with a simpler queue: the package orders the
+  failed columns by their failure counts): ``d = 1, 2, ...``; at each width the
+  columns not yet feasible in queue order, up to the first infeasible one, which
+  moves to the front of the queue.
 * **bracket** (:func:`sklearn_rrank._search._bracket.next_rank`): gallop from
   ``lo = 0`` (the gap doubles after each failed width) and bisect below the
   smallest feasible width, ``hi`` the trivial width ``min(m', n')``; at a width the
