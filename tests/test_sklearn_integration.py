@@ -1,6 +1,8 @@
 """scikit-learn end to end: Pipeline, GridSearchCV, pickling, clone, set_output."""
 
 import pickle
+import sys
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -105,3 +107,24 @@ def test_input_not_modified(data):
     before = X.copy()
     RoundingRankFactorization(2, method="lpca", random_state=0).fit(X)
     np.testing.assert_array_equal(X, before)
+
+
+def test_threaded_fits_keep_the_users_warning_filters():
+    # Asso runs its thresholds in a thread pool; a task that touched the global
+    # warning filters (scikit-learn's Parallel wraps each in catch_warnings) raced
+    # with the others and lost the caller's filters. A short switch interval makes
+    # the threads interleave often enough for such a race to show in 20 fits.
+    X = make_rounding_rank_matrix(60, 40, 3, random_state=0)
+    interval = sys.getswitchinterval()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        warnings.filterwarnings("ignore", message="a filter of the caller")
+        filters = list(warnings.filters)
+        sys.setswitchinterval(1e-6)
+        try:
+            for _ in range(20):
+                RoundingRankFactorization(3, method="asso", n_jobs=2).fit(X)
+        finally:
+            sys.setswitchinterval(interval)
+        assert warnings.filters == filters
+    assert [str(w.message) for w in caught] == []

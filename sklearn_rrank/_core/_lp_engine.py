@@ -84,10 +84,9 @@ import threading
 
 import highspy
 import numpy as np
-from joblib import effective_n_jobs
 from sklearn.utils import gen_even_slices
-from sklearn.utils.parallel import Parallel, delayed
 
+from sklearn_rrank._core._parallel import Parallel, delayed, effective_n_jobs
 from sklearn_rrank._core._rounding import (
     DEFAULT_MARGIN,
     _certified_entries,

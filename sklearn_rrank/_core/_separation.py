@@ -32,8 +32,8 @@ that is separable but not reached in ``n_iter`` steps is not reported separated.
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import gen_batches
-from sklearn.utils.parallel import Parallel, delayed
 
+from sklearn_rrank._core._parallel import Parallel, delayed
 from sklearn_rrank._core._rounding import _dense_block, _uncertified_counts
 
 __all__ = ["alternate_separation", "separate_columns", "separation_basis"]

@@ -20,8 +20,8 @@ import threading
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils.parallel import Parallel, delayed
 
+from sklearn_rrank._core._parallel import Parallel, delayed, effective_n_jobs
 from sklearn_rrank._core._rounding import _row_batches
 
 __all__ = ["lpca_deviances", "row_log_likelihood"]
@@ -436,8 +436,6 @@ def _run_all(parallel, func, chunks, args):
 
 
 def _make_parallel(n_jobs, verbose):
-    from joblib import effective_n_jobs
-
     if effective_n_jobs(n_jobs) == 1:
         return None
     return Parallel(n_jobs=n_jobs, prefer="threads")

@@ -14,10 +14,10 @@ from functools import cached_property
 
 import numpy as np
 import scipy.sparse as sp
-from joblib import effective_n_jobs
 from sklearn.utils import gen_batches
 
 from sklearn_rrank._core._lp_engine import _solve
+from sklearn_rrank._core._parallel import effective_n_jobs
 from sklearn_rrank._core._rounding import (
     _dense_block,
     _uncertified_counts,

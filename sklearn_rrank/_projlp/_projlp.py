@@ -40,9 +40,9 @@ from sklearn.exceptions import DataDimensionalityWarning
 from sklearn.random_projection import SparseRandomProjection
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions, validate_params
-from sklearn.utils.parallel import Parallel
 
 from sklearn_rrank._core._lp_engine import WarmStart
+from sklearn_rrank._core._parallel import Parallel
 from sklearn_rrank._core._results import FactorizationResult
 from sklearn_rrank._core._rounding import (
     _count_errors_factors,

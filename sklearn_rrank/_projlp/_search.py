@@ -15,9 +15,7 @@ from functools import cached_property
 
 import numpy as np
 import scipy.sparse as sp
-from joblib import effective_n_jobs
 from sklearn.utils import check_random_state
-from sklearn.utils.parallel import Parallel, delayed
 
 from sklearn_rrank._core._lp_engine import (
     _NOT_SOLVED,
@@ -26,6 +24,7 @@ from sklearn_rrank._core._lp_engine import (
     _solve,
 )
 from sklearn_rrank._core._memory import dense_copy_refused, gib
+from sklearn_rrank._core._parallel import Parallel, delayed, effective_n_jobs
 from sklearn_rrank._core._rounding import (
     _count_errors_factors,
     _factor_rows,

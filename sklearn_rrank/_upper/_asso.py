@@ -28,11 +28,10 @@ from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
-from joblib import effective_n_jobs
 from sklearn.utils import gen_batches
 from sklearn.utils._param_validation import Interval, StrOptions, validate_params
-from sklearn.utils.parallel import Parallel, delayed
 
+from sklearn_rrank._core._parallel import Parallel, delayed, effective_n_jobs
 from sklearn_rrank._core._results import FactorizationResult
 from sklearn_rrank._core._validation import check_binary_matrix
 
