@@ -110,10 +110,10 @@ def test_input_not_modified(data):
 
 
 def test_threaded_fits_keep_the_users_warning_filters():
-    # Asso runs its thresholds in a thread pool; a task that touched the global
-    # warning filters (scikit-learn's Parallel wraps each in catch_warnings) raced
-    # with the others and lost the caller's filters. A short switch interval makes
-    # the threads interleave often enough for such a race to show in 20 fits.
+    # Asso runs its thresholds in a thread pool. A task that touches the global
+    # warning filters (scikit-learn's Parallel wraps each in catch_warnings) races
+    # with the others and can lose the caller's filters; a short switch interval
+    # makes the threads interleave often enough for such a race to show in 20 fits.
     X = make_rounding_rank_matrix(60, 40, 3, random_state=0)
     interval = sys.getswitchinterval()
     with warnings.catch_warnings(record=True) as caught:
