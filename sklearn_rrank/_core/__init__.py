@@ -7,5 +7,6 @@ rounding primitives and certificates (``_rounding``), the result containers
 (``_lp_engine``), batched separation (``_separation``) and the thread pools of the
 kernels (``_parallel``).
 
-May import: numpy, scipy, scikit-learn, highspy and other ``_core`` modules only.
+May import: numpy, scipy, scikit-learn, joblib, highspy and other ``_core`` modules
+only.
 """
