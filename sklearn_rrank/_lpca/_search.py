@@ -86,6 +86,8 @@ class _LPCAFamily:
             tau=tau, alpha=_SEARCH_ALPHA, n_jobs=n_jobs, verbose=max(verbose - 1, 0)
         )
         self.verbose = verbose
+        # ranks whose rescue ran the margin phase (see rescue)
+        self._margin_ran = set()
 
     def _solver(self, p):
         solver = _resolve_solver("auto", p, *self.data.shape)
@@ -173,7 +175,9 @@ class _LPCAFamily:
         """Rescue a near fit: boosting, then the margin phase, then LPs.
 
         Each step starts from the closest model so far and runs only while the
-        fit is not certified and the slice lasts.
+        fit is not certified and the slice lasts. On an unlimited slice the margin
+        phase runs once per rank: it ends by its own stall rule there, and a later
+        rescue at ``k`` (after a go-on) would restart it from nearly the same model.
         """
         U, V, mu = fit.state
         solver, factor = self._solver(U.shape[1])
@@ -202,22 +206,24 @@ class _LPCAFamily:
             L, R, fit.state = Lb, Rb, (Ub, Vb, mub)
         if deadline.expired():
             return False
-        Um, Vm, mum, _, _ = _margin_fit(
-            self.data,
-            *fit.state,
-            tau=self.tau,
-            alpha=_SEARCH_ALPHA,
-            deadline=deadline,
-            tick=tick,
-            random_state=self.seed,
-        )
-        Lm, Rm = _package(Um, Vm, mum, self.tau)
-        if offer(Lm, Rm):
-            self._model(False)  # hinge logits: no logistic model
-            rinfo.update(margin=True, certified=True)
-            return True
-        if count(Lm, Rm) < count(L, R):
-            L, R = Lm, Rm
+        if deadline.limited or k not in self._margin_ran:
+            self._margin_ran.add(k)
+            Um, Vm, mum, _, _ = _margin_fit(
+                self.data,
+                *fit.state,
+                tau=self.tau,
+                alpha=_SEARCH_ALPHA,
+                deadline=deadline,
+                tick=tick,
+                random_state=self.seed,
+            )
+            Lm, Rm = _package(Um, Vm, mum, self.tau)
+            if offer(Lm, Rm):
+                self._model(False)  # hinge logits: no logistic model
+                rinfo.update(margin=True, certified=True)
+                return True
+            if count(Lm, Rm) < count(L, R):
+                L, R = Lm, Rm
         if deadline.expired():
             return False
         Lr, Rr, refined = _lpca_refine(
