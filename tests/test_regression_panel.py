@@ -2,9 +2,8 @@
 
 The first 150 binary digits (``load_digits_binary``, 150 x 64, real rank 46) and a
 planted 120 x 80 matrix of rounding rank 4. On one BLAS a value changes only with a
-change of algorithm, and the commit that changes it says why (the bracket rank
-search, with no time limit, certifies 9 on the digits where the old polish phase's
-long fits certified 8).
+change of algorithm, and the commit that changes it says why (the bracket search's
+slice rules moved the digits' upper bound from 9 to 8).
 
 The values are those of BLAS kernels with fused multiply-add (OpenBLAS's SkylakeX,
 Haswell and Zen kernels give them all); an L-PCA fit is a floating-point
