@@ -55,7 +55,7 @@ from sklearn_rrank._portfolio import _run as _portfolio_run
 from sklearn_rrank._projlp import _copied as _projlp_copied
 from sklearn_rrank._projlp import _lp, _projlp
 from sklearn_rrank._projlp import _search as _projlp_search_module
-from sklearn_rrank._search import _bracket
+from sklearn_rrank._search import _bracket, _policy
 from sklearn_rrank._search import _skeleton as _ranksearch
 from sklearn_rrank._upper import _asso, _nuclear, _permutation_order, _rsvd
 from sklearn_rrank.datasets import _base as _datasets_base
@@ -130,8 +130,11 @@ __all__ = [
     "run_rank_search",
     "search_candidates",
     "bracket_search",
-    "bracket_candidates",
     "BracketFit",
+    "BracketFamily",
+    "SearchPolicy",
+    "Start",
+    "StartKind",
     "separate_columns",
     "separation_basis",
     "solve_columns_feasibility",
@@ -159,8 +162,11 @@ Incumbent = _ranksearch.Incumbent  # a search's best certified factorization
 run_rank_search = _ranksearch.run_rank_search  # one family's search in the skeleton
 search_candidates = _ranksearch.search_candidates  # linear/galloping rank order
 bracket_search = _bracket.bracket_search  # the bracket rank search of fit-at-k
-bracket_candidates = _bracket.bracket_candidates  # the bracket order over candidates
 BracketFit = _bracket.Fit  # what a family's fit at k returns
+BracketFamily = _bracket.Family  # what a family hands the bracket search
+SearchPolicy = _policy.SearchPolicy  # every rule of the rank searches
+Start = _policy.Start  # where a fit starts (a kind and a state)
+StartKind = _policy.StartKind  # fresh, same, below, certificate
 rank_zero_possible = _ranksearch.rank_zero_possible  # is X round_tau(0)?
 _count_errors_factors = _rounding._count_errors_factors  # errors of L R^T, blocked
 trivial_upper_bound = _trivial.trivial_upper_bound  # certified rank-min(m, n) factors
@@ -246,7 +252,7 @@ matrix_sha256 = _datasets_fetchers.matrix_sha256  # SHA-256 of a matrix's entrie
 
 #: the private modules whose attributes tests monkeypatch
 modules = SimpleNamespace(
-    bracket=_bracket,  # the bracket rank search (its constants, its tick)
+    bracket=_bracket,  # the bracket rank search
     bounds=_bounds,  # rounding_rank_bounds, the door (its validation)
     portfolio=_portfolio_run,  # the portfolio (its shares, its _run_portfolio)
     cli=_cli,  # the command line (its loader, its real-rank plan)

@@ -1,4 +1,5 @@
 import time
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -6,6 +7,7 @@ import scipy.sparse as sp
 from _family import (
     BinaryData,
     Deadline,
+    SearchPolicy,
     _Portfolio,
     _run_portfolio,
     modules,
@@ -443,14 +445,17 @@ def test_lower_bound_share_is_capped_on_large_data(monkeypatch, size):
         return {"message": "nothing"}
 
     swap_methods(monkeypatch, vc={"lower": lower}, lpca={"search": search})
-    X = make_rounding_rank_matrix(40, 30, 3, random_state=2)
+    X = make_rounding_rank_matrix(40, 30, 3, random_state=2).astype(float)
+    policy = SearchPolicy()
     if size != "small":  # the 40 x 30 matrix stands in for a large one
-        monkeypatch.setattr(modules.portfolio, "_CAPPED_LOWER_ENTRIES", X.size)
+        policy = replace(policy, portfolio_capped_lower_entries=X.size)
     if size == "large_short_cap":  # a 4 s budget stands in for a long one
-        monkeypatch.setattr(modules.portfolio, "_LOWER_CAP_MIN", 0.1)
+        policy = replace(policy, portfolio_lower_cap_min=0.1)
     # 4 s less the reserve (10%): 3.6 s to share
-    b = rounding_rank_bounds(X, methods=("vc", "lpca"), time_limit=4.0)
-    assert b.lower == 2 and len(lpca) == 1
+    run = _run_portfolio(
+        X, ("vc", "lpca"), tau=0.5, deadline=Deadline(4.0), policy=policy
+    )
+    assert run.lower == 2 and len(lpca) == 1
     if size == "large_short_cap":  # 5% of the budget, the rest to L-PCA
         assert vc[0] <= 0.05 * 4.0 and lpca[0] > 3.0
     else:  # the weights: VC 1 of 4 (0.9 s; below the cap's 10 s minimum)

@@ -14,11 +14,11 @@ import time
 import numpy as np
 import pytest
 from _family import (
+    BracketFamily,
     BracketFit,
     Deadline,
-    bracket_candidates,
+    SearchPolicy,
     bracket_search,
-    modules,
     run_rank_search,
 )
 from hypothesis import HealthCheck, given, settings
@@ -88,7 +88,9 @@ class FakeFamily:
         return False
 
 
-def _search(X, family, *, deadline=None, lower=0, cap=None, interrupt_at=None):
+def _search(
+    X, family, *, deadline=None, lower=0, cap=None, interrupt_at=None, policy=None
+):
     def search(X, incumbent, dl, **kw):
         offer = incumbent.offer
 
@@ -106,7 +108,9 @@ def _search(X, family, *, deadline=None, lower=0, cap=None, interrupt_at=None):
                     raise KeyboardInterrupt
                 return family.fit(k, warm, d)
 
-        return bracket_search(incumbent, dl, fit, rescue=family.rescue)
+        policy_kw = {} if policy is None else {"policy": policy}
+        family_ = BracketFamily(fit, rescue=family.rescue)
+        return bracket_search(incumbent, dl, family_, **policy_kw)
 
     return run_rank_search(
         search, X, method="fake", tau=0.5, deadline=deadline, lower=lower, cap=cap
@@ -179,22 +183,27 @@ def test_an_interrupt_keeps_the_best_certificate():
 
 
 def test_a_cut_fit_goes_on_when_its_trend_pays_off_in_its_next_slice():
-    go_on = modules.bracket._go_on
-    dl = Deadline(100.0)
+    policy = SearchPolicy()
+
+    def go_on(history, last, remaining=100.0, elapsed=0.0):
+        more = policy.go_on(history, 30, remaining, elapsed, last)
+        return more.seconds if more.go else False
+
     # 500 -> 100 in a second: 30 is 0.75 s away, within twice a 1 s slice
-    assert 1.0 <= go_on([(0.0, 1000), (1.0, 500), (2.0, 100)], 30, dl, 1.0) <= 2.0
+    assert 1.0 <= go_on([(0.0, 1000), (1.0, 500), (2.0, 100)], 1.0) <= 2.0
     # halving each second from 3200: 30 is 6.7 s away
-    assert go_on([(0.0, 6400), (1.0, 3200)], 30, dl, 2.0) is False  # > 2 slices
-    assert go_on([(0.0, 6400), (1.0, 3200)], 30, dl, 4.0) == 8.0
-    assert go_on([(0.0, 6400), (1.0, 3200)], 30, Deadline(8.0), 4.0) is False
-    assert go_on([(0.0, 1000), (1.0, 999), (2.0, 998)], 30, dl, 1.0) is False
-    assert go_on([(0.0, 1000), (1.0, 1000), (2.0, 1200)], 30, dl, 1.0) is False
-    assert go_on([(0.0, 100), (1.0, 10)], 30, dl, 1.0) == 1.0  # near, falling
-    assert go_on([(0.0, 28), (1.0, 28)], 30, dl, 1.0) is False  # near but flat
-    assert go_on([(0.0, 5000)], 30, dl, 1.0) == 2.0  # no trend yet
+    assert go_on([(0.0, 6400), (1.0, 3200)], 2.0) is False  # > 2 slices
+    assert go_on([(0.0, 6400), (1.0, 3200)], 4.0) == 8.0
+    assert go_on([(0.0, 6400), (1.0, 3200)], 4.0, remaining=8.0) is False
+    assert go_on([(0.0, 1000), (1.0, 999), (2.0, 998)], 1.0) is False
+    assert go_on([(0.0, 1000), (1.0, 1000), (2.0, 1200)], 1.0) is False
+    assert go_on([(0.0, 100), (1.0, 10)], 1.0) == 1.0  # near, falling
+    assert go_on([(0.0, 28), (1.0, 28)], 1.0) is False  # near but flat
+    assert go_on([(0.0, 5000)], 1.0) == 2.0  # no trend yet
     # without a deadline: the trend within as long again as the search has run
-    assert go_on([(0.0, 100), (1.0, 10)], 30, Deadline(), None) is None
-    assert go_on([(0.0, 1000), (1.0, 1000)], 30, Deadline(), None) is False
+    unlimited = policy.go_on([(0.0, 100), (1.0, 10)], 30, None, 5.0, None)
+    assert unlimited.go and unlimited.seconds is None
+    assert go_on([(0.0, 1000), (1.0, 1000)], None, remaining=None) is False
 
 
 class SlowNearFamily(FakeFamily):
@@ -276,8 +285,24 @@ def test_time_left_after_the_bracket_closes_goes_to_the_fit_below_it():
     assert family.fits.count(5) == 2
 
 
+def test_a_policy_without_the_retry_leaves_the_closed_bracket_alone():
+    # the same family and budget as above; a candidate rule is another instance
+    X = _matrix(5)
+    family = NeedsTimeFamily(X, 6, needs=0.4)
+    res = _search(
+        X,
+        family,
+        deadline=Deadline(1.2),
+        lower=5,
+        cap=40,
+        policy=SearchPolicy(retry_share=None),
+    )
+    assert res.rank == 6 and certify_rounding(X, res.L, res.R), family.fits
+    assert family.fits.count(5) == 1
+
+
 def test_next_rank_gallops_then_bisects():
-    next_rank = modules.bracket.next_rank
+    next_rank = SearchPolicy().next_rank
     assert next_rank(0, 100, 1) == 1
     assert next_rank(3, 100, 8) == 11  # the gallop
     assert next_rank(3, 11, 8) == 7  # bisection once the bracket is narrow
@@ -293,16 +318,17 @@ def test_bracket_candidates_finds_the_smallest_certified(r_index):
         tried.append(k)
         return k >= candidates[r_index]
 
-    best, stopped = bracket_candidates(candidates, try_k, Deadline(None))
+    best, stopped = SearchPolicy().candidates(candidates, try_k, Deadline(None))
     assert best == candidates[r_index] and not stopped
     assert len(tried) <= 2 * math.ceil(math.log2(len(candidates))) + 1
 
 
 def test_bracket_candidates_none_certified_and_deadline():
-    best, stopped = bracket_candidates([1, 2, 3], lambda k: False, Deadline(None))
+    candidates = SearchPolicy().candidates
+    best, stopped = candidates([1, 2, 3], lambda k: False, Deadline(None))
     assert best is None and not stopped
     tried = []
-    best, stopped = bracket_candidates(
+    best, stopped = candidates(
         [1, 2, 3], lambda k: tried.append(k) or False, Deadline(0.0)
     )
     assert tried == [1] and stopped  # one candidate is always tried

@@ -7,6 +7,7 @@ import pytest
 import scipy.sparse as sp
 from _family import (
     Deadline,
+    SearchPolicy,
     _lpca_search,
     modules,
     run_family,
@@ -73,8 +74,7 @@ def test_deadline_returns_promptly_and_says_so():
     assert row["stopped_early"] and row["status"] == "stopped"
 
 
-def test_progress_events_inside_long_fits(monkeypatch):
-    monkeypatch.setattr(modules.bracket, "TICK_SECONDS", 0.0)
+def test_progress_events_inside_long_fits():
     X = _planted(5, 50, 30, 3)
     events = []
     run_rank_search(
@@ -84,7 +84,7 @@ def test_progress_events_inside_long_fits(monkeypatch):
         tau=0.5,
         random_state=0,
         progress=events.append,
-        params={"polish": False},
+        params={"polish": False, "policy": SearchPolicy(tick_seconds=0.0)},
     )
     sweeps = [e for e in events if e["message"].startswith("sweep")]
     assert sweeps and all(e["stage"] == "step" for e in sweeps)

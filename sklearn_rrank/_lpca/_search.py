@@ -30,7 +30,8 @@ from sklearn_rrank._lpca._start import (
     _svd_init,
     _truncated_start,
 )
-from sklearn_rrank._search._bracket import Fit, bracket_search, ticker
+from sklearn_rrank._search._bracket import Family, Fit, bracket_search, ticker
+from sklearn_rrank._search._policy import DEFAULT_POLICY, StartKind
 
 __all__ = []
 
@@ -70,7 +71,18 @@ class _LPCAFamily:
     """
 
     def __init__(
-        self, X, incumbent, *, tau, n_jobs, verbose, fit_bias, dtype, seed, info
+        self,
+        X,
+        incumbent,
+        *,
+        tau,
+        n_jobs,
+        verbose,
+        fit_bias,
+        dtype,
+        seed,
+        info,
+        policy=DEFAULT_POLICY,
     ):
         self.X, self.incumbent, self.tau, self.seed, self.info = (
             X,
@@ -86,6 +98,7 @@ class _LPCAFamily:
             tau=tau, alpha=_SEARCH_ALPHA, n_jobs=n_jobs, verbose=max(verbose - 1, 0)
         )
         self.verbose = verbose
+        self.policy = policy
         # ranks whose rescue ran the margin phase (see rescue)
         self._margin_ran = set()
 
@@ -93,14 +106,15 @@ class _LPCAFamily:
         solver = _resolve_solver("auto", p, *self.data.shape)
         return solver, (_LBFGS_SWEEP_FACTOR if solver == "lbfgs" else 1)
 
-    def _start(self, k, warm, deadline):
-        """``(U, V, mu)`` of ``k`` from ``warm``, and whether all its columns are
-        there (a deadline may stop the adding of columns to a smaller model)."""
+    def _start(self, k, start, deadline):
+        """``(U, V, mu)`` of ``k`` from ``start`` (a ``Start``), and whether all its
+        columns are there (a deadline may stop the adding of columns to a smaller
+        model)."""
         p = _latent_factors(k, self.kind)
-        how, state = warm or (None, None)
-        if how == "certificate" and self.kind == "global":
+        how, state = start.kind, start.state
+        if how is StartKind.CERTIFICATE and self.kind == "global":
             state = _truncated_start(self.data, *state, p, self.tau)
-        elif how not in ("same", "below"):
+        elif how not in (StartKind.SAME, StartKind.BELOW):
             state = _svd_init(self.data, p, self.kind, self.seed, self.tau, deadline)
         U, V, mu = state
         if U.shape[1] < p and not deadline.expired():
@@ -109,10 +123,10 @@ class _LPCAFamily:
             U, V, mu = _add_columns(self.data, U, V, mu, p - U.shape[1], deadline)
         return (U, V, mu), U.shape[1] >= p
 
-    def fit(self, k, warm, deadline):
+    def fit(self, k, start, deadline):
         """The bracket search's "fit at ``k``": a :class:`Fit`."""
         t0 = time.monotonic()
-        state, complete = self._start(k, warm, deadline)
+        state, complete = self._start(k, start, deadline)
         if not complete:
             return Fit(None, None, self.data.n_observed, state, cut=True)
         p = _latent_factors(k, self.kind)
@@ -128,7 +142,7 @@ class _LPCAFamily:
             stall=(_SEARCH_STALL[0] * factor, _SEARCH_STALL[1]),
             stop_when_exact=True,
             deadline=deadline,
-            tick=ticker(self.incumbent, k, history),
+            tick=ticker(self.incumbent, k, history, self.policy),
         )
         n_wrong = finfo["n_errors_logit"]
         L, R = _package(U, V, mu, self.tau)
@@ -159,17 +173,17 @@ class _LPCAFamily:
         self._model(fit.state[2])
 
     def _model(self, mu):
-        """``info["model"]``: the certificate's logistic model with bias ``mu``
-        (None for factors the LPs refined: they have no logistic model)."""
-        self.info["model"] = (
-            None
-            if mu is False
-            else LogisticModel(
-                fit_bias=self.fit_bias,
-                alpha=_SEARCH_ALPHA,
-                offset=float(mu) if _is_global(mu) else None,
-            )
+        """``info["model"]``: the certificate's logistic model with bias ``mu``."""
+        self.info["model"] = LogisticModel(
+            fit_bias=self.fit_bias,
+            alpha=_SEARCH_ALPHA,
+            offset=float(mu) if _is_global(mu) else None,
         )
+
+    def _no_model(self):
+        """``info["model"]`` of factors the hinge or the LPs made: no logistic
+        model reproduces them."""
+        self.info["model"] = None
 
     def rescue(self, k, fit, deadline, offer):
         """Rescue a near fit: boosting, then the margin phase, then LPs.
@@ -181,7 +195,7 @@ class _LPCAFamily:
         """
         U, V, mu = fit.state
         solver, factor = self._solver(U.shape[1])
-        tick = ticker(self.incumbent, k, [])
+        tick = ticker(self.incumbent, k, [], self.policy)
         rinfo = self.info["rescue"].setdefault(
             k, {"boosted": False, "margin": False, "certified": False}
         )
@@ -219,7 +233,7 @@ class _LPCAFamily:
             )
             Lm, Rm = _package(Um, Vm, mum, self.tau)
             if offer(Lm, Rm):
-                self._model(False)  # hinge logits: no logistic model
+                self._no_model()
                 rinfo.update(margin=True, certified=True)
                 return True
             if count(Lm, Rm) < count(L, R):
@@ -232,7 +246,7 @@ class _LPCAFamily:
         rinfo["errors_removed"] = refined["errors_removed"]
         ok = refined["certified"] and offer(Lr, Rr)
         if ok:
-            self._model(False)
+            self._no_model()
         rinfo["certified"] = ok
         self.info["rescued_by_refinement"] |= ok
         return ok
@@ -253,6 +267,7 @@ def _lpca_search(
     polish=True,
     fit_bias="global",
     dtype="auto",
+    policy=None,
 ):
     """L-PCA's rank search: the family of ``methods=("lpca",)`` (trusts its input).
 
@@ -300,6 +315,10 @@ def _lpca_search(
         Precision of the sweeps (as in :func:`~sklearn_rrank._lpca._fit.lpca_fit`);
         the factors, and every certificate, stay float64. ``"auto"``: float32 on
         data of at least ``1e6`` entries.
+    policy : SearchPolicy or None, default=None
+        The rules of the rank search (:mod:`sklearn_rrank._search._policy`);
+        None: the default rules. A candidate rule is compared on the benchmark
+        panel by handing another instance.
 
     Returns
     -------
@@ -324,6 +343,7 @@ def _lpca_search(
     Ungar (AISTATS 2003).
     """
     m, n = X.shape
+    policy = DEFAULT_POLICY if policy is None else policy
     if dtype == "auto":
         dtype = "float32" if m * n >= _FLOAT32_ENTRIES else "float64"
     if fit_bias == "global" and tau == 0:
@@ -352,13 +372,17 @@ def _lpca_search(
         dtype=dtype,
         seed=seed,
         info=info,
+        policy=policy,
     )
     found = bracket_search(
         incumbent,
         deadline,
-        family.fit,
-        rescue=family.rescue if refine else None,
-        accepted=family.accepted,
+        Family(
+            family.fit,
+            rescue=family.rescue if refine else None,
+            accepted=family.accepted,
+        ),
+        policy=policy,
         start=start,
         max_rank=max_rank,
         stop_first=not polish,

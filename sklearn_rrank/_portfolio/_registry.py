@@ -42,6 +42,7 @@ from sklearn_rrank._lpca import _search as _lpca_search
 from sklearn_rrank._lpca import _transform as _lpca_rows
 from sklearn_rrank._projlp import _projlp
 from sklearn_rrank._projlp import _search as _projlp_search
+from sklearn_rrank._search._policy import SearchPolicy
 from sklearn_rrank._search._skeleton import ascend
 from sklearn_rrank._upper import _asso, _nuclear, _permutation, _rsvd
 
@@ -227,6 +228,7 @@ _LPCA_SEARCH = {
     "polish": ["boolean"],
     "fit_bias": ["boolean", StrOptions({"global"})],
     "dtype": [StrOptions({"auto", "float64", "float32"})],
+    "policy": [SearchPolicy, None],
 }
 _PROJLP_FIT = _projlp.PROJLP_PARAMS
 _PROJLP_SEARCH = {
@@ -237,6 +239,7 @@ _PROJLP_SEARCH = {
     "refine_iter": _NONNEG_INT,
     "n_retries": _NONNEG_INT,
     "nonnegative": ["boolean"],
+    "policy": [SearchPolicy, None],
 }
 _PERMUTATION_SEARCH = {
     "orientation": [StrOptions({"rows", "columns", "both"})],

@@ -20,29 +20,13 @@ from sklearn_rrank._core._validation import (
     SPARSE_FRACTION,
 )
 from sklearn_rrank._portfolio import _registry
+from sklearn_rrank._search._policy import DEFAULT_POLICY
 from sklearn_rrank._search._skeleton import (
     BinaryData,
     Deadline,
     rank_zero_possible,
     run_rank_search,
 )
-
-# time kept back for steps that cannot stop mid-way (a sweep, an SVD start): 1 s + 2%
-# of the budget + _RESERVE_PER_ENTRY s per entry, at most _RESERVE of it and 30 s
-_RESERVE = 0.1
-_RESERVE_PER_ENTRY = 2e-7
-# on matrices of more than this many entries, a method whose share is below
-# _MIN_SHARE seconds is skipped: its setup alone would overrun the budget
-_LARGE_ENTRIES = 1_000_000
-_MIN_SHARE = 1.0
-# the second pass (time left after every method ran once) starts a method only with
-# at least this many seconds
-_SECOND_PASS_MIN = 2.0
-# on matrices this large a weighted lower bound gets at most _LOWER_SHARE_CAP of the
-# budget (at least _LOWER_CAP_MIN s) first, and what the searches leave afterwards
-_CAPPED_LOWER_ENTRIES = 4 * 10**7
-_LOWER_SHARE_CAP = 0.05
-_LOWER_CAP_MIN = 10.0
 
 
 def _resumes(spec):
@@ -99,9 +83,11 @@ def _run_portfolio(
     verbose=0,
     progress=None,
     method_params=None,
+    policy=DEFAULT_POLICY,
 ):
     """:func:`_portfolio`, returning the :class:`_Portfolio` (also each search's
-    :class:`RankSearchResult` in ``results``)."""
+    :class:`RankSearchResult` in ``results``); ``policy`` (a
+    :class:`~sklearn_rrank._search._policy.SearchPolicy`) gives the shares."""
 
     specs = sorted((_registry.METHODS[m] for m in methods), key=lambda s: s.cost)
     method_params = dict(method_params or {})
@@ -125,6 +111,7 @@ def _run_portfolio(
         random_state=random_state,
         verbose=verbose,
         progress=progress,
+        policy=policy,
     )
     try:
         run.first_pass()
@@ -168,7 +155,9 @@ class _Portfolio:
         random_state,
         verbose,
         progress,
+        policy,
     ):
+        self.policy = policy
         # a sparse copy for the methods that work on sparse input (R-SVD's Gram
         # matrix and the spectral bound's operator): cheap and fast for sparse data
         self.X_sparse = None
@@ -191,16 +180,20 @@ class _Portfolio:
         if deadline.limited:
             # shares are cut from a slightly earlier end: setup steps that no method
             # can interrupt (an SVD, a model build, preprocessing) overrun their shares
-            deadline = Deadline(
-                _start=deadline.start, _end=deadline.end - _reserve(deadline, X.shape)
-            )
+            budget = deadline.end - deadline.start
+            held = policy.reserve(budget, X.shape[0] * X.shape[1])
+            deadline = Deadline(_start=deadline.start, _end=deadline.end - held)
         self.deadline = deadline
-        self.large = X.shape[0] * X.shape[1] > _LARGE_ENTRIES
+        self.large = X.shape[0] * X.shape[1] > policy.portfolio_large_entries
         # the longest first-pass share of a lower bound (seconds; None: no cap)
         self.lower_cap = None
-        if deadline.limited and X.shape[0] * X.shape[1] >= _CAPPED_LOWER_ENTRIES:
+        entries = X.shape[0] * X.shape[1]
+        if deadline.limited and entries >= policy.portfolio_capped_lower_entries:
             budget = deadline.end - deadline.start
-            self.lower_cap = max(_LOWER_SHARE_CAP * budget, _LOWER_CAP_MIN)
+            self.lower_cap = max(
+                policy.portfolio_lower_share_cap * budget,
+                policy.portfolio_lower_cap_min,
+            )
         self.data = BinaryData(X)  # counts and merged rows/columns, for every method
         self.common = dict(
             n_jobs=n_jobs, verbose=verbose, progress=progress, random_state=random_state
@@ -260,7 +253,8 @@ class _Portfolio:
             cap = self.lower_cap if spec.lower is not None and weight else None
             sub = self.deadline.child(cap, fraction=share)
             row["budget"] = sub.remaining()
-            if self.large and weight and sub.limited and sub.remaining() < _MIN_SHARE:
+            short = sub.limited and sub.remaining() < self.policy.portfolio_min_share
+            if self.large and weight and short:
                 row.update(
                     status="skipped",
                     message=f"too little of the budget left ({sub.remaining():.1f} s)",
@@ -323,7 +317,8 @@ class _Portfolio:
             and s.lower is not None
         ]
         for i, spec in enumerate(todo):
-            if self.met() or self.deadline.remaining() < _SECOND_PASS_MIN:
+            left = self.deadline.remaining()
+            if self.met() or left < self.policy.portfolio_second_pass_min:
                 return
             weights = self._second_weights(spec, todo[i:], rows)
             sub = self.deadline.child(fraction=self.weights[spec.name] / weights)
@@ -500,13 +495,6 @@ class _Portfolio:
             row.update(bound=report.proven_rank, certified=False, proof=report.proof)
             if self.proven is None or report.proven_rank < self.proven[0]:
                 self.proven = (report.proven_rank, spec.name)
-
-
-def _reserve(deadline, shape):
-    """Seconds of a limited ``deadline`` kept back for steps that overrun."""
-    total = deadline.end - deadline.start
-    grows = 1.0 + 0.02 * total + _RESERVE_PER_ENTRY * shape[0] * shape[1]
-    return min(_RESERVE * total, 30.0, grows)
 
 
 def _merge_rows(row, first, first_curve, first_errors, bound, spec):

@@ -43,6 +43,7 @@ from sklearn_rrank._projlp._projlp import (
     _projection_input,
     _projection_matrix,
 )
+from sklearn_rrank._search._policy import DEFAULT_POLICY, SearchPolicy
 
 __all__ = []
 
@@ -80,6 +81,7 @@ def _projlp_search(
     n_retries=0,
     nonnegative=False,
     max_rank=None,
+    policy=None,
 ):
     """ProjLP's rank search: the family of ``methods=("projlp",)``.
 
@@ -197,6 +199,10 @@ def _projlp_search(
         Largest number of alternating rounds per width in phase 2.
     n_retries : int, default=0
         Phase 3 stops after this many consecutive failing projections (0: no phase 3).
+    policy : SearchPolicy or None, default=None
+        The rules of the search (:mod:`sklearn_rrank._search._policy`): phase 2's
+        step (:meth:`~sklearn_rrank._search._policy.SearchPolicy.descent_step`).
+        None: the default rules.
 
     Returns
     -------
@@ -243,6 +249,8 @@ def _projlp_search(
         rng=check_random_state(random_state),
         nested=bool(nested),
     )
+    if policy is not None:
+        search.policy = policy
     with Parallel(n_jobs=n_jobs, prefer="threads") as parallel:
         search.parallel = parallel
         end = None
@@ -353,6 +361,7 @@ class _ProjLPSearch:
     wrong_if_zero: np.ndarray = None
     status_counts: Counter = field(default_factory=Counter)
     parallel: object = None
+    policy: SearchPolicy = DEFAULT_POLICY
 
     @classmethod
     def merged(cls, X, incumbent, deadline, *, tau, nonnegative, nested, **params):
@@ -630,24 +639,20 @@ class _ProjLPSearch:
         step = 1
         floor = max(incumbent.lower, 1)
         t2 = self.elapsed()
-        tried = set()  # (width, bound) pairs: the same start gives the same try
+        tried = set()  # (width, bound) pairs
         while refine and incumbent.bound > floor:
             if deadline.expired():
                 return True, "time limit reached in phase 2"
             width = max(floor, incumbent.bound - step)
             if (width, incumbent.bound) in tried:
-                if step == 1:
-                    break
-                step = max(1, step // 2)
-                continue
-            tried.add((width, incumbent.bound))
-            self.info["refine_tried"].append(width)
-            if self._refine_width(width, refine_iter):
-                step *= 2
-            elif step == 1:
-                break
+                certified = False  # the same start gives the same try
             else:
-                step = max(1, step // 2)
+                tried.add((width, incumbent.bound))
+                self.info["refine_tried"].append(width)
+                certified = self._refine_width(width, refine_iter)
+            step = self.policy.descent_step(step, certified)
+            if step is None:
+                break
         self.info["phase2_seconds"] = self.elapsed() - t2
         if deadline.expired():
             return True, "time limit reached in phase 2"

@@ -49,7 +49,7 @@ from sklearn_rrank._core._rounding import (
     _count_uncertified,
 )
 from sklearn_rrank._core._trivial import trivial_rank
-from sklearn_rrank._search._bracket import bracket_candidates
+from sklearn_rrank._search._policy import DEFAULT_POLICY
 
 __all__ = [
     "BinaryData",
@@ -453,7 +453,9 @@ def ascend(incumbent, deadline, try_rank, *, start=None, stop=None):
         k += 1
 
 
-def search_candidates(candidates, try_k, deadline, *, order="linear"):
+def search_candidates(
+    candidates, try_k, deadline, *, order="linear", policy=DEFAULT_POLICY
+):
     """Smallest certified rank of sorted ``candidates``, asking ``try_k(k) -> bool``.
 
     The driver for callers that can only fit a rank and ask whether the fit is
@@ -472,9 +474,10 @@ def search_candidates(candidates, try_k, deadline, *, order="linear"):
         Checked before every try but the first (one candidate is always tried).
     order : {"linear", "galloping"}, default="linear"
         ``"linear"``: the candidates in order until one is certified.
-        ``"galloping"``: the bracket order of
-        :func:`~sklearn_rrank._search._bracket.bracket_candidates` (a gallop up,
-        then bisection).
+        ``"galloping"``: the bracket order (a gallop up, then bisection).
+    policy : SearchPolicy, default=DEFAULT_POLICY
+        Its :meth:`~sklearn_rrank._search._policy.SearchPolicy.candidates` runs
+        the order.
 
     Returns
     -------
@@ -483,27 +486,8 @@ def search_candidates(candidates, try_k, deadline, *, order="linear"):
     stopped : bool
         True iff the deadline had passed at one of its checks.
     """
-    stopped, n_tries = False, 0
-
-    def may_try():
-        nonlocal stopped
-        stopped = stopped or deadline.expired()
-        return not (deadline.expired() and n_tries)
-
-    def certified(i):
-        nonlocal n_tries
-        n_tries += 1
-        return try_k(candidates[i])
-
-    last = len(candidates) - 1
-    if order == "linear":
-        for i in range(last + 1):
-            if not may_try():
-                break
-            if certified(i):
-                return candidates[i], stopped
-        return None, stopped
-    return bracket_candidates(candidates, try_k, deadline)
+    gallop = order == "galloping"
+    return policy.candidates(candidates, try_k, deadline, gallop=gallop)
 
 
 def _report(info):
