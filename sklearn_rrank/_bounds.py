@@ -16,6 +16,7 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, validate_params
 
 from sklearn_rrank._core._progress import event
+from sklearn_rrank._core._results import Certificate, ProvenBound
 from sklearn_rrank._core._trivial import trivial_upper_bound
 from sklearn_rrank._core._validation import (
     check_binary_matrix,
@@ -315,17 +316,17 @@ def rounding_rank_bounds(
 def _bounds_result(X, methods, *, tau, deadline, time_limit=None, **kwargs):
     interrupted = None
     try:
-        lower, lower_method, best, proven, report = _portfolio(
-            X, methods, tau=tau, deadline=deadline, **kwargs
-        )
+        outcome = _portfolio(X, methods, tau=tau, deadline=deadline, **kwargs)
     except KeyboardInterrupt as exc:
         if not hasattr(exc, "portfolio"):
             raise  # before any method started: nothing to report
         interrupted = exc
-        lower, lower_method, best, proven, report = exc.portfolio
+        outcome = exc.portfolio
+    lower, lower_method, report = outcome.lower, outcome.lower_method, outcome.report
+    best, proven = outcome.best, outcome.proven
     if best is None:
         L, R = trivial_upper_bound(X, tau=tau)
-        best = (L.shape[1], "trivial", L, R)
+        best = Certificate(L.shape[1], "trivial", L, R)
         report.append(
             {
                 "method": "trivial",
@@ -340,9 +341,9 @@ def _bounds_result(X, methods, *, tau, deadline, time_limit=None, **kwargs):
                 "curve": [[round(deadline.elapsed(), 4), L.shape[1]]],
             }
         )
-    upper, upper_method, L, R = best
-    if proven is None or proven[0] >= upper:
-        proven = (upper, upper_method)
+    upper, upper_method, L, R = best.rank, best.method, best.L, best.R
+    if proven is None or proven.rank >= upper:
+        proven = ProvenBound(upper, upper_method)
     if lower > upper:  # pragma: no cover - would mean a wrong bound somewhere
         raise RuntimeError(
             f"lower bound {lower} ({lower_method}) exceeds the certified upper bound "
@@ -358,8 +359,8 @@ def _bounds_result(X, methods, *, tau, deadline, time_limit=None, **kwargs):
         exact=lower == upper,
         tau=tau,
         report=report,
-        proven_upper=proven[0],
-        proven_upper_method=proven[1],
+        proven_upper=proven.rank,
+        proven_upper_method=proven.method,
         seconds=deadline.elapsed(),
         time_limit=time_limit,
         interrupted=interrupted is not None,

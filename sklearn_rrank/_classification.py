@@ -412,7 +412,7 @@ def feature_dimension_bounds(
         # rounding_rank_bounds on the remaining budget; it stops at fd's lower bound
         from sklearn_rrank._portfolio._run import _portfolio
 
-        _, _, best, _, _ = _portfolio(
+        best = _portfolio(
             Yu,
             methods,
             tau=tau,
@@ -421,7 +421,7 @@ def feature_dimension_bounds(
             n_jobs=n_jobs,
             random_state=random_state,
             verbose=verbose,
-        )
+        ).best
         if best is not None:
-            upper = min(upper, int(best[0]))
+            upper = min(upper, int(best.rank))
     return int(lower), int(upper)

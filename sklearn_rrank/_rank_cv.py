@@ -91,7 +91,7 @@ class RoundingRankCV(MetaEstimatorMixin, TransformerMixin, BaseEstimator):
         be parameters of the rank search; others raise). Otherwise (also for
         ``nonnegative=True``) ``"linear"`` fits k upward one by one and
         ``"galloping"`` runs the bracket order of the rank searches
-        (:func:`~sklearn_rrank._search._bracket.bracket_candidates`): the candidates
+        (:meth:`~sklearn_rrank._search._policy.SearchPolicy.candidates`): the candidates
         at indices 0, 2, 6, 14, ... until a certified one, then bisection between
         the last failed and the smallest certified candidate.
     cv : int, default=3
@@ -338,11 +338,11 @@ class RoundingRankCV(MetaEstimatorMixin, TransformerMixin, BaseEstimator):
         fit_params = res.report.fit_params
         model = None
         info = dict(res.info)
-        if best is not None and (best[1] == spec.name or best[0] <= 1):
+        if best is not None and (best.method == spec.name or best.rank <= 1):
             res = dataclasses.replace(
-                res, rank=best[0], L=best[2], R=best[3], certified=True
+                res, rank=best.rank, L=best.L, R=best.R, certified=True
             )
-            if best[1] != spec.name:  # a cheap certificate, not the method's model
+            if best.method != spec.name:  # a cheap certificate, not the method's model
                 fit_params = {}
                 info.pop("fit_params", None)
             else:

@@ -32,6 +32,7 @@ from sklearn_rrank._core import (
     _lp_engine,
     _memory,
     _progress,
+    _results,
     _rounding,
     _separation,
     _trivial,
@@ -131,6 +132,7 @@ __all__ = [
     "search_candidates",
     "bracket_search",
     "BracketFit",
+    "Certificate",
     "BracketFamily",
     "SearchPolicy",
     "Start",
@@ -163,6 +165,7 @@ run_rank_search = _ranksearch.run_rank_search  # one family's search in the skel
 search_candidates = _ranksearch.search_candidates  # linear/galloping rank order
 bracket_search = _bracket.bracket_search  # the bracket rank search of fit-at-k
 BracketFit = _bracket.Fit  # what a family's fit at k returns
+Certificate = _results.Certificate  # a certified bound, its method and factors
 BracketFamily = _bracket.Family  # what a family hands the bracket search
 SearchPolicy = _policy.SearchPolicy  # every rule of the rank searches
 Start = _policy.Start  # where a fit starts (a kind and a state)

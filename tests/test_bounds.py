@@ -6,6 +6,7 @@ import pytest
 import scipy.sparse as sp
 from _family import (
     BinaryData,
+    Certificate,
     Deadline,
     SearchPolicy,
     _Portfolio,
@@ -375,7 +376,7 @@ def test_portfolio_holds_the_best_certificate_only(sparse_small):
     run = _run_portfolio(
         X, ("trivial", "rsvd", "projlp"), tau=0.5, deadline=Deadline(), random_state=0
     )
-    rank, method = run.best[:2]
+    rank, method = run.best.rank, run.best.method
     assert rank < min(X.shape) and method in ("rsvd", "projlp")
     held = {name: res.L is not None for name, res in run.results.items()}
     assert held == {"trivial": False, "rsvd": method == "rsvd", "projlp": True}
@@ -387,15 +388,15 @@ def test_second_pass_resumes_a_search_where_it_stopped():
     # L-PCA stopped at k = 13; it resumed at 4420 and spent minutes on an SVD start)
     run = object.__new__(_Portfolio)
     spec = modules.methods.METHODS["lpca"]
-    run.best, run.memos = (4421, "rsvd", None, None), {"lpca": {13: "cut"}}
+    run.best, run.memos = Certificate(4421, "rsvd", None, None), {"lpca": {13: "cut"}}
     assert run._resume(spec, {"errors_by_k": {6: 9, 7: 8, 9: 7, 13: 5}}) == 13
     run.memos = {}
     assert run._resume(spec, {"errors_by_k": {6: 9, 7: 8, 9: 7, 13: 5}}) == 14
-    run.best = (5, "lpca", None, None)  # APJ: L-PCA certified 5 itself
+    run.best = Certificate(5, "lpca", None, None)  # APJ: L-PCA certified 5 itself
     assert run._resume(spec, {"errors_by_k": {3: 9, 4: 8, 5: 0}}) == 4
     run.memos = {"lpca": {4: "cut"}}
     assert run._resume(spec, {"errors_by_k": {3: 9, 4: 8, 5: 0}}) == 4
-    run.memos, run.best = {}, (3, "rsvd", None, None)
+    run.memos, run.best = {}, Certificate(3, "rsvd", None, None)
     assert run._resume(spec, {"errors_by_k": {}}) == 2
     # no certificate yet (1e9 entries: R-SVD found none): below the trivial rank
     run.best, run.tau, run.data = None, 0.5, BinaryData(np.zeros((9, 7)))
@@ -472,7 +473,7 @@ def test_a_search_with_a_cut_polish_fit_holds_a_share_of_the_first_pass():
     lpca, projlp = (modules.methods.METHODS[name] for name in ("lpca", "projlp"))
     run.weights = {"lpca": lpca.weight, "projlp": projlp.weight}
     run.report = [{"method": "lpca", "status": "stopped"}]
-    run.best, run.memos = (6, "lpca", None, None), {"lpca": {5: "cut"}}
+    run.best, run.memos = Certificate(6, "lpca", None, None), {"lpca": {5: "cut"}}
     assert run._held([lpca]) == lpca.weight
     # not held: no fit cut below the bound, another method's certificate (on
     # americas_small, 20 s, L-PCA's ascent was cut with nothing certified, and
@@ -480,13 +481,13 @@ def test_a_search_with_a_cut_polish_fit_holds_a_share_of_the_first_pass():
     # that ended, no certificate at all, a search that does not resume
     run.memos = {"lpca": {6: "cut"}}
     assert run._held([lpca]) == 0
-    run.best, run.memos = (6, "rsvd", None, None), {"lpca": {5: "cut"}}
+    run.best, run.memos = Certificate(6, "rsvd", None, None), {"lpca": {5: "cut"}}
     assert run._held([lpca]) == 0
-    run.best, run.report[0]["status"] = (6, "lpca", None, None), "ok"
+    run.best, run.report[0]["status"] = Certificate(6, "lpca", None, None), "ok"
     assert run._held([lpca]) == 0
     run.best, run.report[0]["status"] = None, "stopped"
     assert run._held([lpca]) == 0
-    run.best, run.report = (6, "projlp", None, None), [{"method": "projlp"}]
+    run.best, run.report = Certificate(6, "projlp", None, None), [{"method": "projlp"}]
     run.report[0]["status"], run.memos = "stopped", {"projlp": {5: "cut"}}
     assert run._held([projlp]) == 0
 

@@ -199,3 +199,63 @@ class RankSearchResult:
     stopped_early: bool = False
     info: dict = field(default_factory=dict)
     report: SearchReport = field(default_factory=SearchReport)
+
+
+@dataclass(frozen=True)
+class Certificate:
+    """A certified rounding-rank upper bound and the method that found it.
+
+    Attributes
+    ----------
+    rank : int
+        The number of columns of ``L`` and ``R``.
+    method : str
+        The method that found it (``"trivial"`` for ``X`` itself as a factor).
+    L : ndarray of shape (n_samples, rank)
+    R : ndarray of shape (n_features, rank)
+        ``round_tau(L @ R.T)`` equals ``X`` (checked in float64 with a margin).
+    """
+
+    rank: int
+    method: str
+    L: object
+    R: object
+
+
+@dataclass(frozen=True)
+class ProvenBound:
+    """An upper bound proven without factors (e.g. a rank-one test).
+
+    Attributes
+    ----------
+    rank : int
+    method : str
+    """
+
+    rank: int
+    method: str
+
+
+@dataclass(frozen=True)
+class PortfolioOutcome:
+    """What a portfolio run of several methods found.
+
+    Attributes
+    ----------
+    lower : int
+        The best lower bound.
+    lower_method : str
+        The method that proved it.
+    best : Certificate or None
+        The best certified upper bound (None: no method certified one).
+    proven : ProvenBound or None
+        The best upper bound proven without factors.
+    report : list of dict
+        One row per method (see :class:`~sklearn_rrank.RoundingRankBounds`).
+    """
+
+    lower: int
+    lower_method: str
+    best: Certificate | None
+    proven: ProvenBound | None
+    report: list

@@ -15,6 +15,7 @@ import scipy.sparse as sp
 
 from sklearn_rrank._core._memory import dense_copy_refused, held_on_disk, in_memory
 from sklearn_rrank._core._progress import event
+from sklearn_rrank._core._results import Certificate, PortfolioOutcome, ProvenBound
 from sklearn_rrank._core._trivial import trivial_rank
 from sklearn_rrank._core._validation import (
     SPARSE_FRACTION,
@@ -65,8 +66,7 @@ def _portfolio(X, methods, *, tau, deadline, **kwargs):
     second pass hands it to the methods the deadline stopped
     (:meth:`_Portfolio.second_pass`).
 
-    Returns ``(lower, lower_method, best, proven, report)`` where ``best`` is
-    ``(rank, method, L, R)`` of the best certificate or None.
+    Returns a :class:`~sklearn_rrank._core._results.PortfolioOutcome`.
     """
     return _run_portfolio(X, methods, tau=tau, deadline=deadline, **kwargs).outcome()
 
@@ -200,12 +200,12 @@ class _Portfolio:
         )
         self.lower = lower
         self.lower_method = "trivial"
-        self.best = None  # (rank, method, L, R)
+        self.best = None  # a Certificate
         self.best_model = None  # the LogisticModel of the best certificate, if any
-        self.proven = None  # (rank, method)
+        self.proven = None  # a ProvenBound
         if rank_zero_possible(X, tau):
             m, n = X.shape
-            self.best = (0, "trivial", np.zeros((m, 0)), np.zeros((n, 0)))
+            self.best = Certificate(0, "trivial", np.zeros((m, 0)), np.zeros((n, 0)))
         else:
             self.lower = max(lower, 1)
         self.report = []
@@ -219,17 +219,20 @@ class _Portfolio:
         """Load the best certificate back into memory (:func:`held_on_disk`)."""
         if self.best is None:
             return
-        rank, name, L, R = self.best
-        self.best = (rank, name, in_memory(L), in_memory(R))
+        best = self.best
+        self.best = replace(best, L=in_memory(best.L), R=in_memory(best.R))
+        name = best.method
         res = self.results.get(name)
         if res is not None and res.L is not None:
-            self.results[name] = replace(res, L=self.best[2], R=self.best[3])
+            self.results[name] = replace(res, L=self.best.L, R=self.best.R)
 
     def outcome(self):
-        return self.lower, self.lower_method, self.best, self.proven, self.report
+        return PortfolioOutcome(
+            self.lower, self.lower_method, self.best, self.proven, self.report
+        )
 
     def met(self):
-        return self.best is not None and self.best[0] <= self.lower
+        return self.best is not None and self.best.rank <= self.lower
 
     def first_pass(self):
         """Every method once, cheap first, on its weighted share of what is left."""
@@ -275,7 +278,7 @@ class _Portfolio:
         """
         if self.best is None:
             return 0.0
-        rank, owner = self.best[0], self.best[1]
+        rank, owner = self.best.rank, self.best.method
         rows = {row["method"]: row for row in self.report}
         return sum(
             self.weights[t.name]
@@ -374,7 +377,7 @@ class _Portfolio:
         ``tau <= 0``).
         """
         if self.best is not None:
-            top = self.best[0] - 1
+            top = self.best.rank - 1
         else:
             top = trivial_rank(self.data.shape, self.tau) - 1
         cut = [k for k in self.memos.get(spec.name, {}) if k <= top]
@@ -425,8 +428,10 @@ class _Portfolio:
                 row.update(curve=list(part.report.curve), message=part.report.message)
                 if part.rank is not None:
                     row.update(bound=int(part.rank), certified=True)
-                    if self.best is None or part.rank < self.best[0]:
-                        self.best = (int(part.rank), spec.name, part.L, part.R)
+                    if self.best is None or part.rank < self.best.rank:
+                        self.best = Certificate(
+                            int(part.rank), spec.name, part.L, part.R
+                        )
                         self.best_model = part.report.model
             raise
         except (MemoryError, Exception) as exc:  # noqa: BLE001 - reported, not hidden
@@ -457,8 +462,8 @@ class _Portfolio:
             tau=self.tau,
             deadline=sub,
             lower=self.lower,
-            cap=None if best is None else best[0],
-            cap_factors=None if best is None else (best[2], best[3]),
+            cap=None if best is None else best.rank,
+            cap_factors=None if best is None else (best.L, best.R),
             origin=self.origin,
             progress=self.common["progress"],
             random_state=_registry.method_seed(self.common["random_state"], spec.name),
@@ -480,7 +485,7 @@ class _Portfolio:
             # held on disk while later methods run, if large (no copy in memory)
             L, R = held_on_disk(res.L, res.R)
             res = replace(res, L=L, R=R)
-            self.best = (int(res.rank), spec.name, L, R)
+            self.best = Certificate(int(res.rank), spec.name, L, R)
             self.best_model = report.model
             # one certificate is held: the dominated ones' factors go at once
             for name, other in self.results.items():
@@ -493,8 +498,8 @@ class _Portfolio:
                 row.update(kind="lower", bound=report.lower)
         if report.proven_rank is not None and res.rank is None:
             row.update(bound=report.proven_rank, certified=False, proof=report.proof)
-            if self.proven is None or report.proven_rank < self.proven[0]:
-                self.proven = (report.proven_rank, spec.name)
+            if self.proven is None or report.proven_rank < self.proven.rank:
+                self.proven = ProvenBound(report.proven_rank, spec.name)
 
 
 def _merge_rows(row, first, first_curve, first_errors, bound, spec):
