@@ -31,6 +31,7 @@ from sklearn_rrank._core._rounding import (
     _round_factors,
     _row_error_counts,
 )
+from sklearn_rrank._core._rows import key_classes, row_keys
 from sklearn_rrank._core._validation import (
     binarize,
     canonical_sparse,
@@ -83,23 +84,10 @@ def _pad_columns(F, k):
     return np.hstack([F, np.zeros((F.shape[0], k - F.shape[1]))])
 
 
-# random integer weightings of the entries: a row's fingerprint is an exact float64
-# sum (below 2**53) in any order; two different rows collide with probability ~2**-63
-_KEY_BITS = 21
-
-
-def _row_keys(X):
-    """Fingerprints of the rows of validated ``X``: uint8 array of shape (m, 32)."""
-    n = X.shape[1]
-    rng = np.random.RandomState(20161212)
-    W = rng.randint(0, 2**_KEY_BITS, size=(n, 4)).astype(np.float64)
-    if sp.issparse(X):
-        keys = np.asarray(X @ W[:, :3])
-        keys = np.hstack([keys, np.zeros((X.shape[0], 1))])
-    else:
-        missing = np.isnan(X)
-        keys = np.hstack([np.where(missing, 0.0, X) @ W[:, :3], missing @ W[:, 3:]])
-    return np.ascontiguousarray(keys).view(np.uint8)
+def _portable_keys(X):
+    """Row keys that match between dense and sparse input (training rows are found
+    again in ``transform`` whatever the format)."""
+    return row_keys(X if sp.issparse(X) else sp.csr_matrix(X))
 
 
 def _better_rows(X, Rt, tau, L_a, L_b):
@@ -114,7 +102,7 @@ def _better_rows(X, Rt, tau, L_a, L_b):
     return L
 
 
-def _same_rows_same_factors(X, L, Rt, tau, keys, *, count=True):
+def _same_rows_same_factors(X, L, Rt, tau, classes, *, count=True):
     """Give identical rows one factor row: the one with fewest errors among them.
 
     Transform maps a row to one factor row, so the training rows that are equal must
@@ -123,11 +111,7 @@ def _same_rows_same_factors(X, L, Rt, tau, keys, *, count=True):
     rows are a projection of the data, equal for equal rows up to round-off) each
     group takes its first row's factors, without counting errors.
     """
-    _, first, inverse = np.unique(
-        keys.view(np.dtype((np.void, keys.shape[1]))).ravel(),
-        return_index=True,
-        return_inverse=True,
-    )
+    first, _, inverse = classes
     if first.shape[0] == L.shape[0]:
         return L  # no repeated rows
     # only the groups whose rows do not share one factor row already are counted
@@ -530,8 +514,9 @@ class RoundingRankFactorization(
         ``transform`` of a row equal to a training row starts from its fitted row
         (see :meth:`transform`); returns the factor rows ``L`` after sharing.
         """
-        keys = _row_keys(X)
-        L = _same_rows_same_factors(X, L, Rt, float(self.tau), keys, count=count)
+        keys = _portable_keys(X)
+        classes = key_classes(keys)
+        L = _same_rows_same_factors(X, L, Rt, float(self.tau), classes, count=count)
         self._training_rows = (
             dict(zip(map(bytes, keys), range(X.shape[0]), strict=True)),
             L.copy(),
@@ -613,7 +598,7 @@ class RoundingRankFactorization(
         index, L_train = getattr(self, "_training_rows", ({}, None))
         if not index:
             return L
-        keys = _row_keys(X)
+        keys = _portable_keys(X)
         match = np.array([index.get(bytes(key), -1) for key in keys], dtype=np.int64)
         seen = match >= 0
         if not seen.any():

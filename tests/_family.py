@@ -34,6 +34,7 @@ from sklearn_rrank._core import (
     _progress,
     _results,
     _rounding,
+    _rows,
     _separation,
     _trivial,
     _validation,
@@ -133,6 +134,7 @@ __all__ = [
     "bracket_search",
     "BracketFit",
     "Certificate",
+    "row_classes",
     "BracketFamily",
     "SearchPolicy",
     "Start",
@@ -166,6 +168,7 @@ search_candidates = _ranksearch.search_candidates  # linear/galloping rank order
 bracket_search = _bracket.bracket_search  # the bracket rank search of fit-at-k
 BracketFit = _bracket.Fit  # what a family's fit at k returns
 Certificate = _results.Certificate  # a certified bound, its method and factors
+row_classes = _rows.row_classes  # the classes of identical rows (dense or sparse)
 BracketFamily = _bracket.Family  # what a family hands the bracket search
 SearchPolicy = _policy.SearchPolicy  # every rule of the rank searches
 Start = _policy.Start  # where a fit starts (a kind and a state)

@@ -48,6 +48,7 @@ from sklearn_rrank._core._rounding import (
     _as_factor,
     _count_uncertified,
 )
+from sklearn_rrank._core._rows import row_classes
 from sklearn_rrank._core._trivial import trivial_rank
 from sklearn_rrank._search._policy import DEFAULT_POLICY
 
@@ -96,28 +97,17 @@ class BinaryData:
         """``(representatives, owner)``: first column of each distinct column, in
         order of first occurrence, and for every column the index of its class."""
         if self._pattern is not None:
-            first, _, owner = _pattern_classes(self._pattern.T.tocsr())
-            return first, owner
-        from sklearn_rrank._core._lp_engine import _unique_columns
-
-        return _unique_columns(self._dense)
+            first, _, owner = row_classes(self._pattern.T.tocsr())
+        else:
+            first, _, owner = row_classes(np.ascontiguousarray(self._dense.T))
+        return first, owner
 
     @cached_property
     def unique_rows(self):
         """``(representatives, counts, owner)`` of the distinct rows (as columns)."""
         if self._pattern is not None:
-            return _pattern_classes(self._pattern)
-        from sklearn_rrank._core._lp_engine import _row_keys
-
-        keys = _row_keys(self._dense)
-        _, first, inverse, counts = np.unique(
-            keys, return_index=True, return_inverse=True, return_counts=True
-        )
-        order = np.argsort(first)
-        rank = np.empty_like(order)
-        rank[order] = np.arange(order.size)
-        owner = rank[np.asarray(inverse).ravel()]
-        return first[order], counts[order].astype(np.float64), owner
+            return row_classes(self._pattern)
+        return row_classes(self._dense)
 
     @property
     def _dense(self):
@@ -132,32 +122,6 @@ class BinaryData:
         P.eliminate_zeros()
         P.sort_indices()
         return P
-
-
-def _pattern_classes(P):
-    """Classes of identical rows of a CSR pattern, in order of first occurrence.
-
-    Rows are compared by the bytes of their sorted column indices (a hash table of
-    the sparse rows, no dense row is formed). Returns ``(first, counts, owner)``
-    as :attr:`BinaryData.unique_rows`.
-    """
-    classes = {}
-    owner = np.empty(P.shape[0], dtype=np.int64)
-    first, counts = [], []
-    indptr, indices = P.indptr, P.indices
-    for i in range(P.shape[0]):
-        key = indices[indptr[i] : indptr[i + 1]].tobytes()
-        c = classes.setdefault(key, len(first))
-        if c == len(first):
-            first.append(i)
-            counts.append(0)
-        counts[c] += 1
-        owner[i] = c
-    return (
-        np.asarray(first, dtype=np.int64),
-        np.asarray(counts, dtype=np.float64),
-        owner,
-    )
 
 
 class Deadline:
