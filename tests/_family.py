@@ -134,6 +134,7 @@ __all__ = [
     "bracket_search",
     "BracketFit",
     "Certificate",
+    "StallRule",
     "row_classes",
     "BracketFamily",
     "SearchPolicy",
@@ -169,6 +170,7 @@ bracket_search = _bracket.bracket_search  # the bracket rank search of fit-at-k
 BracketFit = _bracket.Fit  # what a family's fit at k returns
 Certificate = _results.Certificate  # a certified bound, its method and factors
 row_classes = _rows.row_classes  # the classes of identical rows (dense or sparse)
+StallRule = _lpca_newton.StallRule  # when an L-PCA fit's rounding has stalled
 BracketFamily = _bracket.Family  # what a family hands the bracket search
 SearchPolicy = _policy.SearchPolicy  # every rule of the rank searches
 Start = _policy.Start  # where a fit starts (a kind and a state)

@@ -8,6 +8,7 @@ import scipy.sparse as sp
 from _family import (
     Deadline,
     SearchPolicy,
+    StallRule,
     _lpca_search,
     modules,
     run_family,
@@ -90,24 +91,17 @@ def test_progress_events_inside_long_fits():
     assert sweeps and all(e["stage"] == "step" for e in sweeps)
 
 
-def test_stalled_far_rule_stops_a_steady_fit_still_far_after_its_window():
-    _stalled = modules.lpca_newton._stalled
-
+def test_stall_rule_stops_a_fit_whose_rounding_no_longer_improves():
+    rule = StallRule(window=10, fraction=0.02)
     steady = [1000 - 40 * i for i in range(12)]  # drops 4% of 1000 per sweep
-    assert not _stalled(steady, (10, 0.02), 10**6)
-    assert not _stalled(steady[:10], (10, 0.02, 0.0, 100), 10**6)  # window not full
-    assert _stalled(steady, (10, 0.02, 0.0, 100), 10**6)  # 560 left > 100
-    assert not _stalled(steady, (10, 0.02, 0.0, 600), 10**6)  # near enough
-
-
-def test_stalled_near_rule_stops_at_any_sweep_once_few_entries_fail():
-    _stalled = modules.lpca_newton._stalled
-
-    steady = [1000 - 40 * i for i in range(12)]  # 560 after 11 sweeps
-    assert not _stalled(steady[:3], (10, 0.02, 0.0, np.inf, 900), 10**6)  # 920
-    assert _stalled(steady[:4], (10, 0.02, 0.0, np.inf, 900), 10**6)  # 880
-    assert not _stalled(steady, (10, 0.02, 0.0, np.inf, 500), 10**6)
-    assert not _stalled([], (10, 0.02, 0.0, np.inf, 500), 10**6)
+    assert not rule.stalled(steady, 10**6)
+    flat = [1000, 990] + [985] * 10  # 5 in 10 sweeps: below 2% of 990
+    assert rule.stalled(flat, 10**6)
+    assert not rule.stalled(flat[:10], 10**6)  # the window is not full yet
+    # the absolute rate: 5 of 10**6 observed entries in 10 sweeps is too little
+    assert StallRule(10, 0.0, rate=1e-5).stalled(flat, 10**6)
+    assert not StallRule(10, 0.0, rate=1e-6).stalled(flat, 10**6)
+    assert rule.scaled(3).window == 30
 
 
 def test_search_runs_lbfgs_beyond_the_newton_limit_and_certifies(monkeypatch):

@@ -66,6 +66,7 @@ from sklearn_rrank._lpca._model import (
     lpca_deviances,
 )
 from sklearn_rrank._lpca._newton import (
+    StallRule,
     _MMSweep,
     _NewtonSweep,
     _sweep_loop,
@@ -593,4 +594,4 @@ def _fit_result(L, R, n_iter, info):
 _LOGISTIC_SHARE = 0.5
 # lpca_fit has stalled when the entries wrong or within the stop margin have not
 # dropped by 1% of their number nor by 1e-5 of the entries in 50 sweeps
-_FIT_STALL = (50, 0.01, 1e-5)
+_FIT_STALL = StallRule(window=50, fraction=0.01, rate=1e-5)

@@ -9,6 +9,7 @@ use the same Newton kernel.
 """
 
 import time
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -279,31 +280,46 @@ def _offset_mm_step(parallel, U, V, b, data, alpha, tau, deadline=None):
 # ---------------------------------------------------------------------------------
 
 
-def _stalled(counts, stall, n_observed):
-    """Whether the unsafe counts have stalled.
+@dataclass(frozen=True)
+class StallRule:
+    """When a fit's rounding has stalled.
 
-    ``stall = (window, fraction[, rate[, far[, near[, (early, hopeless)]]]])``: the
-    count has not dropped, over the last ``window`` sweeps, by ``fraction`` of its
-    value nor by ``rate`` times the number of observed entries; or (with ``far``)
-    it is still above ``far`` after ``window`` sweeps: the fit is far from an exact
-    rounding; or (with ``near``, at any sweep) it is at most ``near``: close enough
-    for the caller's next step (the L-PCA search's rescue); or it is still above
-    ``hopeless`` after ``early`` sweeps (the L-PCA search's ascent within a budget).
+    The entries wrong or within the stop margin (the unsafe count) have stalled
+    when, over the last ``window`` sweeps, they have dropped neither by
+    ``fraction`` of their count at the window's start nor by ``rate`` times the
+    observed entries: more sweeps of the same fit will not make it exact.
+
+    Attributes
+    ----------
+    window : int
+        Sweeps.
+    fraction : float
+        Of the count at the window's start.
+    rate : float, default=0.0
+        Of the observed entries.
     """
-    if stall is None:
-        return False
-    if len(stall) > 4 and counts and counts[-1] <= stall[4]:
-        return True
-    if len(stall) > 5 and len(counts) > stall[5][0] and counts[-1] > stall[5][1]:
-        return True
-    if len(counts) <= stall[0]:
-        return False
-    if len(stall) > 3 and counts[-1] > stall[3]:
-        return True
-    window = counts[-stall[0] - 1 :]
-    drop = window[0] - min(window[1:])
-    absolute = stall[2] * n_observed if len(stall) > 2 else 0.0
-    return drop < max(stall[1] * window[0], absolute) or drop <= 0
+
+    window: int
+    fraction: float
+    rate: float = 0.0
+
+    def scaled(self, factor):
+        """The rule over ``factor`` times the sweeps (L-BFGS iterations do less)."""
+        return replace(self, window=self.window * factor)
+
+    def stalled(self, counts, n_observed):
+        """Whether ``counts`` (the unsafe count after each sweep) have stalled."""
+        if len(counts) <= self.window:
+            return False
+        window = counts[-self.window - 1 :]
+        drop = window[0] - min(window[1:])
+        floor = max(self.fraction * window[0], self.rate * n_observed)
+        return drop < floor or drop <= 0
+
+
+def _stalled(counts, stall, n_observed):
+    """``stall.stalled(counts, n_observed)``; False without a rule (None)."""
+    return stall is not None and stall.stalled(counts, n_observed)
 
 
 class _NewtonSweep:

@@ -24,6 +24,7 @@ from sklearn_rrank._lpca._fit import (
 )
 from sklearn_rrank._lpca._margin import _margin_fit
 from sklearn_rrank._lpca._model import _Data, _is_global, _package
+from sklearn_rrank._lpca._newton import StallRule
 from sklearn_rrank._lpca._refine import _boost, _lpca_refine
 from sklearn_rrank._lpca._start import (
     _add_columns,
@@ -44,7 +45,7 @@ _SEARCH_MAX_ITER = 300
 _SEARCH_TOL = 1e-5
 # a fit ends when its unsafe entries drop by less than 2% in 30 sweeps: it has
 # settled, and a further slice is better spent at another rank
-_SEARCH_STALL = (30, 0.02)
+_SEARCH_STALL = StallRule(window=30, fraction=0.02)
 # beyond _fit._AUTO_NEWTON_MAX_P latent factors the fits run L-BFGS, whose iteration
 # costs a fraction of a Newton sweep and does less: this many times the sweeps
 _LBFGS_SWEEP_FACTOR = 10
@@ -139,7 +140,7 @@ class _LPCAFamily:
             solver=solver,
             max_iter=_SEARCH_MAX_ITER * factor,
             tol=_SEARCH_TOL,
-            stall=(_SEARCH_STALL[0] * factor, _SEARCH_STALL[1]),
+            stall=_SEARCH_STALL.scaled(factor),
             stop_when_exact=True,
             deadline=deadline,
             tick=ticker(self.incumbent, k, history, self.policy),
