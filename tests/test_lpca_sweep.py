@@ -67,15 +67,19 @@ def _cut_after_one_sweep(monkeypatch, counting_deadline, extra, **kw):
     monkeypatch.setattr(_lpca_model, "_CHUNK_ENTRIES", 256)  # 10 chunks a pass
     monkeypatch.setattr(_lpca_model, "_GRAM_ROWS", 1)  # the same chunks
     X = _planted(4, 60, 40)
-    kw = dict(tol=0.0, random_state=0, **kw)
+    n_jobs = kw.pop("n_jobs", None)
+    options = dict(tol=0.0, **kw)
+    run = dict(random_state=0, n_jobs=n_jobs)
     counter = counting_deadline()
-    one = _lpca._lpca_fit(X, 3, max_iter=1, deadline=counter, **kw)
+    opts = _lpca.LPCAOptions(max_iter=1, **options)
+    one = _lpca._lpca_fit(X, 3, opts, deadline=counter, **run)
     n_checks = counter.calls  # those of the first sweep and the one after it
+    opts = _lpca.LPCAOptions(max_iter=50, **options)
     cut = _lpca._lpca_fit(
-        X, 3, max_iter=50, deadline=counting_deadline(n_checks + extra), **kw
+        X, 3, opts, deadline=counting_deadline(n_checks + extra), **run
     )
     # the same one-sweep fit without a deadline: checks change no result
-    free = lpca_fit(X, 3, max_iter=1, **kw)
+    free = lpca_fit(X, 3, max_iter=1, **options, **run)
     assert_array_equal(free.L, one.L)
     assert_array_equal(free.R, one.R)
     return one, cut, n_checks

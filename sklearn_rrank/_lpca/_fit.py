@@ -46,6 +46,7 @@ This module holds the public doors (:func:`lpca_fit`, :func:`lpca_transform`,
 
 import time
 from contextlib import nullcontext
+from dataclasses import dataclass
 from numbers import Integral, Real
 
 import numpy as np
@@ -225,6 +226,38 @@ def _fit_message(info, max_iter, tol):
         f"decrease of {rel:.1e} per sweep (tol={tol:g}) and the wrong entries still "
         f"dropping; raise max_iter, or raise tol to accept this fit"
     )
+
+
+@dataclass(frozen=True)
+class LPCAOptions:
+    """The model and solver settings of one L-PCA fit (:func:`lpca_fit`'s).
+
+    Built once by the door from validated parameters and handed down whole, so
+    that the private fit takes one record, not the door's parameter list again.
+
+    Attributes
+    ----------
+    tau : float, default=0.5
+    fit_bias : bool or "global", default=True
+    solver : {"auto", "newton", "lbfgs", "mm"}, default="auto"
+    alpha : float, default=DEFAULT_ALPHA
+    max_iter : int, default=FIT_MAX_ITER
+    tol : float, default=FIT_TOL
+    stop_when_exact : bool, default=False
+    dtype : {"float64", "float32"}, default="float64"
+    margin_phase : bool, default=False
+        As the parameters of :func:`lpca_fit`.
+    """
+
+    tau: float = 0.5
+    fit_bias: object = True
+    solver: str = "auto"
+    alpha: float = DEFAULT_ALPHA
+    max_iter: int = FIT_MAX_ITER
+    tol: float = FIT_TOL
+    stop_when_exact: bool = False
+    dtype: str = "float64"
+    margin_phase: bool = False
 
 
 @validate_params(
@@ -449,50 +482,49 @@ def lpca_fit(
     deadline = Deadline(time_limit)  # the budget counts from the door
     # sparse X stays sparse: the fit reads its ones as a CSR pattern
     X = check_binary_matrix(X, allow_missing=True, accept_sparse=True, method="lpca")
-    return _lpca_fit(
-        X,
-        n_components,
+    options = LPCAOptions(
         tau=check_tau(tau),
         fit_bias=fit_bias,
         solver=solver,
-        alpha=alpha,
-        max_iter=max_iter,
-        tol=tol,
+        alpha=float(alpha),
+        max_iter=int(max_iter),
+        tol=float(tol),
+        stop_when_exact=bool(stop_when_exact),
+        dtype=dtype,
+        margin_phase=bool(margin_phase),
+    )
+    return _lpca_fit(
+        X,
+        n_components,
+        options,
         init=init,
         random_state=random_state,
         n_jobs=n_jobs,
         verbose=verbose,
-        stop_when_exact=stop_when_exact,
         deadline=deadline,
-        dtype=dtype,
-        margin_phase=margin_phase,
     )
 
 
 def _lpca_fit(
     X,
     n_components,
+    options=None,
     *,
-    tau=0.5,
-    fit_bias=True,
-    solver="auto",
-    alpha=DEFAULT_ALPHA,
-    max_iter=FIT_MAX_ITER,
-    tol=FIT_TOL,
     init=None,
     random_state=None,
     n_jobs=None,
     verbose=0,
-    stop_when_exact=False,
     deadline=None,
-    dtype="float64",
-    margin_phase=False,
 ):
     """:func:`lpca_fit` on validated data (float64, NaN = missing); no checks.
 
-    ``deadline`` is the call's :class:`~sklearn_rrank._search._skeleton.Deadline` (None:
-    no limit); it reaches the leaves.
+    ``options`` is an :class:`LPCAOptions` (None: the defaults); ``deadline`` is
+    the call's :class:`~sklearn_rrank._search._skeleton.Deadline` (None: no
+    limit); it reaches the leaves.
     """
+    opts = LPCAOptions() if options is None else options
+    tau, fit_bias, solver, alpha = opts.tau, opts.fit_bias, opts.solver, opts.alpha
+    max_iter, tol, dtype = opts.max_iter, opts.tol, opts.dtype
     m, n = X.shape
     k = int(n_components)
     kind = _model_kind(fit_bias, tau)
@@ -518,9 +550,11 @@ def _lpca_fit(
         tol=float(tol),
         n_jobs=n_jobs,
         verbose=verbose,
-        stop_when_exact=stop_when_exact,
+        stop_when_exact=opts.stop_when_exact,
         # with the margin phase the logistic fit has a share of the time limit
-        deadline=deadline.child(fraction=_LOGISTIC_SHARE) if margin_phase else deadline,
+        deadline=(
+            deadline.child(fraction=_LOGISTIC_SHARE) if opts.margin_phase else deadline
+        ),
         # the stall of the rounding ends the alternating solvers' fits only: L-BFGS
         # moves all parameters at once and its rounding may rest for 50 iterations
         # and then drop again (Abstracts, k=50: stalled at a relative error of 0.54)
@@ -528,7 +562,7 @@ def _lpca_fit(
     )
     deviance, null_deviance = lpca_deviances(X, U, V, mu)
     margin = None
-    if margin_phase and info["n_errors_logit"] > 0 and not deadline.expired():
+    if opts.margin_phase and info["n_errors_logit"] > 0 and not deadline.expired():
         t0 = time.perf_counter()
         Um, Vm, mum, n_wrong, _ = _margin_fit(
             data, U, V, mu, tau=tau, alpha=float(alpha), deadline=deadline

@@ -339,17 +339,17 @@ def _lpca_fit(
 ):
     kw = _given(max_iter=max_iter, tol=tol)
     params.setdefault("fit_bias", _lpca_default_fit_bias(tau))
+    init = params.pop("init", None)
+    options = _lpca.LPCAOptions(tau=tau, stop_when_exact=True, **kw, **params)
     return _lpca._lpca_fit(
         X,
         k,
-        tau=tau,
+        options,
+        init=init,
         random_state=random_state,
         n_jobs=n_jobs,
         verbose=verbose,
-        stop_when_exact=True,
         deadline=deadline,
-        **kw,
-        **params,
     )
 
 
