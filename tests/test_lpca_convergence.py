@@ -1,6 +1,7 @@
 """Default L-PCA fits converge on real data (issue 11; here the first 150 digits)."""
 
 import warnings
+from dataclasses import replace
 
 import pytest
 from _family import lpca_fit, modules
@@ -47,9 +48,9 @@ def test_stall_rule_follows_the_solver_that_runs(
     seen = {}
     core = _lpca._fit_core
 
-    def spy(*args, **kwargs):
+    def spy(data, U, V, mu, options, **kwargs):
         seen["stall"] = kwargs["stall"]
-        return core(*args, **{**kwargs, "max_iter": 1})
+        return core(data, U, V, mu, replace(options, max_iter=1), **kwargs)
 
     monkeypatch.setattr(_lpca, "_fit_core", spy)
     lpca_fit(digits150, k, solver=solver, random_state=0)

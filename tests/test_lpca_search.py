@@ -231,14 +231,17 @@ def test_boost_of_sparse_data_is_the_dense_boost_by_blocks_of_rows(monkeypatch):
     dense = model._Data(X)
     kind = lpca._model_kind("global", 0.5)
     U, V, mu = modules.lpca_init._svd_init(dense, 3, kind, 0, 0.5)
+    options = lpca.LPCAOptions(
+        solver="newton", alpha=1e-3, max_iter=10, tol=0.0, stop_when_exact=True
+    )
     U, V, mu, _, finfo = lpca._fit_core(
-        dense, U, V, mu, tau=0.5, solver="newton", alpha=1e-3, max_iter=10,
-        tol=0.0, n_jobs=1, verbose=0, stop_when_exact=True, deadline=Deadline(None),
-    )  # fmt: skip
+        dense, U, V, mu, options, n_jobs=1, verbose=0, deadline=Deadline(None)
+    )
     assert finfo["n_errors_logit"] > 0  # a near fit for the boost to finish
-    fit = dict(tau=0.5, alpha=1e-3, n_jobs=1, verbose=0, solver="newton")
-    args = dict(fit=fit, sweep_factor=1, deadline=Deadline(None))
-    Ud, Vd, mud, exact_dense = modules.lpca_refine._boost(dense, U, V, mu, **args)
+    args = dict(sweep_factor=1, n_jobs=1, verbose=0, deadline=Deadline(None))
+    Ud, Vd, mud, exact_dense = modules.lpca_refine._boost(
+        dense, U, V, mu, options, **args
+    )
     monkeypatch.setattr(model, "_CHUNK_ENTRIES", 600)  # chunks of 10 rows
     monkeypatch.setattr(model, "_GRAM_ROWS", 16)
     blocks = []
@@ -251,7 +254,9 @@ def test_boost_of_sparse_data_is_the_dense_boost_by_blocks_of_rows(monkeypatch):
         ),
     )
     sparse = model._Data(sp.csr_matrix(X))
-    Us, Vs, mus, exact_sparse = modules.lpca_refine._boost(sparse, U, V, mu, **args)
+    Us, Vs, mus, exact_sparse = modules.lpca_refine._boost(
+        sparse, U, V, mu, options, **args
+    )
     assert exact_dense and exact_sparse
     assert blocks and max(stop - start for start, stop, _ in blocks) <= 16
     assert np.allclose(Us, Ud) and np.allclose(Vs, Vd) and np.allclose(mus, mud)

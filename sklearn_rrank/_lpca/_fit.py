@@ -88,26 +88,30 @@ def _fit_core(
     U,
     V,
     mu,
+    options,
     *,
-    tau,
-    solver,
-    alpha,
-    max_iter,
-    tol,
     n_jobs,
     verbose,
-    stop_when_exact,
     deadline,
     stall=None,
     tick=None,
 ):
     """Run a solver from ``(U, V, mu)``; return the state and a diagnostics dict.
 
-    ``deadline`` is a :class:`~sklearn_rrank._search._skeleton.Deadline` or None. The
-    sweeps compute in ``data.dtype`` (float32 mode: the factors are cast down at
-    the start and back to float64 at the end); ``solver="auto"`` is resolved by
+    ``options`` is an :class:`LPCAOptions` (its ``tau``, ``solver``, ``alpha``,
+    ``max_iter``, ``tol`` and ``stop_when_exact`` are read; the model and dtype
+    are ``data``'s and the state's). ``deadline`` is a
+    :class:`~sklearn_rrank._search._skeleton.Deadline` or None. The sweeps compute
+    in ``data.dtype`` (float32 mode: the factors are cast down at the start and
+    back to float64 at the end); ``solver="auto"`` is resolved by
     :func:`_resolve_solver`.
     """
+    tau, solver, alpha = options.tau, options.solver, float(options.alpha)
+    max_iter, tol, stop_when_exact = (
+        options.max_iter,
+        options.tol,
+        options.stop_when_exact,
+    )
     start = time.perf_counter()
     solver = _resolve_solver(solver, U.shape[1], *data.shape)
     if data.dtype != np.float64:
@@ -543,14 +547,9 @@ def _lpca_fit(
         U,
         V,
         mu,
-        tau=tau,
-        solver=solver,
-        alpha=float(alpha),
-        max_iter=int(max_iter),
-        tol=float(tol),
+        opts,
         n_jobs=n_jobs,
         verbose=verbose,
-        stop_when_exact=opts.stop_when_exact,
         # with the margin phase the logistic fit has a share of the time limit
         deadline=(
             deadline.child(fraction=_LOGISTIC_SHARE) if opts.margin_phase else deadline

@@ -9,6 +9,7 @@ failing entries can become certifiable at the same rank.
 """
 
 import time
+from dataclasses import replace
 
 import numpy as np
 
@@ -49,22 +50,28 @@ def _unsafe_entries(U, V, mu, data, tau):
     return np.concatenate(parts)
 
 
-def _boost(data, U, V, mu, *, fit, sweep_factor, deadline, tick=None):
+def _boost(
+    data, U, V, mu, options, *, sweep_factor, n_jobs, verbose, deadline, tick=None
+):
     """Reweighted L-PCA: multiply the weights of unsafe entries, refit, repeat.
 
     Weights start at 1 and every round multiplies the weight of each entry that is
     wrong or unsafe by ``_BOOST_FACTOR`` (cumulatively), then runs up to
-    ``_BOOST_SWEEPS * sweep_factor`` sweeps of ``fit["solver"]`` that stop when
+    ``_BOOST_SWEEPS * sweep_factor`` sweeps of ``options.solver`` that stop when
     the rounding is exact. The weights differ from 1 only at the entries ever
-    unsafe (no m x n array). ``fit``: the keyword arguments of ``_fit_core`` but
-    the state, sweeps and deadline. Returns ``(U, V, mu, exact)``.
+    unsafe (no m x n array). ``options``: the fit's
+    :class:`~sklearn_rrank._lpca._fit.LPCAOptions` (its sweeps, tolerance and
+    stop rule are the boost's own). Returns ``(U, V, mu, exact)``.
     """
+    boost = replace(
+        options, tol=0.0, max_iter=_BOOST_SWEEPS * sweep_factor, stop_when_exact=True
+    )
     flat = np.empty(0, dtype=np.int64)
     values = np.empty(0, dtype=data.dtype)
     for _ in range(_BOOST_ROUNDS):
         if deadline.expired():
             break
-        unsafe = _unsafe_entries(U, V, mu, data, fit["tau"])
+        unsafe = _unsafe_entries(U, V, mu, data, options.tau)
         if not unsafe.size:
             return U, V, mu, True
         merged = np.union1d(flat, unsafe)
@@ -77,10 +84,9 @@ def _boost(data, U, V, mu, *, fit, sweep_factor, deadline, tick=None):
             U,
             V,
             mu,
-            **fit,
-            tol=0.0,
-            max_iter=_BOOST_SWEEPS * sweep_factor,
-            stop_when_exact=True,
+            boost,
+            n_jobs=n_jobs,
+            verbose=verbose,
             deadline=deadline,
             tick=tick,
         )

@@ -11,12 +11,14 @@ every candidate is certified by the incumbent, never here. Users reach it throug
 """
 
 import time
+from dataclasses import replace
 
 import numpy as np
 from sklearn.utils import check_random_state
 
 from sklearn_rrank._core._results import LogisticModel
 from sklearn_rrank._lpca._fit import (
+    LPCAOptions,
     _fit_core,
     _latent_factors,
     _model_kind,
@@ -95,9 +97,14 @@ class _LPCAFamily:
         self.data = _Data(X, dtype=dtype)
         self.kind = _model_kind(fit_bias, tau)
         self.fit_bias = fit_bias
-        self.common = dict(
-            tau=tau, alpha=_SEARCH_ALPHA, n_jobs=n_jobs, verbose=max(verbose - 1, 0)
+        self.options = LPCAOptions(
+            tau=tau,
+            alpha=_SEARCH_ALPHA,
+            max_iter=_SEARCH_MAX_ITER,
+            tol=_SEARCH_TOL,
+            stop_when_exact=True,
         )
+        self.n_jobs, self.fit_verbose = n_jobs, max(verbose - 1, 0)
         self.verbose = verbose
         self.policy = policy
         # ranks whose rescue ran the margin phase (see rescue)
@@ -133,15 +140,16 @@ class _LPCAFamily:
         p = _latent_factors(k, self.kind)
         solver, factor = self._solver(p)
         history = []
+        options = replace(
+            self.options, solver=solver, max_iter=_SEARCH_MAX_ITER * factor
+        )
         U, V, mu, n_iter, finfo = _fit_core(
             self.data,
             *state,
-            **self.common,
-            solver=solver,
-            max_iter=_SEARCH_MAX_ITER * factor,
-            tol=_SEARCH_TOL,
+            options,
+            n_jobs=self.n_jobs,
+            verbose=self.fit_verbose,
             stall=_SEARCH_STALL.scaled(factor),
-            stop_when_exact=True,
             deadline=deadline,
             tick=ticker(self.incumbent, k, history, self.policy),
         )
@@ -206,8 +214,10 @@ class _LPCAFamily:
             U,
             V,
             mu,
-            fit=dict(self.common, solver=solver),
+            replace(self.options, solver=solver),
             sweep_factor=factor,
+            n_jobs=self.n_jobs,
+            verbose=self.fit_verbose,
             deadline=deadline,
             tick=tick,
         )
@@ -242,7 +252,7 @@ class _LPCAFamily:
         if deadline.expired():
             return False
         Lr, Rr, refined = _lpca_refine(
-            self.X, L, R, tau=self.tau, n_jobs=self.common["n_jobs"], deadline=deadline
+            self.X, L, R, tau=self.tau, n_jobs=self.n_jobs, deadline=deadline
         )
         rinfo["errors_removed"] = refined["errors_removed"]
         ok = refined["certified"] and offer(Lr, Rr)
