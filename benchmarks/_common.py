@@ -1,7 +1,10 @@
 """Helpers the benchmark scripts share: data folder, run record, busy load, JSON.
 
 Not part of the package. A script imports it as ``from _common import ...`` (Python
-puts the script's folder first on ``sys.path``).
+puts the script's folder first on ``sys.path``) before it imports ``sklearn_rrank``:
+the import puts this checkout's package first on ``sys.path``, so a script measures
+the code beside it, not an installed copy, unless ``PYTHONPATH`` names a folder
+holding ``sklearn_rrank`` (how ``panel.py`` runs another revision).
 
 * :func:`data_dir` and :func:`add_data_dir`: the shared data folder, from
   ``--data-dir``, else the environment variable ``SKLEARN_RRANK_DATA``, else
@@ -38,6 +41,15 @@ RESULTS = HERE / "results"
 CANDIDATES = RESULTS / "candidates"
 #: shape of the planted ``.fimi`` matrix (rank 20, 0.5% ones)
 FIMI_SHAPE = (40000, 5000)
+
+
+def _this_checkout_first():
+    named = os.environ.get("PYTHONPATH", "").split(os.pathsep)
+    if not any(p and (Path(p) / "sklearn_rrank").is_dir() for p in named):
+        sys.path.insert(1, str(ROOT))
+
+
+_this_checkout_first()
 
 
 def data_dir(path=None):
