@@ -34,8 +34,8 @@ Both distributions (uniform, normal). The noise sweep also shows the default
 several sweeps (the defaults) is generated and run once: every matrix has a seed
 derived from its parameters and repetition index only.
 
-Outputs in ``benchmarks/results/`` (``PREFIX`` = ``synthetic`` or, with ``--quick``,
-``synthetic_quick``):
+Outputs in ``--output-dir`` (default ``benchmarks/results/candidates/``; ``PREFIX`` =
+``synthetic`` or, with ``--quick``, ``synthetic_quick``):
 
 * ``PREFIX_raw.csv``: one row per matrix and method; the run resumes from it (a cell
   is done when its key, the matrix parameters, repetition, method and the time
@@ -83,8 +83,10 @@ import zlib
 from pathlib import Path
 
 import numpy as np
+from _common import CANDIDATES
 
-RESULTS = Path(__file__).resolve().parent / "results"
+#: the output folder (``--output-dir``)
+RESULTS = CANDIDATES
 
 RANK_METHODS = ["lpca", "projlp", "nuclear", "rsvd", "permutation", "spectral", "vc"]
 UPPER_RANK_METHODS = ["lpca", "projlp", "nuclear", "rsvd", "permutation"]
@@ -974,7 +976,10 @@ def main():
     parser.add_argument("--no-guard", action="store_true", help="run in-process")
     parser.add_argument("--plot-only", action="store_true")
     parser.add_argument("--fresh", action="store_true", help="discard the raw CSV")
+    parser.add_argument("--output-dir", type=Path, default=CANDIDATES)
     args = parser.parse_args()
+    global RESULTS
+    RESULTS = args.output_dir
 
     mode = "quick" if args.quick else "full"
     prefix = "synthetic_quick" if args.quick else "synthetic"
