@@ -591,6 +591,35 @@ def _cells(summary, size, dist):
     return out
 
 
+def _means(cells, value_methods, time_methods):
+    """The cells where all of ``value_methods`` have a value, the mean value per
+    method over them, and the mean seconds per method over the cells where it ran."""
+    complete = {
+        key: c
+        for key, c in cells.items()
+        if all(c.get(m, {}).get("value_mean") is not None for m in value_methods)
+    }
+    values = {
+        m: float(np.mean([c[m]["value_mean"] for c in complete.values()]))
+        for m in value_methods
+        if complete
+    }
+    seconds = {
+        m: float(
+            np.mean(
+                [
+                    c[m]["seconds_mean"]
+                    for c in cells.values()
+                    if c.get(m, {}).get("seconds_mean") is not None
+                ]
+            )
+        )
+        for m in time_methods
+        if any(m in c for c in cells.values())
+    }
+    return complete, values, seconds
+
+
 def checks(summary, sizes, distributions):
     """The paper's qualitative claims, evaluated per distribution."""
     out = {}
@@ -599,29 +628,7 @@ def checks(summary, sizes, distributions):
         if "small" in sizes:
             cells = _cells(summary, "small", dist)
             upper = [m for m in UPPER_RANK_METHODS]
-            complete = {
-                key: c
-                for key, c in cells.items()
-                if all(c.get(m, {}).get("value_mean") is not None for m in upper)
-            }
-            mean_rank = {
-                m: float(np.mean([c[m]["value_mean"] for c in complete.values()]))
-                for m in upper
-                if complete
-            }
-            mean_sec = {
-                m: float(
-                    np.mean(
-                        [
-                            c[m]["seconds_mean"]
-                            for c in cells.values()
-                            if c.get(m, {}).get("seconds_mean") is not None
-                        ]
-                    )
-                )
-                for m in RANK_METHODS
-                if any(m in c for c in cells.values())
-            }
+            complete, mean_rank, mean_sec = _means(cells, upper, RANK_METHODS)
             best, second, worst = (
                 {m: 0 for m in upper},
                 {m: 0 for m in upper},
@@ -707,29 +714,7 @@ def checks(summary, sizes, distributions):
         if "medium" in sizes:
             cells = _cells(summary, "medium", dist)
             meths = [m for m in ERROR_METHODS if m != "planted"]
-            complete = {
-                key: c
-                for key, c in cells.items()
-                if all(c.get(m, {}).get("value_mean") is not None for m in meths)
-            }
-            mean_err = {
-                m: float(np.mean([c[m]["value_mean"] for c in complete.values()]))
-                for m in meths
-                if complete
-            }
-            mean_sec = {
-                m: float(
-                    np.mean(
-                        [
-                            c[m]["seconds_mean"]
-                            for c in cells.values()
-                            if c.get(m, {}).get("seconds_mean") is not None
-                        ]
-                    )
-                )
-                for m in meths
-                if any(m in c for c in cells.values())
-            }
+            complete, mean_err, mean_sec = _means(cells, meths, meths)
             best = {m: 0 for m in meths}
             strict = {m: 0 for m in meths}
             for c in complete.values():
@@ -927,14 +912,13 @@ def preload():
 
     import sklearn_rrank  # noqa: F401
     from sklearn_rrank import (  # noqa: F401
-        _asso,
+        _lower,
         _lpca,
         _nested,
-        _nuclear,
-        _permutation,
+        _portfolio,
         _projlp,
-        _rsvd,
-        _vc,
+        _search,
+        _upper,
     )
     from sklearn_rrank.datasets import make_rounding_rank_matrix  # noqa: F401
 
