@@ -17,7 +17,7 @@ tier       budget    seeds  matrices
 600        600 s     0      abstracts_nsf, americas_large, planted_fimi, and the three
                             largest networks (pubmed, ca-hepph, p2p-gnutella04), as
                             ``rrank`` loads them (CSR below 10% ones); about an hour
-unlimited  no limit  0      the 20 of ``*.npz`` and ``panel/*.npz`` with at most 3e5
+unlimited  no limit  0      the 23 of ``*.npz`` and ``panel/*.npz`` with at most 3e5
                             entries; a call is stopped after ``--timeout`` (240 s)
 =========  ========  =====  ===========================================================
 
