@@ -29,11 +29,11 @@ the call's peak resident memory, each method's status, bound, seconds and messag
 and the wrong entries of the rank searches by k. The machine is shared: read the load
 beside every wall time.
 
-Two versions side by side: ``--revisions OLD NEW`` takes two git revisions (or
-folders holding ``sklearn_rrank``: a worktree, an unpacked archive), runs the tier
-for both at the same time (each on ``--n-jobs`` threads, so both see the same load)
-and compares them. A candidate policy that lives on a branch is one revision; the
-comparison needs no change of this script.
+Two versions side by side: ``--revisions OLD NEW`` takes two git revisions (or folders
+holding ``sklearn_rrank``: a worktree, an unpacked archive), runs the tier for both at
+the same time (each on ``--n-jobs`` threads, so both see the same load; ``--busy N``
+starts N busy processes beside each) and compares them. A candidate policy that lives on
+a branch is one revision; the comparison needs no change of this script.
 
 Landing rule. A change to the search lands when, run side by side with main on
 **every** tier (20, 120 and 600; and the unlimited tier when it acts without a time
@@ -63,6 +63,7 @@ git); ``benchmarks/results/panel.json`` holds the reference run of each tier.
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -182,7 +183,7 @@ def count_wrong(X, L, R, tau, block=2048):
     return wrong
 
 
-def one_call(path, kind, seed, budget, csr, n_jobs):
+def one_call(path, kind, seed, budget, csr, n_jobs, params=None):
     """One ``rounding_rank_bounds`` call and its checks, as a row (child process)."""
     import resource
 
@@ -191,7 +192,9 @@ def one_call(path, kind, seed, budget, csr, n_jobs):
 
     X = load(path, kind, csr)
     t0 = time.monotonic()
-    r = rounding_rank_bounds(X, time_limit=budget, n_jobs=n_jobs, random_state=seed)
+    r = rounding_rank_bounds(
+        X, time_limit=budget, n_jobs=n_jobs, random_state=seed, **(params or {})
+    )
     wall = time.monotonic() - t0
     return dict(
         package=os.path.dirname(sklearn_rrank.__file__),
@@ -224,7 +227,7 @@ def _child(args):
     budget = None if args.child_budget == "none" else float(args.child_budget)
     row = one_call(
         Path(args.child_path), args.child_kind, args.child_seed, budget,
-        args.child_csr, args.n_jobs,
+        args.child_csr, args.n_jobs, json.loads(args.params or "{}"),
     )  # fmt: skip
     print(json.dumps(row), flush=True)
 
@@ -280,6 +283,7 @@ def run(args):
         "seeds": list(tier["seeds"]),
         "busy_processes": args.busy,
         "n_jobs": args.n_jobs,
+        "params": json.loads(args.params or "{}"),
         "machine": machine(),
         "runs": [],
     }
@@ -294,6 +298,7 @@ def run(args):
                 cmd = [sys.executable, __file__, "--n-jobs", str(args.n_jobs)]
                 cmd += ["--child", str(path), kind, str(seed), budget]
                 cmd += ["--child-csr"] if tier["csr"] else []
+                cmd += ["--params", args.params] if args.params else []
                 row = {"name": name, "kind": kind, "seed": seed}
                 row["load_1min_before"] = load1()
                 try:
@@ -322,15 +327,22 @@ def side_by_side(args):
     """Run the tier for two revisions at the same time, then compare them."""
     work = Path(args.work_dir)
     procs, outputs = [], []
-    for rev in args.revisions:
-        code = checkout(rev, None if Path(rev).is_dir() else work / f"src_{rev}")
-        tag = Path(rev).name if Path(rev).is_dir() else rev
-        label = f"{args.label}_{tag}"
+    sides = zip(
+        ("old", "new"), args.revisions, args.side_params or (None, None), strict=True
+    )
+    for side, rev, params in sides:
+        tag = Path(rev).name if Path(rev).is_dir() else rev.replace("/", "_")
+        dest = None if Path(rev).is_dir() else work / f"src_{side}_{tag}"
+        if dest is not None and dest.exists():
+            shutil.rmtree(dest)  # the archive of an earlier run
+        code = checkout(rev, dest)
+        label = f"{args.label}_{side}_{tag}"
         output = CANDIDATES / f"panel_{label}_{args.tier}.json"
         cmd = [sys.executable, __file__, "--tier", args.tier, "--label", label]
         cmd += ["--code", str(code), "--output", str(output)]
         cmd += ["--work-dir", str(work), "--n-jobs", str(args.n_jobs)]
         cmd += ["--busy", str(args.busy), "--timeout", str(args.timeout)]
+        cmd += ["--params", params] if params else []
         for flag in ("budget", "seeds", "only", "max_entries", "data_dir"):
             value = getattr(args, flag)
             if value is not None:
@@ -495,6 +507,20 @@ def main(argv=None):
     parser.add_argument("--figure", default=None)
     parser.add_argument("--child", nargs=4, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--child-csr", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--params",
+        default=None,
+        help="JSON of more keyword arguments of rounding_rank_bounds, e.g. "
+        '\'{"method_params": {"lpca": {"fit_bias": true}}}\'',
+    )
+    parser.add_argument(
+        "--side-params",
+        nargs=2,
+        metavar=("OLD", "NEW"),
+        default=None,
+        help="with --revisions: --params of each side (two configurations of one "
+        "revision compare as --revisions main main --side-params '{}' JSON)",
+    )
     args = parser.parse_args(argv)
     if args.child:
         path, kind, seed, budget = args.child
