@@ -33,7 +33,10 @@ Two versions side by side: ``--revisions OLD NEW`` takes two git revisions (or f
 holding ``sklearn_rrank``: a worktree, an unpacked archive), runs the tier for both at
 the same time (each on ``--n-jobs`` threads, so both see the same load; ``--busy N``
 starts N busy processes beside each) and compares them. A candidate policy that lives on
-a branch is one revision; the comparison needs no change of this script.
+a branch is one revision; a candidate policy (fields of ``SearchPolicy``) is a
+configuration of one revision: ``--revisions main main --side-params '{}'
+'{"policy": {"retry_share": null}}'`` runs main's search policy against the one
+without step 8, at the same time.
 
 Landing rule. A change to the search lands when, run side by side with main on
 **every** tier (20, 120 and 600; and the unlimited tier when it acts without a time
@@ -193,7 +196,7 @@ def one_call(path, kind, seed, budget, csr, n_jobs, params=None):
     X = load(path, kind, csr)
     t0 = time.monotonic()
     r = rounding_rank_bounds(
-        X, time_limit=budget, n_jobs=n_jobs, random_state=seed, **(params or {})
+        X, time_limit=budget, n_jobs=n_jobs, random_state=seed, **_kwargs(params)
     )
     wall = time.monotonic() - t0
     return dict(
@@ -221,6 +224,25 @@ def one_call(path, kind, seed, budget, csr, n_jobs, params=None):
             if m.get("errors_by_k")
         },
     )
+
+
+def _kwargs(params):
+    """Keyword arguments of ``rounding_rank_bounds`` from ``--params``' JSON.
+
+    A ``"policy"`` entry holds fields of ``SearchPolicy``: the policy they make is
+    handed to the searches that take one (L-PCA's and ProjLP's ``method_params``).
+    """
+    params = dict(params or {})
+    fields = params.pop("policy", None)
+    if fields is not None:
+        from sklearn_rrank._search._policy import SearchPolicy
+
+        policy = SearchPolicy(**fields)
+        method_params = dict(params.get("method_params") or {})
+        for method in ("lpca", "projlp"):
+            method_params[method] = {**method_params.get(method, {}), "policy": policy}
+        params["method_params"] = method_params
+    return params
 
 
 def _child(args):
@@ -511,7 +533,9 @@ def main(argv=None):
         "--params",
         default=None,
         help="JSON of more keyword arguments of rounding_rank_bounds, e.g. "
-        '\'{"method_params": {"lpca": {"fit_bias": true}}}\'',
+        '\'{"method_params": {"lpca": {"fit_bias": true}}}\'; a "policy" entry '
+        "holds SearchPolicy fields for L-PCA's and ProjLP's searches, e.g. "
+        '\'{"policy": {"retry_share": null}}\'',
     )
     parser.add_argument(
         "--side-params",
