@@ -11,8 +11,8 @@ columns solved at every width until feasible) and then counts, on these exact
   failed columns by their failure counts): ``d = 1, 2, ...``; at each width the
   columns not yet feasible in queue order, up to the first infeasible one, which
   moves to the front of the queue.
-* **bracket** (:func:`sklearn_rrank._search._bracket.next_rank`): gallop from
-  ``lo = 0`` (the gap doubles after each failed width) and bisect below the
+* **bracket** (:meth:`sklearn_rrank._search._policy.SearchPolicy.next_rank`):
+  gallop from ``lo = 0`` (the gap doubles after each failed width) and bisect below the
   smallest feasible width, ``hi`` the trivial width ``min(m', n')``; at a width the
   columns not known feasible at a smaller width, in the same queue order, up to
   the first infeasible one (a column known infeasible at a width at least as
@@ -47,7 +47,7 @@ from sklearn.utils.parallel import Parallel
 from sklearn_rrank._core._lp_engine import DEFAULT_EPS
 from sklearn_rrank._projlp._projlp import _Projection
 from sklearn_rrank._projlp._search import _ProjLPSearch
-from sklearn_rrank._search._bracket import next_rank
+from sklearn_rrank._search._policy import DEFAULT_POLICY
 from sklearn_rrank._search._skeleton import Deadline, Incumbent
 
 SMALL = [
@@ -121,7 +121,7 @@ def bracket(width, trivial):
     feasible_at = np.full(width.size, np.iinfo(np.int64).max)
     infeasible_at = np.zeros(width.size, dtype=np.int64)
     lo, hi, gap, n_lps, cost, tried = 0, trivial, 1, 0, 0, 0
-    while (d := next_rank(lo, hi, gap)) is not None:
+    while (d := DEFAULT_POLICY.next_rank(lo, hi, gap)) is not None:
         tried += 1
         ok = True
         for j in list(queue):
