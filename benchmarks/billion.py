@@ -18,13 +18,16 @@ Usage::
     python benchmarks/billion.py lpca --data /work/bigdata/planted_200k_5k.npz
 
 ``bounds`` runs on any data file (``--n-jobs None`` leaves rrank's default), e.g. the
-Abstracts target ``--data /work/shared/data/abstracts_nsf.npz --time-limit 600``.
+Abstracts target ``--data abstracts_nsf.npz --time-limit 600`` (a relative path that
+exists in the data folder, ``--data-dir``, is read from there). ``--seed`` is the
+``random_state`` of both cases (0 by default).
 
 ``bounds --certificate PATH`` also writes the certificate (``rrank --output``) and
 re-checks it in a separate process (``_recheck``: ``certify_rounding`` on the data
 file and the saved factors), recorded as ``"recheck"``.
 
-Each run appends a record to ``benchmarks/results/billion.json``: the commit, the
+Each run appends a record to ``--output`` (default
+``benchmarks/results/candidates/billion.json``): the commit, the
 1-minute load average at the start and at the end, the wall-clock seconds, the peak
 resident memory (``Maximum resident set size``) and the result.
 """
@@ -38,8 +41,9 @@ import sys
 import time
 from pathlib import Path
 
+from _common import add_data_dir, add_output, commit, data_dir, load1, write_json
+
 HERE = Path(__file__).resolve().parent
-RESULTS = HERE / "results" / "billion.json"
 M, N, DENSITY = 200_000, 5_000, 0.005
 
 
@@ -51,7 +55,7 @@ def _make(path):
     scaling._make_sparse(M, N, tau, path)
 
 
-def _lpca(data, time_limit, method_params=None):
+def _lpca(data, time_limit, method_params=None, seed=0):
     """Child: fit L-PCA on the CSR matrix, print one JSON line."""
     import warnings
 
@@ -67,7 +71,7 @@ def _lpca(data, time_limit, method_params=None):
         method="lpca",
         time_limit=time_limit,
         n_jobs=2,
-        random_state=0,
+        random_state=seed,
         method_params=method_params,
     ).fit(X)
     print(
@@ -114,16 +118,6 @@ def _recheck(data, certificate):
     )
 
 
-def _commit():
-    out = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"],
-        cwd=HERE,
-        capture_output=True,
-        text=True,
-    )
-    return out.stdout.strip() or None
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("case", choices=("bounds", "lpca", "_lpca_child", "_recheck"))
@@ -138,33 +132,41 @@ def main(argv=None):
         default=None,
         help="bounds: write the certificate here (.npz) and re-check it",
     )
+    parser.add_argument("--seed", type=int, default=0, help="random_state")
+    add_data_dir(parser)
+    add_output(parser, "billion.json")
     args = parser.parse_args(argv)
+    root = data_dir(args.data_dir)
+    if not os.path.isabs(args.data) and (root / args.data).exists():
+        args.data = str(root / args.data)
     if args.case == "_recheck":
         _recheck(args.data, args.certificate)
         return 0
     if args.case == "_lpca_child":
         params = json.loads(args.method_params) if args.method_params else None
-        _lpca(args.data, args.time_limit, params)
+        _lpca(args.data, args.time_limit, params, args.seed)
         return 0
     if not os.path.exists(args.data):
         _make(args.data)
     if args.case == "bounds":
         cmd = [sys.executable, "-m", "sklearn_rrank", "bounds", args.data]
         cmd += ["--time-limit", str(args.time_limit), "--json", "-q"]
+        cmd += ["--random-state", str(args.seed)]
         cmd += ["--n-jobs", args.n_jobs] if args.n_jobs != "None" else []
         cmd += ["--output", args.certificate] if args.certificate else []
     else:
         cmd = [sys.executable, __file__, "_lpca_child", "--data", args.data]
-        cmd += ["--time-limit", str(args.time_limit)]
+        cmd += ["--time-limit", str(args.time_limit), "--seed", str(args.seed)]
         if args.method_params:
             cmd += ["--method-params", args.method_params]
-    record = {"case": args.case, "commit": _commit(), "data": args.data}
+    record = {"case": args.case, "commit": commit(), "data": args.data}
     record["command"] = " ".join(cmd[1:])
-    record["load_start"] = os.getloadavg()[0]
+    record["seed"] = args.seed
+    record["load_start"] = load1()
     t0 = time.perf_counter()
     proc = subprocess.run(["/usr/bin/time", "-v", *cmd], capture_output=True, text=True)
     record["seconds"] = time.perf_counter() - t0
-    record["load_end"] = os.getloadavg()[0]
+    record["load_end"] = load1()
     peak = re.search(r"Maximum resident set size \(kbytes\): (\d+)", proc.stderr)
     record["peak_rss_mb"] = int(peak.group(1)) / 1024 if peak else None
     record["exit_code"] = proc.returncode
@@ -202,9 +204,10 @@ def main(argv=None):
             record["recheck"] = json.loads(check.stdout)
         except json.JSONDecodeError:
             record["recheck"] = {"stderr": check.stderr[-2000:]}
-    runs = json.loads(RESULTS.read_text())["runs"] if RESULTS.exists() else []
+    out_path = Path(args.output)
+    runs = json.loads(out_path.read_text())["runs"] if out_path.exists() else []
     runs.append(record)
-    RESULTS.write_text(json.dumps({"runs": runs}, indent=1) + "\n")
+    write_json(out_path, {"runs": runs})
     print(json.dumps(record, indent=1))
     return 0
 

@@ -11,21 +11,23 @@ rows say it for the start-up under the run's own load (``inside``) and for the i
 start-up (``inside_idle_startup``), and give the command's own seconds after its
 imports (``command_seconds``, from ``--json``).
 
-Prints a table and saves ``benchmarks/results/budget_adherence.json``.
+Prints a table and saves ``--output`` (default
+``benchmarks/results/candidates/budget_adherence.json``).
 
-Usage: ``python benchmarks/budget_adherence.py [--budgets 5,10] [--no-load]``
+Usage: ``python benchmarks/budget_adherence.py [--budgets 5,10] [--busy 2]
+[--no-load] [--seed 0] [--output PATH]``
 """
 
 import argparse
 import json
 import os
-import platform
 import subprocess
 import sys
 import tempfile
 import time
 
 import numpy as np
+from _common import add_output, busy, load1, parse_list, record, write_json
 
 
 def _wall(cmd):
@@ -34,33 +36,29 @@ def _wall(cmd):
     return time.perf_counter() - t0, out
 
 
-def _busy(n):
-    return [
-        subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)
-    ]
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--budgets", default="5,10")
     parser.add_argument("--no-load", action="store_true", help="idle runs only")
+    parser.add_argument("--busy", type=int, default=2, help="busy processes, loaded")
+    parser.add_argument("--seed", type=int, default=0, help="of the random matrices")
+    add_output(parser, "budget_adherence.json")
     args = parser.parse_args()
-    budgets = [float(b) for b in args.budgets.split(",")]
+    budgets = parse_list(args.budgets, float)
     rrank = [sys.executable, "-m", "sklearn_rrank"]
     tmp = tempfile.mkdtemp()
     files = []
-    rng = np.random.RandomState(0)
+    rng = np.random.RandomState(args.seed)
     for m, n in ((500, 300), (2000, 1000)):
         for density in (0.01, 0.2):
             path = os.path.join(tmp, f"random_{m}x{n}_{int(density * 100)}pct.npy")
             np.save(path, (rng.rand(m, n) < density).astype(np.uint8))
             files.append(path)
     rows = []
-    loads = [0] if args.no_load else [0, 2]
+    loads = [0] if args.no_load else [0, args.busy]
     startups = {}
     for n_busy in loads:
-        procs = _busy(n_busy)
-        try:
+        with busy(n_busy):
             time.sleep(1.0 if n_busy else 0.0)
             startups[n_busy] = min(_wall([*rrank, "--help"])[0] for _ in range(3))
             startup = startups[n_busy]
@@ -74,7 +72,7 @@ def main():
                         "file": os.path.basename(path),
                         "budget": budget,
                         "busy_processes": n_busy,
-                        "load_average_1min": os.getloadavg()[0],
+                        "load_average_1min": load1(),
                         "wall_seconds": wall,
                         "startup_seconds": startup,
                         "inside": wall <= 1.1 * budget + startup,
@@ -93,9 +91,6 @@ def main():
                         f"  [{row['lower']}, {row['upper']}]",
                         flush=True,
                     )
-        finally:
-            for p in procs:
-                p.kill()
     n_in = sum(r["inside"] for r in rows)
     n_idle = sum(r["inside_idle_startup"] for r in rows)
     ups = ", ".join(f"{s:.2f} s with {b} busy" for b, s in startups.items())
@@ -103,22 +98,15 @@ def main():
         f"start-up {ups}; {n_in} of {len(rows)} runs inside their budget "
         f"({n_idle} with the idle start-up)"
     )
-    out = os.path.join(os.path.dirname(__file__), "results", "budget_adherence.json")
-    os.makedirs(os.path.dirname(out), exist_ok=True)
-    with open(out, "w") as fh:
-        json.dump(
-            {
-                "startup_seconds": startups[0],
-                "startup_seconds_by_busy": startups,
-                "rows": rows,
-                "inside": n_in,
-                "inside_idle_startup": n_idle,
-                "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
-            },
-            fh,
-            indent=2,
-        )
-    print(f"saved {out}")
+    out = record(
+        seed=args.seed,
+        startup_seconds=startups[0],
+        startup_seconds_by_busy=startups,
+        rows=rows,
+        inside=n_in,
+        inside_idle_startup=n_idle,
+    )
+    print(f"saved {write_json(args.output, out)}")
 
 
 if __name__ == "__main__":

@@ -18,34 +18,37 @@ the squared-hinge margin phase on a working set); exact when
 at tau = 0.5, so both reach the same ranks). Neither certification nor the
 rank search is run: this times the fits.
 
-For Cora and Citeseer (``/work/shared/data/graphs``; published exact ranks 16) at
-k = 8, 12, 16, each fit with a budget of ``--budget`` seconds (default 60): the
-seconds to exact (None when not exact at the budget), the wrong entries at the
-end, iterations, and the 1-minute load average at the start. Writes
-``benchmarks/results/exact_embedding_peer.json`` and ``.png`` (wrong entries
-against seconds for every fit).
+For Cora and Citeseer (``graphs/`` of the data folder, ``--data-dir``; published
+exact ranks 16) at k = 8, 12, 16, each fit with a budget of ``--budget`` seconds
+(default 60) and each seed of ``--seeds`` (default 0): the seconds to exact (None
+when not exact at the budget), the wrong entries at the end, iterations, and the
+1-minute load average at the start. Writes ``--output`` (default
+``benchmarks/results/candidates/exact_embedding_peer.json``) and, with
+``--figure``, wrong entries against seconds for every fit.
 
 Usage: ``python benchmarks/exact_embedding_peer.py [--budget 60]
-[--graphs cora,citeseer] [--ranks 8,12,16]``
+[--graphs cora,citeseer] [--ranks 8,12,16] [--seeds 0] [--figure PATH]``
 """
 
 import argparse
 import json
-import os
-import platform
 import time
-from pathlib import Path
 
 import numpy as np
 import scipy.optimize
 import scipy.sparse as sp
+from _common import (
+    add_data_dir,
+    add_output,
+    data_dir,
+    load1,
+    parse_list,
+    record,
+    write_json,
+)
 from scipy.special import expit
 
 from sklearn_rrank import certify_rounding, lpca_fit
-
-HERE = Path(__file__).resolve().parent
-GRAPHS = Path("/work/shared/data/graphs")
-RESULTS = HERE / "results" / "exact_embedding_peer.json"
 
 
 class _Budget(Exception):
@@ -183,44 +186,35 @@ def main(argv=None):
     parser.add_argument("--budget", type=float, default=60.0)
     parser.add_argument("--graphs", default="cora,citeseer")
     parser.add_argument("--ranks", default="8,12,16")
-    parser.add_argument("--output", default=str(RESULTS))
+    parser.add_argument("--seeds", default="0")
+    add_data_dir(parser)
+    add_output(parser, "exact_embedding_peer.json")
+    parser.add_argument("--figure", default=None, help="PNG of the curves")
     args = parser.parse_args(argv)
+    graphs = data_dir(args.data_dir) / "graphs"
     runs = []
-    for graph in args.graphs.split(","):
-        A = sp.csr_matrix(sp.load_npz(GRAPHS / f"{graph}.npz"), dtype=np.float64)
-        for k in (int(v) for v in args.ranks.split(",")):
-            row = {"graph": graph, "n": A.shape[0], "k": k, "budget": args.budget}
-            row["load_before"] = os.getloadavg()[0]
-            row["ours"] = our_fit(A, k, args.budget)
-            row["load_margin"] = os.getloadavg()[0]
-            row["ours_margin"] = our_fit(A, k, args.budget, margin_phase=True)
-            row["load_between"] = os.getloadavg()[0]
-            row["peer"] = peer_fit(A, k, args.budget)
-            row["load_after"] = os.getloadavg()[0]
-            brief = {
-                who: {key: row[who][key] for key in ("seconds_to_exact", "wrong")}
-                for who in ("ours", "ours_margin", "peer")
-            }
-            print(json.dumps({"graph": graph, "k": k, **brief}), flush=True)
-            runs.append(row)
-    out = Path(args.output)
-    out.parent.mkdir(exist_ok=True)
-    out.write_text(
-        json.dumps(
-            {
-                "description": __doc__.split("\n\n")[0],
-                "machine": {
-                    "cpu_count": os.cpu_count(),
-                    "python": platform.python_version(),
-                    "note": "shared 2-core machine; loads recorded per run",
-                },
-                "runs": runs,
-            },
-            indent=1,
-        )
-    )
-    _plot(runs, out.with_suffix(".png"))
-    print(f"saved {out} and {out.with_suffix('.png')}")
+    for graph in parse_list(args.graphs, str):
+        A = sp.csr_matrix(sp.load_npz(graphs / f"{graph}.npz"), dtype=np.float64)
+        for k in parse_list(args.ranks):
+            for seed in parse_list(args.seeds):
+                row = {"graph": graph, "n": A.shape[0], "k": k, "seed": seed}
+                row.update(budget=args.budget, load_before=load1())
+                row["ours"] = our_fit(A, k, args.budget, seed)
+                row["load_margin"] = load1()
+                row["ours_margin"] = our_fit(A, k, args.budget, seed, True)
+                row["load_between"] = load1()
+                row["peer"] = peer_fit(A, k, args.budget, seed)
+                row["load_after"] = load1()
+                brief = {
+                    who: {key: row[who][key] for key in ("seconds_to_exact", "wrong")}
+                    for who in ("ours", "ours_margin", "peer")
+                }
+                print(json.dumps({"graph": graph, "k": k, **brief}), flush=True)
+                runs.append(row)
+    out = record(description=__doc__.split("\n\n")[0], runs=runs)
+    print("saved", write_json(args.output, out))
+    if args.figure:
+        _plot(runs, args.figure)
     return 0
 
 

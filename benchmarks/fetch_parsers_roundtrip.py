@@ -9,20 +9,18 @@ parser its fetcher uses, and compared with the copy and with the fetcher's pinne
 number of ones and SHA-256. Then each fetcher reads the shared folder as its data
 home. Run from the repository root::
 
-    python benchmarks/fetch_parsers_roundtrip.py [--data-home ../shared/data]
+    python benchmarks/fetch_parsers_roundtrip.py [--data-dir ../shared/data]
 """
 
 import argparse
 import os
 import tempfile
-from pathlib import Path
 
 import numpy as np
+from _common import add_data_dir, data_dir
 
 from sklearn_rrank.datasets import DATASETS
 from sklearn_rrank.datasets._fetchers import _PARSERS, _REMOTE, matrix_sha256
-
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
 def write_source(X, parser, path):
@@ -44,8 +42,9 @@ def write_source(X, parser, path):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data-home", type=Path, default=DATA)
+    add_data_dir(parser)
     args = parser.parse_args()
+    args.data_home = data_dir(args.data_dir)
     with tempfile.TemporaryDirectory() as tmp:
         for name, remote in _REMOTE.items():
             with np.load(args.data_home / remote.filename) as z:

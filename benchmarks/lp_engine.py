@@ -10,8 +10,9 @@ every column. It times
   CPU seconds;
 * ``scipy.optimize.linprog(method="highs")`` on the same LPs (primal form), serial;
 
-checks that both reach the same optima, prints a summary and saves
-``benchmarks/results/lp_engine.json``.
+checks that both reach the same optima, prints a summary and saves ``--output``
+(default ``benchmarks/results/candidates/lp_engine.json``). ``--shape M N K D`` and
+``--seed`` change the workload (default 500 300 60 60, seed 0).
 
 The "perturbed" case solves the same 300 LPs again for ``L`` with every entry
 scaled by ``1 + 1e-3 z`` (``z`` standard normal, seed 1), as a round of ProjLP's
@@ -21,18 +22,18 @@ alternation would: the engine cold (every LP from nothing), the engine warm
 warm with 1 and 2 jobs must agree. Timings on a shared machine are noisy: the
 load average is recorded with the results.
 
-Usage: ``python benchmarks/lp_engine.py [--repeat 2] [--linprog-columns 300]``
+Usage: ``python benchmarks/lp_engine.py [--repeat 2] [--linprog-columns 300]
+[--shape 500 300 60 60] [--seed 0] [--output PATH]``
 """
 
 import argparse
-import json
 import os
 import platform
 import time
 from collections import Counter
-from pathlib import Path
 
 import numpy as np
+from _common import add_output, write_json
 from joblib import parallel_config
 from scipy.optimize import linprog
 
@@ -132,15 +133,19 @@ def perturbed_case(L, X, repeat, linprog_columns, scale=1e-3):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeat", type=int, default=2)
-    parser.add_argument("--linprog-columns", type=int, default=N)
+    parser.add_argument("--linprog-columns", type=int, default=None)
     parser.add_argument(
-        "--output",
-        default=str(Path(__file__).resolve().parent / "results" / "lp_engine.json"),
+        "--shape", type=int, nargs=4, default=[M, N, K, D], metavar=("M", "N", "K", "D")
     )
+    parser.add_argument("--seed", type=int, default=0)
+    add_output(parser, "lp_engine.json")
     args = parser.parse_args()
+    m, n, k, d = args.shape
+    if args.linprog_columns is None:
+        args.linprog_columns = n
 
-    X, generator = make_matrix(M, N, K, seed=0)
-    A = _projection_matrix(N, D, "sparse", False, seed=0)
+    X, generator = make_matrix(m, n, k, seed=args.seed)
+    A = _projection_matrix(n, d, "sparse", False, seed=args.seed)
     L = X @ A
     load_before = os.getloadavg()
 
@@ -158,28 +163,28 @@ def main():
         )
     identical = identical and bool(np.array_equal(R1, R3))
 
-    cols = np.arange(min(args.linprog_columns, N))
+    cols = np.arange(min(args.linprog_columns, n))
     w0, c0 = time.perf_counter(), time.process_time()
     ref = [linprog_column(L, X[:, j], TAU, DEFAULT_EPS) for j in cols]
     wall_lp = time.perf_counter() - w0
     cpu_lp = time.process_time() - c0
     ref_obj = np.array([r[0] for r in ref])
-    scale = N / cols.size  # extrapolate if only a subset was timed
+    scale = n / cols.size  # extrapolate if only a subset was timed
     rel = np.abs(o1[cols] - ref_obj) / np.maximum(1.0, np.abs(ref_obj))
 
     perturbed = perturbed_case(L, X, args.repeat, args.linprog_columns)
 
     results = {
         "workload": {
-            "n_samples": M,
-            "n_features": N,
-            "planted_rank": K,
-            "d": D,
+            "n_samples": m,
+            "n_features": n,
+            "planted_rank": k,
+            "d": d,
             "tau": TAU,
             "eps": DEFAULT_EPS,
             "generator": generator,
-            "projection": "sparse Achlioptas (density 1/3), seed 0",
-            "n_lps": N,
+            "projection": f"sparse Achlioptas (density 1/3), seed {args.seed}",
+            "n_lps": n,
         },
         "engine_1_job": {"wall_s": wall1, "cpu_s": cpu1},
         "engine_2_jobs_threads": {"wall_s": wall2, "cpu_s": cpu2},
@@ -214,7 +219,7 @@ def main():
         },
         "repeat": args.repeat,
     }
-    print(f"LP engine benchmark: {N} L1-slack LPs, m={M}, d={D} ({generator})")
+    print(f"LP engine benchmark: {n} L1-slack LPs, m={m}, d={d} ({generator})")
     print(f"  engine, 1 job          : {wall1:7.2f} s wall  {cpu1:7.2f} s CPU")
     print(f"  engine, 2 jobs (thr.)  : {wall2:7.2f} s wall  {cpu2:7.2f} s CPU")
     print(f"  engine, 2 jobs (loky)  : {wall_p:7.2f} s wall")
@@ -243,10 +248,7 @@ def main():
         f"(1 vs 2 jobs identical: {pc['warm_1_vs_2_jobs_identical']})"
     )
     print(f"  load average before/after: {load_before} / {os.getloadavg()}")
-    out = Path(args.output)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(results, indent=2))
-    print(f"saved {out}")
+    print(f"saved {write_json(args.output, results, indent=2)}")
 
 
 if __name__ == "__main__":

@@ -4,13 +4,13 @@ Reproduces the L-PCA rows of the paper's Tables 2 and 3 (Neumann, Gemulla,
 Miettinen, ICDM 2016) on paleo and apj, with the rank counted honestly (every column
 of the factors, the bias column included):
 
-* ``search``: L-PCA's rank search (k = 1, 2, ...; the family search of
-  ``rounding_rank_bounds(X, methods=("lpca",))``, run here with ``random_state=0``
-  itself and with its full diagnostics), every certificate re-checked with
+* ``search``: L-PCA's rank search alone (``rounding_rank_bounds(X,
+  methods=("lpca",), random_state=0)``, with its report's wrong entries by k),
+  every certificate re-checked with
   ``certify_rounding`` and an exact comparison of ``round_matrix(L @ R.T)`` with
   the data. Targets: paleo <= 10 in < 30 s, apj <= 6
   in < 2 min (paper: 13 in 271 s and 9 in 109 min).
-* ``minerr``: :func:`sklearn_rrank._lpca._fit.lpca_fit` at fixed k (relative error =
+* ``minerr``: :func:`sklearn_rrank.lpca_fit` at fixed k (relative error =
   wrong entries / ones). Targets (paper's L-PCA, Table 3): paleo k=5 <= 0.515,
   k=10 <= 0.089, k=20 = 0; apj k=5 <= 0.626, k=10 <= 0.194, k=15 <= 0.034; each
   fit < 60 s.
@@ -19,9 +19,11 @@ of the factors, the bias column included):
 Usage::
 
     python benchmarks/lpca.py [search|search-models|minerr|planted|all] [--n-jobs 2]
+        [--data paleo,apj] [--data-dir DIR] [--output PATH]
 
-Results are merged into ``benchmarks/results/lpca.json`` (one key per part). Times
-are wall-clock seconds on a shared 2-core machine and are noisy.
+Results are merged into ``--output`` (default
+``benchmarks/results/candidates/lpca.json``; one key per part). Times are wall-clock
+seconds on a shared 2-core machine and are noisy.
 """
 
 import argparse
@@ -32,15 +34,14 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _common import add_data_dir, add_output, data_dir, parse_list, write_json
 
-from sklearn_rrank._core._rounding import certify_rounding, round_matrix
-from sklearn_rrank._core._validation import check_binary_matrix
-from sklearn_rrank._lpca._fit import lpca_fit
-from sklearn_rrank._lpca._search import _lpca_search
-from sklearn_rrank._search._skeleton import run_rank_search
-
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-RESULTS = Path(__file__).resolve().parent / "results" / "lpca.json"
+from sklearn_rrank import (
+    certify_rounding,
+    lpca_fit,
+    round_matrix,
+    rounding_rank_bounds,
+)
 
 SEARCH_TARGETS = {"paleo": (10, 30.0), "apj": (6, 120.0)}
 MINERR_TARGETS = {
@@ -54,25 +55,18 @@ def load(name):
     from sklearn_rrank.datasets import fetch_apj, fetch_paleo
 
     loaders = {"paleo": fetch_paleo, "apj": fetch_apj}
-    return loaders[name](data_home=DATA).data
+    return loaders[name](data_home=data_dir()).data
 
 
 def lpca_search(X, *, fit_bias, n_jobs):
-    """L-PCA's rank search on ``X`` (seed 0), with the family's diagnostics."""
-    X = check_binary_matrix(X, allow_missing=True, accept_sparse=True, method="lpca")
-    return run_rank_search(
-        _lpca_search,
+    """L-PCA's rank search alone on ``X`` (seed 0), through the public function."""
+    return rounding_rank_bounds(
         X,
-        method="lpca",
-        tau=0.5,
+        methods=("lpca",),
         random_state=0,
         n_jobs=n_jobs,
-        params={"fit_bias": fit_bias},
+        method_params={"lpca": {"fit_bias": fit_bias}},
     )
-
-
-def _keys_to_str(d):
-    return {str(k): v for k, v in d.items()}
 
 
 def run_search(name, n_jobs, fit_bias="global"):
@@ -80,43 +74,31 @@ def run_search(name, n_jobs, fit_bias="global"):
     t0 = time.perf_counter()
     res = lpca_search(X, fit_bias=fit_bias, n_jobs=n_jobs)
     seconds = time.perf_counter() - t0
-    certified = bool(res.certified and certify_rounding(X, res.L, res.R, margin=1e-9))
-    exact = bool(
-        res.certified and np.array_equal(round_matrix(res.L @ res.R.T), X != 0)
-    )
+    lpca = next(r for r in res.report if r["method"] == "lpca")
+    by_lpca = res.upper_method == "lpca"
+    certified = bool(by_lpca and certify_rounding(X, res.L, res.R, margin=1e-9))
+    exact = bool(by_lpca and np.array_equal(round_matrix(res.L @ res.R.T), X != 0))
     row = {
         "data": name,
         "shape": list(X.shape),
         "fit_bias": fit_bias,
-        "rank": res.rank,
+        "rank": int(res.upper),
         "certified": certified,
         "exact_rounding": exact,
         "seconds": round(seconds, 2),
-        "rescued_by_refinement": res.info["rescued_by_refinement"],
-        "errors_by_k": _keys_to_str(res.info["errors_by_k"]),
-        "sweeps_by_k": _keys_to_str(res.info["sweeps_by_k"]),
-        "status_by_k": _keys_to_str(res.info["status_by_k"]),
-        "seconds_by_k": {
-            str(k): round(v, 2) for k, v in res.info["seconds_by_k"].items()
-        },
-        "rescue": _keys_to_str(res.info["rescue"]),
-        "polish": {
-            str(k): {
-                key: (round(v, 2) if key == "seconds" else v) for key, v in row.items()
-            }
-            for k, row in res.info["polish"].items()
-        },
+        "message": lpca["message"],
+        "errors_by_k": {str(k): v for k, v in lpca.get("errors_by_k", {}).items()},
     }
     if fit_bias == "global":
         bound, limit = SEARCH_TARGETS[name]
         row["target"] = f"rank <= {bound} in < {limit:.0f} s"
-        row["meets_target"] = bool(certified and res.rank <= bound and seconds < limit)
+        row["meets_target"] = bool(certified and res.upper <= bound and seconds < limit)
     print(
-        f"search {name} fit_bias={fit_bias}: rank {res.rank}, certified {certified}, "
-        f"exact {exact}, {seconds:.1f}s, rescued {row['rescued_by_refinement']}",
+        f"search {name} fit_bias={fit_bias}: rank {res.upper}, certified {certified}, "
+        f"exact {exact}, {seconds:.1f}s",
         flush=True,
     )
-    print(f"  errors by k: {res.info['errors_by_k']}", flush=True)
+    print(f"  errors by k: {row['errors_by_k']}", flush=True)
     return row
 
 
@@ -166,19 +148,21 @@ def run_planted(n_jobs):
             t0 = time.perf_counter()
             res = lpca_search(X, fit_bias=fit_bias, n_jobs=n_jobs)
             seconds = time.perf_counter() - t0
-            certified = bool(res.certified and certify_rounding(X, res.L, res.R))
+            certified = bool(
+                res.upper_method == "lpca" and certify_rounding(X, res.L, res.R)
+            )
             rows.append(
                 {
                     "seed": seed,
                     "planted_rank": k,
                     "fit_bias": fit_bias,
-                    "rank": res.rank,
+                    "rank": int(res.upper),
                     "certified": certified,
                     "seconds": round(seconds, 2),
                 }
             )
             print(
-                f"planted seed {seed} fit_bias={fit_bias}: rank {res.rank}, "
+                f"planted seed {seed} fit_bias={fit_bias}: rank {res.upper}, "
                 f"certified {certified}, {seconds:.1f}s",
                 flush=True,
             )
@@ -194,8 +178,14 @@ def main():
         choices=["search", "search-models", "minerr", "planted", "all"],
     )
     parser.add_argument("--n-jobs", type=int, default=2)
+    parser.add_argument("--data", default="paleo,apj", help="paleo and/or apj")
+    add_data_dir(parser)
+    add_output(parser, "lpca.json")
     args = parser.parse_args()
-    results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    data_dir(args.data_dir)
+    names = parse_list(args.data, str)
+    out = Path(args.output)
+    results = json.loads(out.read_text()) if out.exists() else {}
     results["machine"] = {
         "cpus": os.cpu_count(),
         "python": platform.python_version(),
@@ -206,25 +196,24 @@ def main():
     parts = [args.part] if args.part != "all" else ["search", "minerr", "planted"]
     for part in parts:
         if part == "search":
-            results["search"] = [run_search(n, args.n_jobs) for n in ("paleo", "apj")]
+            results["search"] = [run_search(n, args.n_jobs) for n in names]
         elif part == "search-models":
             results["search_models"] = [
                 run_search(name, args.n_jobs, fit_bias=fb)
-                for name in ("paleo", "apj")
+                for name in names
                 for fb in (True, False)
             ]
         elif part == "minerr":
             results["minerr"] = [
                 row
-                for name in ("paleo", "apj")
+                for name in names
                 for fb in (True, "global")
                 for row in run_minerr(name, args.n_jobs, fb)
             ]
         elif part == "planted":
             results["planted"] = run_planted(args.n_jobs)
-        RESULTS.parent.mkdir(parents=True, exist_ok=True)
-        RESULTS.write_text(json.dumps(results, indent=1) + "\n")
-    print(f"saved {RESULTS}")
+        write_json(out, results)
+    print(f"saved {out}")
 
 
 if __name__ == "__main__":

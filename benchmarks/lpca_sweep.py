@@ -29,27 +29,28 @@ Usage::
     python benchmarks/lpca_sweep.py [--ks 10 50 100] [--sweeps 20] [--n-jobs 2]
         [--lbfgs-memory 5 20]
 
-Prints a table and writes ``benchmarks/results/lpca_sweep.json``. Wall-clock times
-on a shared 2-core machine are noisy.
+``--data paleo|apj|abstracts`` (default abstracts) picks the data set of the data
+folder (``--data-dir``). Prints a table and writes ``--output`` (default
+``benchmarks/results/candidates/lpca_sweep.json``). Wall-clock times on a shared
+2-core machine are noisy.
 """
 
 import argparse
-import json
 import platform
 import resource
 import time
-from pathlib import Path
 
 import numpy as np
+from _common import add_data_dir, add_output, data_dir, write_json
 from threadpoolctl import threadpool_limits
 
 from sklearn_rrank._core._validation import check_binary_matrix
 from sklearn_rrank._lpca import _fit as _lpca
 from sklearn_rrank._lpca import _lbfgs as _lpca_lbfgs
 from sklearn_rrank._lpca import _model as _lpca_model
-from sklearn_rrank.datasets import fetch_abstracts
+from sklearn_rrank.datasets import fetch_abstracts, fetch_apj, fetch_paleo
 
-RESULTS = Path(__file__).resolve().parent / "results" / "lpca_sweep.json"
+LOADERS = {"abstracts": fetch_abstracts, "apj": fetch_apj, "paleo": fetch_paleo}
 
 
 def peak_gb():
@@ -195,13 +196,18 @@ def main():
         default=[_lpca_lbfgs._LBFGS_MEMORY, 20],
         help="L-BFGS memories to time (default: ours, and 20 as the baseline)",
     )
+    parser.add_argument("--data", choices=sorted(LOADERS), default="abstracts")
+    add_data_dir(parser)
+    add_output(parser, "lpca_sweep.json")
     args = parser.parse_args()
-    X = check_binary_matrix(fetch_abstracts().data, allow_missing=True, method="lpca")
+    data_dir(args.data_dir)
+    X = LOADERS[args.data]().data
+    X = check_binary_matrix(X, allow_missing=True, method="lpca")
     data = _lpca_model._Data(X)
     del X
     m, n = data.shape
     rows = []
-    print(f"Abstracts {m} x {n}; n_jobs={args.n_jobs}")
+    print(f"{args.data} {m} x {n}; n_jobs={args.n_jobs}")
     print(
         f"{'k':>4} {'dtype':>8} {'solver':>10} {'s/sweep':>8} {'mean':>8} "
         f"{'unavoid':>8} ratio (mean) [per evaluation]"
@@ -228,16 +234,15 @@ def main():
                     flush=True,
                 )
     out = {
-        "data": "abstracts",
+        "data": args.data,
         "shape": [m, n],
         "n_jobs": args.n_jobs,
         "machine": platform.platform(),
         "peak_gb": round(peak_gb(), 2),
         "rows": rows,
     }
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(out, indent=2) + "\n")
-    print(f"peak memory {out['peak_gb']:.2f} GB; saved {RESULTS}")
+    path = write_json(args.output, out, indent=2)
+    print(f"peak memory {out['peak_gb']:.2f} GB; saved {path}")
 
 
 if __name__ == "__main__":

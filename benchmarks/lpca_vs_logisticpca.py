@@ -20,7 +20,10 @@ Usage (``logisticpca`` is not a dependency of sklearn_rrank; install it yourself
     pip install logisticpca
     python benchmarks/lpca_vs_logisticpca.py [--k 5 10] [--sweeps 30] [--mm-iter 10]
 
-Writes ``benchmarks/results/lpca_vs_logisticpca.json``.
+Writes ``--output`` (default
+``benchmarks/results/candidates/lpca_vs_logisticpca.json``). ``--data paleo|apj``
+picks the data set (APJ by default) of the data folder (``--data-dir``); ``--seed``
+is our fit's ``random_state``.
 """
 
 import argparse
@@ -30,16 +33,16 @@ import platform
 import time
 import warnings
 from importlib.metadata import version
-from pathlib import Path
 
 import numpy as np
+from _common import add_data_dir, add_output, data_dir, write_json
 from scipy.special import log_expit
 from sklearn.exceptions import ConvergenceWarning
 
 from sklearn_rrank import RoundingRankFactorization
-from sklearn_rrank.datasets import fetch_apj
+from sklearn_rrank.datasets import fetch_apj, fetch_paleo
 
-RESULTS = Path(__file__).resolve().parent / "results" / "lpca_vs_logisticpca.json"
+LOADERS = {"apj": fetch_apj, "paleo": fetch_paleo}
 
 
 def deviance(X, theta):
@@ -54,7 +57,7 @@ def _timed(fit):
     return out, time.process_time() - c0, time.perf_counter() - t0
 
 
-def ours(X, k, sweeps, n_jobs):
+def ours(X, k, sweeps, n_jobs, seed=0):
     """Our L-PCA with k latent factors and a column bias."""
 
     def fit():
@@ -64,7 +67,7 @@ def ours(X, k, sweeps, n_jobs):
                 k + 1,
                 method="lpca",
                 max_iter=sweeps,
-                random_state=0,
+                random_state=seed,
                 n_jobs=n_jobs,
                 method_params={"fit_bias": True},
             ).fit(X)
@@ -114,14 +117,20 @@ def main(argv=None):
     parser.add_argument("--sweeps", type=int, default=30)
     parser.add_argument("--mm-iter", type=int, default=10)
     parser.add_argument("--n-jobs", type=int, default=1)
+    parser.add_argument("--data", choices=sorted(LOADERS), default="apj")
+    parser.add_argument("--seed", type=int, default=0)
+    add_data_dir(parser)
+    add_output(parser, "lpca_vs_logisticpca.json")
     args = parser.parse_args(argv)
+    data_dir(args.data_dir)
     load = list(os.getloadavg())
-    X = fetch_apj().data
+    X = LOADERS[args.data]().data
     X = np.asarray(X.toarray() if hasattr(X, "toarray") else X, dtype=np.float64)
     rows = []
     for k in args.k:
-        for row in (ours(X, k, args.sweeps, args.n_jobs), theirs(X, k, args.mm_iter)):
-            row = {"data": "apj", "k_latent": k, **row}
+        mine = ours(X, k, args.sweeps, args.n_jobs, args.seed)
+        for row in (mine, theirs(X, k, args.mm_iter)):
+            row = {"data": args.data, "k_latent": k, "seed": args.seed, **row}
             print(json.dumps(row))
             rows.append(row)
     out = {
@@ -135,8 +144,7 @@ def main(argv=None):
         "budgets": {"our_sweeps": args.sweeps, "logisticpca_mm_iter": args.mm_iter},
         "runs": rows,
     }
-    RESULTS.write_text(json.dumps(out, indent=1) + "\n")
-    print(f"written to {RESULTS}")
+    print(f"written to {write_json(args.output, out)}")
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ NNRR1, MT+NNRR1, R-SVD). Recorded per matrix and method: errors (flipped entries
 relative error (errors / ones of the noisy matrix, the paper's measure), seconds
 (MT+NNRR1: also without its MT part, as the paper plots it), NODF before and after.
 
-Outputs in ``benchmarks/results/``:
+Outputs in ``--output-dir`` (default ``benchmarks/results/candidates/``):
 ``nested_raw.csv`` (one row per matrix and method; the run resumes from it),
 ``nested.csv`` (mean and standard deviation per setting and method),
 ``nested.json`` (summary, qualitative checks, the large NNRR1 timing, run time),
@@ -35,6 +35,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _common import CANDIDATES
 
 from sklearn_rrank._nested._bmna import (
     _bmna,
@@ -49,7 +50,8 @@ from sklearn_rrank._nested._nestedness import (
 )
 from sklearn_rrank.datasets._nested_generator import make_nested_matrix
 
-RESULTS = Path(__file__).resolve().parent / "results"
+#: the output folder (``--output-dir``) and the resumable raw table in it
+RESULTS = CANDIDATES
 RAW = RESULTS / "nested_raw.csv"
 METHODS = ["mt", "nnrr1", "mt+nnrr1", "rsvd"]
 LABELS = {"mt": "MT", "nnrr1": "NNRR1", "mt+nnrr1": "MT+NNRR1", "rsvd": "R-SVD"}
@@ -328,7 +330,16 @@ def main():
     parser.add_argument("--large-only", action="store_true")
     parser.add_argument("--skip-large", action="store_true")
     parser.add_argument("--fresh", action="store_true", help="discard nested_raw.csv")
+    parser.add_argument(
+        "--output-dir",
+        type=Path,
+        default=CANDIDATES,
+        help="nested.json, nested.csv, nested.png and nested_raw.csv (default: "
+        "benchmarks/results/candidates/; the reference is results/nested.json)",
+    )
     args = parser.parse_args()
+    global RESULTS, RAW
+    RESULTS, RAW = args.output_dir, args.output_dir / "nested_raw.csv"
     RESULTS.mkdir(parents=True, exist_ok=True)
     n_mat = args.n_matrices or (3 if args.quick else 10)
     summary_json = RESULTS / "nested.json"

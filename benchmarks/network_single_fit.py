@@ -13,26 +13,23 @@ it to the budget.
 Recorded per graph: wrong entries after the logistic fit and at the end, seconds,
 whether the final factors certify (``certify_rounding``), the peak resident memory
 of the process and the 1-minute load average before and after. Appends to
-``benchmarks/results/network_single_fit.json``.
+``--output`` (default ``benchmarks/results/candidates/network_single_fit.json``).
 
-Usage: ``python benchmarks/network_single_fit.py pubmed 48 [--budget 1800]``
+Usage: ``python benchmarks/network_single_fit.py pubmed 48 [--budget 1800]
+[--seed 0] [--data-dir DIR]`` (the graph is ``graphs/<name>.npz`` of the data
+folder)
 """
 
 import argparse
 import json
-import os
-import resource
 import time
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
+from _common import add_data_dir, add_output, data_dir, load1, peak_rss_mb, write_json
 
 from sklearn_rrank import certify_rounding, lpca_fit
-
-HERE = Path(__file__).resolve().parent
-GRAPHS = HERE.parent.parent / "shared" / "data" / "graphs"
-RESULTS = HERE / "results" / "network_single_fit.json"
 
 
 def main(argv=None):
@@ -40,21 +37,24 @@ def main(argv=None):
     parser.add_argument("graph")
     parser.add_argument("k", type=int)
     parser.add_argument("--budget", type=float, default=1800.0)
-    parser.add_argument("--graphs", default=str(GRAPHS))
+    parser.add_argument("--seed", type=int, default=0)
+    add_data_dir(parser)
+    add_output(parser, "network_single_fit.json")
     args = parser.parse_args(argv)
-    A = sp.csr_matrix(sp.load_npz(Path(args.graphs) / f"{args.graph}.npz"))
+    graphs = data_dir(args.data_dir) / "graphs"
+    A = sp.csr_matrix(sp.load_npz(graphs / f"{args.graph}.npz"))
     A = A.astype(np.float64)
     common = dict(
         tau=0.5,
         fit_bias="global",
         dtype="float32",
         stop_when_exact=True,
-        random_state=0,
+        random_state=args.seed,
         n_jobs=2,
     )
     row = {"graph": args.graph, "shape": list(A.shape), "ones": int(A.nnz)}
-    row.update(k=args.k, budget=args.budget)
-    row["load_before"] = os.getloadavg()[0]
+    row.update(k=args.k, budget=args.budget, seed=args.seed)
+    row["load_before"] = load1()
     t0 = time.perf_counter()
     final = lpca_fit(A, args.k, time_limit=args.budget, margin_phase=True, **common)
     phase = final.info.get("margin_phase") or {}
@@ -68,21 +68,14 @@ def main(argv=None):
     row["seconds"] = time.perf_counter() - t0
     row["wrong"] = int(final.info["n_errors"])
     row["certified"] = bool(certify_rounding(A, final.L, final.R))
-    row["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    row["load_after"] = os.getloadavg()[0]
+    row["peak_rss_mb"] = peak_rss_mb()
+    row["load_after"] = load1()
     print(json.dumps(row), flush=True)
-    runs = json.loads(RESULTS.read_text())["runs"] if RESULTS.exists() else []
+    out = Path(args.output)
+    runs = json.loads(out.read_text())["runs"] if out.exists() else []
     runs.append(row)
-    RESULTS.write_text(
-        json.dumps(
-            {
-                "description": __doc__.split("\n\n")[0],
-                "machine": "2 cores, shared; loads recorded per run",
-                "runs": runs,
-            },
-            indent=1,
-        )
-    )
+    description = __doc__.split("\n\n")[0]
+    write_json(out, {"description": description, "machine": "2 cores", "runs": runs})
     return 0
 
 

@@ -18,17 +18,20 @@ The checks: the portfolio's upper bound (60 s) is at most the smallest single-fi
 certificate is re-verified. The 1-minute load average is recorded at the start and
 the end.
 
+``random_state`` is ``--seed`` (0 by default) in every call.
+
 Usage: ``python benchmarks/portfolio_vs_single_fit.py [--data paleo apj]
-[--time-limit 60]``; writes ``results/portfolio_vs_single_fit.json``.
+[--time-limit 60] [--seed 0] [--data-dir DIR] [--output PATH]``; writes
+``benchmarks/results/candidates/portfolio_vs_single_fit.json`` by default.
 """
 
 import argparse
 import json
-import os
-import subprocess
 import time
 import warnings
-from pathlib import Path
+
+from _common import add_data_dir, add_output, data_dir, load1, write_json
+from _common import record as run_record
 
 from sklearn_rrank import (
     RoundingRankCV,
@@ -38,25 +41,18 @@ from sklearn_rrank import (
 )
 from sklearn_rrank.datasets import load_binary_matrix
 
-HERE = Path(__file__).resolve().parent
-DATA = HERE.parent.parent / "shared" / "data"
-RESULTS = HERE / "results" / "portfolio_vs_single_fit.json"
 KS = (2, 3, 4, 5, 6, 8, 10, 12)
 METHODS = ("rsvd", "lpca", "projlp")
 
 
-def _load():
-    return round(os.getloadavg()[0], 2)
-
-
-def _single_fits(X, method):
+def _single_fits(X, method, seed):
     """The smallest k in KS whose default fit certifies, with the seconds per k."""
     tried = []
     for k in KS:
         if k >= min(X.shape):
             break
         t0 = time.perf_counter()
-        est = RoundingRankFactorization(k, method=method, random_state=0)
+        est = RoundingRankFactorization(k, method=method, random_state=seed)
         L = est.fit_transform(X)
         seconds = time.perf_counter() - t0
         exact = bool(certify_rounding(X, L, est.components_.T))
@@ -66,11 +62,11 @@ def _single_fits(X, method):
     return None, tried
 
 
-def _run(name, time_limit):
-    X = load_binary_matrix(DATA / f"{name}.npz")
-    record = {"data": name, "shape": list(X.shape), "load_start": _load()}
+def _run(name, time_limit, seed):
+    X = load_binary_matrix(data_dir() / f"{name}.npz")
+    record = {"data": name, "shape": list(X.shape), "load_start": load1()}
     t0 = time.perf_counter()
-    res = rounding_rank_bounds(X, time_limit=time_limit, n_jobs=2, random_state=0)
+    res = rounding_rank_bounds(X, time_limit=time_limit, n_jobs=2, random_state=seed)
     record["portfolio"] = {
         "interval": [int(res.lower), int(res.upper)],
         "upper_method": res.upper_method,
@@ -82,11 +78,11 @@ def _run(name, time_limit):
     print(name, "portfolio", record["portfolio"], flush=True)
     record["single_fits"] = {}
     for method in METHODS:
-        k, tried = _single_fits(X, method)
+        k, tried = _single_fits(X, method, seed)
         record["single_fits"][method] = {"smallest_certified_k": k, "tried": tried}
         print(name, method, k, tried, flush=True)
     t0 = time.perf_counter()
-    full = rounding_rank_bounds(X, n_jobs=2, random_state=0)
+    full = rounding_rank_bounds(X, n_jobs=2, random_state=seed)
     record["bounds_unlimited"] = {
         "interval": [int(full.lower), int(full.upper)],
         "upper_method": full.upper_method,
@@ -94,7 +90,7 @@ def _run(name, time_limit):
     }
     print(name, "bounds without a budget", record["bounds_unlimited"], flush=True)
     t0 = time.perf_counter()
-    cv = RoundingRankCV(random_state=0, n_jobs=2).fit(X)
+    cv = RoundingRankCV(random_state=seed, n_jobs=2).fit(X)
     record["cv"] = {
         "n_components": int(cv.n_components_),
         "seconds": round(time.perf_counter() - t0, 2),
@@ -111,7 +107,7 @@ def _run(name, time_limit):
     record["cv_agrees_with_bounds"] = (
         record["cv"]["n_components"] == record["bounds_unlimited"]["interval"][1]
     )
-    record["load_end"] = _load()
+    record["load_end"] = load1()
     return record
 
 
@@ -119,17 +115,15 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", nargs="+", default=["paleo", "apj"])
     parser.add_argument("--time-limit", type=float, default=60.0)
+    parser.add_argument("--seed", type=int, default=0)
+    add_data_dir(parser)
+    add_output(parser, "portfolio_vs_single_fit.json")
     args = parser.parse_args(argv)
+    data_dir(args.data_dir)
     warnings.simplefilter("ignore")
-    commit = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"],
-        capture_output=True,
-        text=True,
-        cwd=HERE,
-    ).stdout.strip()
-    records = [_run(name, args.time_limit) for name in args.data]
-    out = {"commit": commit, "time_limit": args.time_limit, "records": records}
-    RESULTS.write_text(json.dumps(out, indent=1) + "\n")
+    records = [_run(name, args.time_limit, args.seed) for name in args.data]
+    out = run_record(time_limit=args.time_limit, seed=args.seed, records=records)
+    write_json(args.output, out)
     print(json.dumps(out, indent=1))
 
 

@@ -11,15 +11,17 @@ columns solved at every width until feasible) and then counts, on these exact
   failed columns by their failure counts): ``d = 1, 2, ...``; at each width the
   columns not yet feasible in queue order, up to the first infeasible one, which
   moves to the front of the queue.
-* **bracket** (:func:`sklearn_rrank._search._bracket.next_rank`): gallop from
-  ``lo = 0`` (the gap doubles after each failed width) and bisect below the
+* **bracket** (:meth:`sklearn_rrank._search._policy.SearchPolicy.next_rank`):
+  gallop from ``lo = 0`` (the gap doubles after each failed width) and bisect below the
   smallest feasible width, ``hi`` the trivial width ``min(m', n')``; at a width the
   columns not known feasible at a smaller width, in the same queue order, up to
   the first infeasible one (a column known infeasible at a width at least as
   large fails without an LP).
 
 Both orders find the same width; the LP counts and the sum of the LPs' widths (a
-cost proxy) compare their work. Reads ``../shared/data`` (``SKLEARN_RRANK_DATA``).
+cost proxy) compare their work. Reads the data folder (``--data-dir``, else
+``SKLEARN_RRANK_DATA``, else ``../shared/data``); writes ``--output`` (default
+``benchmarks/results/candidates/projlp_phase1_order.json``).
 
 Usage: ``python benchmarks/projlp_phase1_order.py [--only a,b] [--seeds 0,1,2]``
 (the eleven default matrices with three seeds: about 6 minutes on 2 cores; a larger
@@ -27,23 +29,27 @@ one such as ``panel/mammals_europe`` takes about 10 minutes per seed).
 """
 
 import argparse
-import json
-import os
-import platform
 import time
-from pathlib import Path
 
 import numpy as np
+from _common import (
+    add_data_dir,
+    add_output,
+    data_dir,
+    load1,
+    machine,
+    parse_list,
+    write_json,
+)
 from sklearn.utils import check_random_state
 from sklearn.utils.parallel import Parallel
 
 from sklearn_rrank._core._lp_engine import DEFAULT_EPS
 from sklearn_rrank._projlp._projlp import _Projection
 from sklearn_rrank._projlp._search import _ProjLPSearch
-from sklearn_rrank._search._bracket import next_rank
+from sklearn_rrank._search._policy import DEFAULT_POLICY
 from sklearn_rrank._search._skeleton import Deadline, Incumbent
 
-DATA = Path(os.environ.get("SKLEARN_RRANK_DATA", "../shared/data"))
 SMALL = [
     "paleo",
     "domino",
@@ -115,7 +121,7 @@ def bracket(width, trivial):
     feasible_at = np.full(width.size, np.iinfo(np.int64).max)
     infeasible_at = np.zeros(width.size, dtype=np.int64)
     lo, hi, gap, n_lps, cost, tried = 0, trivial, 1, 0, 0, 0
-    while (d := next_rank(lo, hi, gap)) is not None:
+    while (d := DEFAULT_POLICY.next_rank(lo, hi, gap)) is not None:
         tried += 1
         ok = True
         for j in list(queue):
@@ -144,22 +150,21 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", default=None)
     parser.add_argument("--seeds", default="0,1,2")
-    parser.add_argument(
-        "--output",
-        default=str(Path(__file__).parent / "results" / "projlp_phase1_order.json"),
-    )
+    add_data_dir(parser)
+    add_output(parser, "projlp_phase1_order.json")
     args = parser.parse_args()
-    names = args.only.split(",") if args.only else SMALL
-    seeds = [int(s) for s in args.seeds.split(",")]
+    root = data_dir(args.data_dir)
+    names = parse_list(args.only, str) if args.only else SMALL
+    seeds = parse_list(args.seeds)
     rows = []
     out = {
         "description": __doc__.splitlines()[0],
-        "machine": f"{platform.machine()}, {os.cpu_count()} cores",
-        "load_before": os.getloadavg()[0],
+        "machine": machine(),
+        "load_before": load1(),
         "rows": rows,
     }
     for name in names:
-        X = np.load(DATA / f"{name}.npz")["X"].astype(np.float64)
+        X = np.load(root / f"{name}.npz")["X"].astype(np.float64)
         for seed in seeds:
             t0 = time.perf_counter()
             width, trivial = least_widths(X, seed)
@@ -180,7 +185,7 @@ def main():
                 f"{row['bracket']['lp_width_sum']}",
                 flush=True,
             )
-            Path(args.output).write_text(json.dumps(out, indent=1))  # row by row
+            write_json(args.output, out)  # row by row
 
 
 if __name__ == "__main__":

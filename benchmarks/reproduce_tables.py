@@ -9,10 +9,12 @@ Every cell runs in its own process with a time limit; a cell that hits its limit
 recorded as such. The paper's DBLP and Dialect data are not available (see
 ``../shared/data/MANIFEST.md``): the output says so.
 
-Writes ``benchmarks/results/tables.json`` and ``benchmarks/results/tables.md``.
+Writes ``tables.json`` and ``tables.md`` in ``--output-dir`` (default
+``benchmarks/results/``, which ``docs/reproducing.rst`` renders). The data come from
+the data folder (``--data-dir``); every call uses ``random_state=0``.
 
-Usage: ``python benchmarks/reproduce_tables.py [--quick] [--limit SECONDS]``
-(``--quick``: Paleo and APJ only).
+Usage: ``python benchmarks/reproduce_tables.py [--quick] [--limit SECONDS]
+[--data-dir DIR] [--output-dir DIR]`` (``--quick``: Paleo and APJ only).
 """
 
 import argparse
@@ -25,6 +27,7 @@ import traceback
 import warnings
 
 import numpy as np
+from _common import RESULTS, add_data_dir, data_dir
 from sklearn.exceptions import ConvergenceWarning
 
 SEED = 0
@@ -46,7 +49,6 @@ ERR_BUDGET = {
 ERR_PARAMS = {("abstracts", "lpca"): {"max_iter": 10**6, "dtype": "float32"}}
 RANK_METHODS = ("projlp", "lpca", "rsvd")
 ERR_METHODS = ("projlp", "lpca", "rsvd", "tsvd", "asso")
-HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def _load(name):
@@ -201,7 +203,10 @@ def main():
         default=None,
         help="comma-separated k of the error cells to (re)run (default: the paper's)",
     )
+    add_data_dir(parser)
+    parser.add_argument("--output-dir", default=str(RESULTS))
     args = parser.parse_args()
+    data_dir(args.data_dir)
     from sklearn_rrank.datasets import DATASETS
 
     chosen = None if not args.methods else set(args.methods.split(","))
@@ -215,7 +220,8 @@ def main():
     names = ["paleo", "apj"] if args.quick else ["paleo", "apj", "abstracts"]
     if args.data:
         names = [n.strip() for n in args.data.split(",") if n.strip()]
-    out_dir = os.path.join(HERE, "results")
+    out_dir = args.output_dir
+    os.makedirs(out_dir, exist_ok=True)
     previous = {}
     if os.path.exists(os.path.join(out_dir, "tables.json")) and (
         args.data or args.methods or args.k or args.cells != "all"
@@ -303,7 +309,9 @@ def render_markdown(results):
     for name, entry in results["data"].items():
         paper = entry["paper"]
         for method in RANK_METHODS:
-            ours = entry["rank"][method]
+            ours = entry["rank"].get(method)
+            if ours is None:  # a partial run (--methods, --cells)
+                continue
             flag = " (time limit)" if ours.get("hit_limit") else ""
             if ours.get("error"):
                 flag = f" (error: {ours['error']})"
@@ -314,7 +322,7 @@ def render_markdown(results):
                 f"{_fmt(ours.get('seconds'), 1)} | "
                 f"{_ratio(ours, paper['rank_seconds'][method])} |"
             )
-        low = entry["lower"]
+        low = {"spectral": {"value": None}, "vc": {"value": None}} | entry["lower"]
         lines.append(
             f"| {name} | lower bounds | -- | "
             f"spectral {_fmt(low['spectral']['value'])}, "
@@ -338,7 +346,7 @@ def render_markdown(results):
     for name, entry in results["data"].items():
         paper = entry["paper"]
         for method in ERR_METHODS:
-            for k, ours in entry["error"][method].items():
+            for k, ours in entry["error"].get(method, {}).items():
                 p_err = _by_k(paper["relative_error"][method], k)
                 p_sec = _by_k(paper["error_seconds"][method], k)
                 flag = " (time limit)" if ours.get("hit_limit") else ""

@@ -12,36 +12,35 @@ planted
 call, the SVD's estimate and its measured seconds (read by wrapping the two private
 functions), the message and the load.
 
-Prints a line per run and saves ``benchmarks/results/rsvd_budget.json``.
+Prints a line per run and saves ``--output`` (default
+``benchmarks/results/candidates/rsvd_budget.json``).
 
-Usage: ``python benchmarks/rsvd_budget.py [--budgets 60,200,400] [--no-load]``
+Usage: ``python benchmarks/rsvd_budget.py [--budgets 60,200,400] [--busy 2]
+[--no-load] [--rows 16000] [--output PATH]``
 """
 
 import argparse
 import json
 import os
-import subprocess
-import sys
 import tempfile
 import time
 
 import numpy as np
 import scipy.sparse as sp
+from _common import add_output, busy, load1, parse_list, record, write_json
+from scaling import _calibrate_sparse_tau, _make_sparse
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-from budget_adherence import _busy  # noqa: E402
-from scaling import _calibrate_sparse_tau, _make_sparse  # noqa: E402
-
-from sklearn_rrank import rounding_rank_bounds  # noqa: E402
-from sklearn_rrank._upper import _rsvd  # noqa: E402
+from sklearn_rrank import rounding_rank_bounds
+from sklearn_rrank._upper import _rsvd
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--budgets", default="60,200,400")
     parser.add_argument("--no-load", action="store_true", help="idle runs only")
+    parser.add_argument("--busy", type=int, default=2, help="busy processes, loaded")
     parser.add_argument("--rows", type=int, default=16000)
+    add_output(parser, "rsvd_budget.json")
     args = parser.parse_args()
     path = os.path.join(tempfile.mkdtemp(), "planted.npz")
     _make_sparse(args.rows, args.rows // 2, _calibrate_sparse_tau(0.005), path)
@@ -49,8 +48,8 @@ def main():
     seen = {}
     estimate, target_svd = _rsvd._svd_seconds, _rsvd._target_svd
 
-    def spy_estimate(*a):
-        seen["estimate"] = estimate(*a)
+    def spy_estimate(*a, **kw):
+        seen["estimate"] = estimate(*a, **kw)
         seen["load_per_core_at_estimate"] = _rsvd._load_average()
         return seen["estimate"]
 
@@ -62,14 +61,13 @@ def main():
 
     _rsvd._svd_seconds, _rsvd._target_svd = spy_estimate, spy_svd
     rows = []
-    for n_busy in [0] if args.no_load else [0, 2]:
-        procs = _busy(n_busy)
-        try:
+    for n_busy in [0] if args.no_load else [0, args.busy]:
+        with busy(n_busy):
             if n_busy:
                 time.sleep(20)  # let the busy processes take the cores
-            for T in (float(b) for b in args.budgets.split(",")):
+            for T in parse_list(args.budgets, float):
                 seen.clear()
-                load0 = os.getloadavg()[0]
+                load0 = load1()
                 t0 = time.perf_counter()
                 b = rounding_rank_bounds(X, methods=("rsvd",), time_limit=T)
                 wall = time.perf_counter() - t0
@@ -81,28 +79,14 @@ def main():
                     "inside_budget": wall <= 1.1 * T,
                     "interval": [int(b.lower), int(b.upper)],
                     "message": row["message"],
-                    "load_1min_before": round(load0, 2),
-                    "load_1min_after": round(os.getloadavg()[0], 2),
+                    "load_1min_before": load0,
+                    "load_1min_after": load1(),
                     **{k: round(v, 2) for k, v in seen.items()},
                 }
                 rows.append(rec)
                 print(json.dumps(rec), flush=True)
-        finally:
-            for p in procs:
-                p.kill()
-    out = {
-        "shape": list(X.shape),
-        "nnz": int(X.nnz),
-        "machine": f"{os.cpu_count()} cores",
-        "commit": subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True
-        ).stdout.strip(),
-        "runs": rows,
-    }
-    dest = os.path.join(os.path.dirname(__file__), "results", "rsvd_budget.json")
-    with open(dest, "w") as f:
-        json.dump(out, f, indent=1)
-    print("saved", dest)
+    out = record(shape=list(X.shape), nnz=int(X.nnz), runs=rows)
+    print("saved", write_json(args.output, out))
 
 
 if __name__ == "__main__":

@@ -10,20 +10,21 @@ input and counts the training error and its certificate. Both run in the same
 process, alternately, ``--repeat`` times each; the best CPU and wall times are kept.
 The baseline's error count is part of its timing (a user needs it to compare).
 
-Prints a table and saves ``benchmarks/results/rsvd_vs_truncated_svd.json``.
+Prints a table and saves ``--output`` (default
+``benchmarks/results/candidates/rsvd_vs_truncated_svd.json``).
 
 Usage: ``python benchmarks/rsvd_vs_truncated_svd.py [--data apj,abstracts]
-[--k 10,50] [--repeat 3]``
+[--k 10,50] [--repeat 3] [--seed 0] [--data-dir DIR] [--output PATH]``
 """
 
 import argparse
-import json
 import os
-import platform
 import time
+from functools import partial
 
 import numpy as np
 import scipy.sparse as sp
+from _common import add_data_dir, add_output, data_dir, parse_list, record, write_json
 from sklearn.decomposition import TruncatedSVD
 from threadpoolctl import threadpool_info
 
@@ -31,13 +32,13 @@ from sklearn_rrank import RoundingRankFactorization
 from sklearn_rrank.datasets import DATASETS
 
 
-def ours(X, k):
-    est = RoundingRankFactorization(k, method="rsvd", random_state=0).fit(X)
+def ours(X, k, seed=0):
+    est = RoundingRankFactorization(k, method="rsvd", random_state=seed).fit(X)
     return est.reconstruction_err_
 
 
-def truncated_svd_threshold(X, k):
-    t = TruncatedSVD(k, random_state=0)
+def truncated_svd_threshold(X, k, seed=0):
+    t = TruncatedSVD(k, random_state=seed)
     L = t.fit_transform(X)
     B = (L @ t.components_) >= 0.5
     ones = (X.toarray() if sp.issparse(X) else X) == 1
@@ -55,20 +56,28 @@ def main():
     parser.add_argument("--data", default="apj,abstracts")
     parser.add_argument("--k", default="10,50")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--seed", type=int, default=0, help="random_state of both")
+    add_data_dir(parser)
+    add_output(parser, "rsvd_vs_truncated_svd.json")
     args = parser.parse_args()
+    data_dir(args.data_dir)
+    methods = {
+        "ours": partial(ours, seed=args.seed),
+        "truncated_svd_threshold": partial(truncated_svd_threshold, seed=args.seed),
+    }
     rows = []
-    for name in args.data.split(","):
+    for name in parse_list(args.data, str):
         X = DATASETS[name](sparse=(name == "abstracts")).data
-        for k in (int(v) for v in args.k.split(",")):
+        for k in parse_list(args.k):
             best = {}
-            for f in (ours, truncated_svd_threshold):
+            for f in methods.values():
                 f(X, k)  # warm-up
             for _ in range(args.repeat):
-                for f in (ours, truncated_svd_threshold):
+                for label, f in methods.items():
                     cpu, wall, err = timed(f, X, k)
-                    old = best.get(f.__name__)
+                    old = best.get(label)
                     if old is None or cpu < old["cpu_seconds"]:
-                        best[f.__name__] = {
+                        best[label] = {
                             "cpu_seconds": cpu,
                             "wall_seconds": wall,
                             "errors": err,
@@ -94,25 +103,16 @@ def main():
                 flush=True,
             )
     load = os.getloadavg()
-    out = os.path.join(
-        os.path.dirname(__file__), "results", "rsvd_vs_truncated_svd.json"
+    out = record(
+        seed=args.seed,
+        rows=rows,
+        load_average_1_5_15=load,
+        blas=[
+            {k: i.get(k) for k in ("internal_api", "num_threads")}
+            for i in threadpool_info()
+        ],
     )
-    os.makedirs(os.path.dirname(out), exist_ok=True)
-    with open(out, "w") as fh:
-        json.dump(
-            {
-                "rows": rows,
-                "load_average_1_5_15": load,
-                "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
-                "blas": [
-                    {k: i.get(k) for k in ("internal_api", "num_threads")}
-                    for i in threadpool_info()
-                ],
-            },
-            fh,
-            indent=2,
-        )
-    print(f"load average {load}; saved {out}")
+    print(f"load average {load}; saved {write_json(args.output, out, indent=2)}")
 
 
 if __name__ == "__main__":

@@ -55,7 +55,9 @@ Usage::
 existing ``scaling.json`` (and keeps the others), then refits the exponents and
 redraws the plot. Every row records the commit it was measured on.
 
-Writes ``benchmarks/results/scaling.json`` and ``scaling.png``.
+Writes ``scaling.json`` and ``scaling.png`` (sparse mode: ``<name>.json`` and
+``<name>.png``) in ``--output-dir`` (default ``benchmarks/results/``, which the docs
+render).
 """
 
 import argparse
@@ -70,9 +72,11 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _common import RESULTS as REFERENCE
+from _common import commit as git_commit
 
-HERE = Path(__file__).resolve().parent
-RESULTS = HERE / "results"
+#: the output folder (``--output-dir``; the docs render the reference files in it)
+RESULTS = REFERENCE
 RANK = 20
 DENSITY = 0.01
 KINDS = ("rsvd_bound", "rsvd_fit", "lpca_fit", "projlp_fit", "rank_bound")
@@ -256,22 +260,6 @@ def _dask_part(path, tau):
     return out
 
 
-def _commit():
-    import subprocess
-
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"],
-            cwd=HERE,
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        return out.stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return None
-
-
 def _completed(row):
     """Whether a row's time is the method's whole work (not cut by the budget).
 
@@ -319,7 +307,7 @@ def _sparse_mode(args):
     old = {}
     if args.update and (RESULTS / f"{name}.json").exists():
         old = json.loads((RESULTS / f"{name}.json").read_text())
-    commit = _commit()
+    commit = git_commit()
     tau = _calibrate_sparse_tau(args.density)
     print(f"tau = {tau:.4f} (about {args.density:.1%} ones)", flush=True)
     rows = []
@@ -388,7 +376,7 @@ def _sparse_mode(args):
         # the same for the memory the method added once the data was loaded
         "method_memory_exponent_in_entries": added_exp,
     }
-    RESULTS.mkdir(exist_ok=True)
+    RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / f"{name}.json").write_text(json.dumps(result, indent=2))
     print("seconds ~ entries^p:", json.dumps(time_exp))
     print("peak memory ~ entries^p:", json.dumps(mem_exp))
@@ -474,7 +462,15 @@ def main(argv=None):
     parser.add_argument(
         "--total", type=float, default=None, help="sparse mode: no new size after s"
     )
+    parser.add_argument(
+        "--output-dir",
+        type=Path,
+        default=REFERENCE,
+        help="default benchmarks/results/, whose scaling*.json and .png the docs show",
+    )
     args = parser.parse_args(argv)
+    global RESULTS
+    RESULTS = args.output_dir
     if args.entries is not None:
         return _sparse_mode(args)
     sizes = [2000, 4000] if args.quick else args.sizes
@@ -482,7 +478,7 @@ def main(argv=None):
     old = {}
     if args.update and (RESULTS / "scaling.json").exists():
         old = json.loads((RESULTS / "scaling.json").read_text())
-    commit = _commit()
+    commit = git_commit()
     tau = _calibrate_tau()
     print(f"tau = {tau:.4f} (about {DENSITY:.0%} ones)", flush=True)
     rows = []
@@ -524,7 +520,7 @@ def main(argv=None):
         "growth_exponent_in_entries": exponents,
         "dask": dask,
     }
-    RESULTS.mkdir(exist_ok=True)
+    RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "scaling.json").write_text(json.dumps(result, indent=2))
     print("growth exponents (seconds ~ entries^p):", json.dumps(exponents))
     try:

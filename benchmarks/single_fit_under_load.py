@@ -10,48 +10,38 @@ conditions:
 * ``loaded``: ``--busy`` (2) processes ``python -c "while True: pass"`` run beside it.
 
 The fit is ``lpca_fit(X, k, fit_bias=B, dtype="float32", stop_when_exact=True,
-time_limit=T, n_jobs=2, random_state=0)`` with no iteration limit
-(``max_iter=10**6``, ``tol=0``): L-BFGS from the truncated-SVD start, float32 sweeps
-(as the rank search runs them on data of at least 1e6 entries), with the column bias
-(``--fit-bias column``, ``B=True``, the default fit) or the global offset
-(``--fit-bias global``, the rank search's model), stopped when every entry rounds
-right with the certificate's margin or at ``T`` seconds (default 900; the budget
-counts the SVD start too). Reported per condition: the status, iterations,
-seconds, the entries still wrong (float64 count) and the independent re-check
-(``certify_rounding``). The 1-minute load average is recorded before and after.
+time_limit=T, n_jobs=2, random_state=seed)`` (``--seed``, 0 by default) with no
+iteration limit (``max_iter=10**6``, ``tol=0``): L-BFGS from the truncated-SVD start,
+float32 sweeps (as the rank search runs them on data of at least 1e6 entries), with the
+global offset (``--fit-bias global``, the default fit and the rank search's model) or
+the column bias (``--fit-bias column``, ``B=True``), stopped when every entry rounds
+right with the certificate's margin or at ``T`` seconds (default 900; the budget counts
+the SVD start too). Reported per condition: the status, iterations, seconds, the entries
+still wrong (float64 count) and the independent re-check (``certify_rounding``). The
+1-minute load average is recorded before and after.
 
 Usage::
 
     python benchmarks/single_fit_under_load.py [--data abstracts] [-k 100]
         [--time-limit 900] [--busy 2] [--conditions idle loaded]
-        [--fit-bias column|global]
+        [--fit-bias global|column] [--seed 0] [--data-dir DIR] [--output PATH]
 
-Prints a table and writes ``benchmarks/results/single_fit_under_load.json``. Run it
-alone on the machine (wall-clock times; the loaded condition is the point).
+Prints a table and writes ``--output`` (default
+``benchmarks/results/candidates/single_fit_under_load.json``). Run it alone on the
+machine (wall-clock times; the loaded condition is the point).
 """
 
 import argparse
-import json
-import os
-import platform
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
+from _common import add_data_dir, add_output, busy, data_dir, load1, record, write_json
 
-from sklearn_rrank import certify_rounding, datasets
-from sklearn_rrank._lpca._fit import lpca_fit
-
-RESULTS = Path(__file__).resolve().parent / "results" / "single_fit_under_load.json"
+from sklearn_rrank import certify_rounding, datasets, lpca_fit
 
 
-def load1():
-    return os.getloadavg()[0]
-
-
-def one_fit(X, k, time_limit, n_jobs, fit_bias):
+def one_fit(X, k, time_limit, n_jobs, fit_bias, seed):
     t0 = time.monotonic()
     res = lpca_fit(
         X,
@@ -63,7 +53,7 @@ def one_fit(X, k, time_limit, n_jobs, fit_bias):
         max_iter=10**6,
         tol=0.0,
         n_jobs=n_jobs,
-        random_state=0,
+        random_state=seed,
     )
     seconds = time.monotonic() - t0
     P = res.L @ res.R.T
@@ -85,10 +75,13 @@ def main():
     parser.add_argument("--time-limit", type=float, default=900.0)
     parser.add_argument("--busy", type=int, default=2)
     parser.add_argument("--n-jobs", type=int, default=2)
-    parser.add_argument("--output", type=Path, default=RESULTS)
     parser.add_argument("--conditions", nargs="+", default=["idle", "loaded"])
-    parser.add_argument("--fit-bias", choices=["column", "global"], default="column")
+    parser.add_argument("--fit-bias", choices=["column", "global"], default="global")
+    parser.add_argument("--seed", type=int, default=0)
+    add_data_dir(parser)
+    add_output(parser, "single_fit_under_load.json")
     args = parser.parse_args()
+    data_dir(args.data_dir)
     if Path(args.data).is_file():
         X = datasets.load_binary_matrix(args.data)
     else:  # a named data set (the paper's: from the data home, SKLEARN_RRANK_DATA)
@@ -96,21 +89,14 @@ def main():
     X = np.asarray(X.toarray() if hasattr(X, "toarray") else X, dtype=np.uint8)
     rows = []
     for condition in args.conditions:
-        busy = []
-        if condition == "loaded":
-            code = "while True: pass"
-            busy = [
-                subprocess.Popen([sys.executable, "-c", code]) for _ in range(args.busy)
-            ]
-            time.sleep(1.0)
-        before = load1()
-        try:
-            row = one_fit(X, args.k, args.time_limit, args.n_jobs, args.fit_bias)
-        finally:
-            for proc in busy:
-                proc.kill()
-                proc.wait()
-        row.update(condition=condition, busy=len(busy), load_before=before)
+        n_busy = args.busy if condition == "loaded" else 0
+        with busy(n_busy):
+            time.sleep(1.0 if n_busy else 0.0)
+            before = load1()
+            row = one_fit(
+                X, args.k, args.time_limit, args.n_jobs, args.fit_bias, args.seed
+            )
+        row.update(condition=condition, busy=n_busy, load_before=before)
         row["load_after"] = load1()
         rows.append(row)
         print(
@@ -120,24 +106,17 @@ def main():
             f"load {before:.2f} -> {row['load_after']:.2f}",
             flush=True,
         )
-    out = {
-        "data": args.data,
-        "shape": list(X.shape),
-        "k": args.k,
-        "fit_bias": args.fit_bias,
-        "time_limit": args.time_limit,
-        "n_jobs": args.n_jobs,
-        "machine": f"{os.cpu_count()} cores, {platform.machine()}",
-        "commit": subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"],
-            capture_output=True,
-            text=True,
-            cwd=Path(__file__).resolve().parent,
-        ).stdout.strip(),
-        "rows": rows,
-    }
-    args.output.write_text(json.dumps(out, indent=1) + "\n")
-    print(f"wrote {args.output}")
+    out = record(
+        data=args.data,
+        shape=list(X.shape),
+        k=args.k,
+        fit_bias=args.fit_bias,
+        seed=args.seed,
+        time_limit=args.time_limit,
+        n_jobs=args.n_jobs,
+        rows=rows,
+    )
+    print(f"wrote {write_json(args.output, out)}")
 
 
 if __name__ == "__main__":

@@ -27,9 +27,13 @@ Usage::
     python benchmarks/sparse_memory.py CASE [--time-limit T]   # one case, JSON line
     python benchmarks/sparse_memory.py --all [--time-limit T]  # every case
 
-``--all`` writes ``benchmarks/results/sparse_memory.json`` (merging the cases into
-what is there, keyed by case and commit), with the 1-minute load average at the
-start of each run: the machine is shared and the seconds are noisy.
+``--all`` writes ``--output`` (default
+``benchmarks/results/candidates/sparse_memory.json``; merging the cases into what is
+there, keyed by case and commit), with the 1-minute load average at the start of
+each run: the machine is shared and the seconds are noisy. ``--seed`` is the
+``random_state`` of every call (0 by default); Abstracts is read from the data
+folder (``--data-dir``). The planted ``.fimi`` file is also the long tier's
+``planted_fimi`` of ``panel.py``.
 """
 
 import argparse
@@ -43,9 +47,18 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _common import (
+    FIMI_SHAPE,
+    add_data_dir,
+    add_output,
+    commit,
+    data_dir,
+    load1,
+    planted_fimi,
+    write_json,
+)
 
 HERE = Path(__file__).resolve().parent
-RESULTS = HERE / "results" / "sparse_memory.json"
 CASES = (
     "abstracts_lpca",
     "abstracts_lpca30",
@@ -56,7 +69,6 @@ CASES = (
     "planted_fimi_vc",
     "planted_fimi_rsvd",
 )
-FIMI_SHAPE = (40000, 5000)
 
 
 def _planted(path, m=50000, n=5000, k=20, density=0.005, seed=0):
@@ -72,18 +84,7 @@ def _planted(path, m=50000, n=5000, k=20, density=0.005, seed=0):
     sp.save_npz(path, sp.vstack(parts).tocsr())
 
 
-def _planted_fimi(path, m=FIMI_SHAPE[0], n=FIMI_SHAPE[1], k=20, density=0.005):
-    """The planted matrix of :func:`_planted` (seed 0) as a ``.fimi`` file."""
-    rng = np.random.default_rng(0)
-    L, R = rng.standard_normal((m, k)), rng.standard_normal((n, k))
-    tau = float(np.quantile((L[:2000] @ R.T).ravel(), 1 - density))
-    with open(path, "w") as f:
-        for i in range(0, m, 2000):
-            for row in L[i : i + 2000] @ R.T >= tau:
-                f.write(" ".join(map(str, np.flatnonzero(row))) + "\n")
-
-
-def _run_cli(path, time_limit):
+def _run_cli(path, time_limit, seed=0):
     """``rrank bounds PATH --json`` in this process; its JSON as a dict."""
     import contextlib
     import io
@@ -91,6 +92,7 @@ def _run_cli(path, time_limit):
     from sklearn_rrank._cli._main import main as rrank
 
     argv = ["bounds", path, "--n-jobs", "2", "--json", "-q"]
+    argv += ["--random-state", str(seed)]
     if time_limit is not None:
         argv += ["--time-limit", str(time_limit)]
     out = io.StringIO()
@@ -105,7 +107,7 @@ def _abstracts():
     return fetch_abstracts(sparse=True).data
 
 
-def run_case(case, time_limit, planted_path):
+def run_case(case, time_limit, planted_path, seed=0):
     import warnings
 
     import scipy.sparse as sp
@@ -115,7 +117,7 @@ def run_case(case, time_limit, planted_path):
     warnings.simplefilter("ignore")
     if case == "planted_fimi_bounds":
         t0 = time.perf_counter()
-        res = _run_cli(planted_path, time_limit)
+        res = _run_cli(planted_path, time_limit, seed)
         keep = ("lower", "upper", "lower_method", "upper_method")
         out = {"case": case, "shape": list(FIMI_SHAPE)}
         out.update({key: res.get(key) for key in keep})
@@ -133,7 +135,7 @@ def run_case(case, time_limit, planted_path):
         t0 = time.perf_counter()
         method = case.rsplit("_", 1)[1]
         b = rounding_rank_bounds(
-            X, methods=(method,), time_limit=time_limit or None, random_state=0
+            X, methods=(method,), time_limit=time_limit or None, random_state=seed
         )
         (row,) = [r for r in b.report if r["method"] == method]
         return {
@@ -158,7 +160,7 @@ def run_case(case, time_limit, planted_path):
         est = RoundingRankFactorization(
             k,
             method="lpca",
-            random_state=0,
+            random_state=seed,
             n_jobs=2,
             method_params={"fit_bias": True},
             **kw,
@@ -171,7 +173,7 @@ def run_case(case, time_limit, planted_path):
     else:
         methods = "default" if case == "abstracts_bounds" else ("rsvd",)
         b = rounding_rank_bounds(
-            X, methods=methods, time_limit=time_limit, n_jobs=2, random_state=0
+            X, methods=methods, time_limit=time_limit, n_jobs=2, random_state=seed
         )
         out.update(
             lower=b.lower,
@@ -187,19 +189,6 @@ def run_case(case, time_limit, planted_path):
     return out
 
 
-def _commit():
-    try:
-        return subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"],
-            cwd=HERE,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return None
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("case", nargs="?", choices=CASES)
@@ -211,14 +200,20 @@ def main(argv=None):
     parser.add_argument(
         "--cases", default=None, help="comma-separated cases of --all (default all)"
     )
+    parser.add_argument("--seed", type=int, default=0, help="random_state")
+    add_data_dir(parser)
+    add_output(parser, "sparse_memory.json")
     args = parser.parse_args(argv)
+    data_dir(args.data_dir)
     if args.case:
-        print(json.dumps(run_case(args.case, args.time_limit, args.planted)))
+        row = run_case(args.case, args.time_limit, args.planted, args.seed)
+        print(json.dumps(row))
         return 0
     if not args.all:
         parser.error("give a case or --all")
-    results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {"runs": []}
-    commit = _commit()
+    out = Path(args.output)
+    results = json.loads(out.read_text()) if out.exists() else {"runs": []}
+    revision = commit()
     cases = CASES if args.cases is None else tuple(args.cases.split(","))
     with tempfile.TemporaryDirectory() as tmp:
         planted = os.path.join(tmp, "planted.npz")
@@ -226,19 +221,21 @@ def main(argv=None):
         if any(not case.startswith(("abstracts", "planted_fimi")) for case in cases):
             _planted(planted)
         if any(case.startswith("planted_fimi") for case in cases):
-            _planted_fimi(fimi)
+            planted_fimi(fimi)
         for case in cases:
-            load = os.getloadavg()[0]
+            load = load1()
             data = fimi if case.startswith("planted_fimi") else planted
             cmd = ["/usr/bin/time", "-v", sys.executable, __file__, case]
             cmd += ["--time-limit", str(args.time_limit), "--planted", data]
+            cmd += ["--seed", str(args.seed)]
             proc = subprocess.run(cmd, capture_output=True, text=True)
             peak = re.search(
                 r"Maximum resident set size \(kbytes\): (\d+)", proc.stderr
             )
             row = json.loads(proc.stdout.strip().splitlines()[-1])
             row.update(
-                commit=commit,
+                commit=revision,
+                seed=args.seed,
                 peak_rss_mb=int(peak.group(1)) / 1024 if peak else None,
                 load_average_1min=load,
             )
@@ -246,10 +243,9 @@ def main(argv=None):
             results["runs"] = [
                 r
                 for r in results["runs"]
-                if (r["case"], r.get("commit")) != (case, commit)
+                if (r["case"], r.get("commit")) != (case, revision)
             ] + [row]
-    RESULTS.parent.mkdir(exist_ok=True)
-    RESULTS.write_text(json.dumps(results, indent=2))
+    write_json(out, results, indent=2)
     return 0
 
 

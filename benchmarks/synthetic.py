@@ -34,8 +34,8 @@ Both distributions (uniform, normal). The noise sweep also shows the default
 several sweeps (the defaults) is generated and run once: every matrix has a seed
 derived from its parameters and repetition index only.
 
-Outputs in ``benchmarks/results/`` (``PREFIX`` = ``synthetic`` or, with ``--quick``,
-``synthetic_quick``):
+Outputs in ``--output-dir`` (default ``benchmarks/results/candidates/``; ``PREFIX`` =
+``synthetic`` or, with ``--quick``, ``synthetic_quick``):
 
 * ``PREFIX_raw.csv``: one row per matrix and method; the run resumes from it (a cell
   is done when its key, the matrix parameters, repetition, method and the time
@@ -83,8 +83,10 @@ import zlib
 from pathlib import Path
 
 import numpy as np
+from _common import CANDIDATES
 
-RESULTS = Path(__file__).resolve().parent / "results"
+#: the output folder (``--output-dir``)
+RESULTS = CANDIDATES
 
 RANK_METHODS = ["lpca", "projlp", "nuclear", "rsvd", "permutation", "spectral", "vc"]
 UPPER_RANK_METHODS = ["lpca", "projlp", "nuclear", "rsvd", "permutation"]
@@ -589,6 +591,35 @@ def _cells(summary, size, dist):
     return out
 
 
+def _means(cells, value_methods, time_methods):
+    """The cells where all of ``value_methods`` have a value, the mean value per
+    method over them, and the mean seconds per method over the cells where it ran."""
+    complete = {
+        key: c
+        for key, c in cells.items()
+        if all(c.get(m, {}).get("value_mean") is not None for m in value_methods)
+    }
+    values = {
+        m: float(np.mean([c[m]["value_mean"] for c in complete.values()]))
+        for m in value_methods
+        if complete
+    }
+    seconds = {
+        m: float(
+            np.mean(
+                [
+                    c[m]["seconds_mean"]
+                    for c in cells.values()
+                    if c.get(m, {}).get("seconds_mean") is not None
+                ]
+            )
+        )
+        for m in time_methods
+        if any(m in c for c in cells.values())
+    }
+    return complete, values, seconds
+
+
 def checks(summary, sizes, distributions):
     """The paper's qualitative claims, evaluated per distribution."""
     out = {}
@@ -597,29 +628,7 @@ def checks(summary, sizes, distributions):
         if "small" in sizes:
             cells = _cells(summary, "small", dist)
             upper = [m for m in UPPER_RANK_METHODS]
-            complete = {
-                key: c
-                for key, c in cells.items()
-                if all(c.get(m, {}).get("value_mean") is not None for m in upper)
-            }
-            mean_rank = {
-                m: float(np.mean([c[m]["value_mean"] for c in complete.values()]))
-                for m in upper
-                if complete
-            }
-            mean_sec = {
-                m: float(
-                    np.mean(
-                        [
-                            c[m]["seconds_mean"]
-                            for c in cells.values()
-                            if c.get(m, {}).get("seconds_mean") is not None
-                        ]
-                    )
-                )
-                for m in RANK_METHODS
-                if any(m in c for c in cells.values())
-            }
+            complete, mean_rank, mean_sec = _means(cells, upper, RANK_METHODS)
             best, second, worst = (
                 {m: 0 for m in upper},
                 {m: 0 for m in upper},
@@ -705,29 +714,7 @@ def checks(summary, sizes, distributions):
         if "medium" in sizes:
             cells = _cells(summary, "medium", dist)
             meths = [m for m in ERROR_METHODS if m != "planted"]
-            complete = {
-                key: c
-                for key, c in cells.items()
-                if all(c.get(m, {}).get("value_mean") is not None for m in meths)
-            }
-            mean_err = {
-                m: float(np.mean([c[m]["value_mean"] for c in complete.values()]))
-                for m in meths
-                if complete
-            }
-            mean_sec = {
-                m: float(
-                    np.mean(
-                        [
-                            c[m]["seconds_mean"]
-                            for c in cells.values()
-                            if c.get(m, {}).get("seconds_mean") is not None
-                        ]
-                    )
-                )
-                for m in meths
-                if any(m in c for c in cells.values())
-            }
+            complete, mean_err, mean_sec = _means(cells, meths, meths)
             best = {m: 0 for m in meths}
             strict = {m: 0 for m in meths}
             for c in complete.values():
@@ -925,14 +912,13 @@ def preload():
 
     import sklearn_rrank  # noqa: F401
     from sklearn_rrank import (  # noqa: F401
-        _asso,
+        _lower,
         _lpca,
         _nested,
-        _nuclear,
-        _permutation,
+        _portfolio,
         _projlp,
-        _rsvd,
-        _vc,
+        _search,
+        _upper,
     )
     from sklearn_rrank.datasets import make_rounding_rank_matrix  # noqa: F401
 
@@ -974,7 +960,10 @@ def main():
     parser.add_argument("--no-guard", action="store_true", help="run in-process")
     parser.add_argument("--plot-only", action="store_true")
     parser.add_argument("--fresh", action="store_true", help="discard the raw CSV")
+    parser.add_argument("--output-dir", type=Path, default=CANDIDATES)
     args = parser.parse_args()
+    global RESULTS
+    RESULTS = args.output_dir
 
     mode = "quick" if args.quick else "full"
     prefix = "synthetic_quick" if args.quick else "synthetic"

@@ -407,7 +407,7 @@ def _nonzero_columns(P, A, rng, n_tries=8):
 
 
 # whether each round's LPs start from the bases of the round before: off, as warm
-# rounds were no faster (benchmarks/results/lp_warm_start_notes.md)
+# rounds were no faster and descended less on Paleo (benchmarks/lp_engine.py)
 _WARM_ROUNDS = False
 
 

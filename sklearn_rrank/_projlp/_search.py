@@ -139,7 +139,7 @@ def _projlp_search(
     The scan stays linear, not the bracket order of L-PCA: with nested projections
     it solves each column once plus one infeasible LP per width, while a bisection
     solves again the columns it had solved above (1.4 to 3.4 times the LPs on 10
-    of 11 small matrices, ``benchmarks/results/projlp_phase1_order.json``).
+    of 11 small matrices; ``benchmarks/projlp_phase1_order.py`` counts them).
 
     Each ``d`` starts with the column that failed last; columns are attempted in
     blocks of 8, 16, 32, ... (independent of ``n_jobs``). Phase 1 only tries widths
@@ -160,7 +160,7 @@ def _projlp_search(
     total slack by less than 1 %, or when the fewest errors stall. Widths are tried
     galloping: ``w = b - 1, b - 2, b - 4, ...`` while tries succeed; after a failure
     the step is halved, and a failure at ``w = b - 1`` ends phase 2. This goes well
-    beyond the paper's ProjLP (``benchmarks/results/projlp_phases_notes.md``).
+    beyond the paper's ProjLP (``benchmarks/panel.py`` measures the bounds).
 
     **Phase 3** (random retries; our addition, ``n_retries > 0``). Draw fresh
     projections of width ``b - 1`` and test all columns, those that failed most often
@@ -171,7 +171,7 @@ def _projlp_search(
 
     The defaults ``nested=True, projection="dense"`` need fewer LPs and less time
     for bounds of the same quality than the paper's loop and the sparse projection
-    (measured: ``benchmarks/results/projlp_phases_notes.md``).
+    (Paleo and APJ, several seeds; ``benchmarks/README.md`` gives the numbers).
 
     Users run it through :func:`~sklearn_rrank.rounding_rank_bounds` with
     ``methods=("projlp",)``; ``time_limit`` (also handed to HiGHS), ``random_state``

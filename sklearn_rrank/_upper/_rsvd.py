@@ -324,7 +324,7 @@ def _svd_seconds(m, n, K, nnz=None, route=None):
     A dense ``gesdd`` costs about ``4 m n^2 + 22 n^3`` operations (``n = min(m, n)``),
     the Gram path about ``2 m n^2 + 9 n^3`` (``4 nnz n + 9 n^3`` for sparse input
     with ``nnz`` stored entries; ``9 n^3`` is calibrated on the Gram SVD of a
-    sparse 16000 x 8000 matrix, ``benchmarks/results/rsvd_budget.json``), ARPACK a
+    sparse 16000 x 8000 matrix by ``benchmarks/rsvd_budget.py``), ARPACK a
     few sweeps of K vectors; LAPACK reaches
     a fraction of the GEMM rate, taken as a half here.
     """
