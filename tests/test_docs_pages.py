@@ -142,10 +142,33 @@ def _stand_in_directive(parse_content):
         def run(self):
             node = nodes.container()
             if parse_content and self.content:
-                self.state.nested_parse(self.content, self.content_offset, node)
+                content = self.content
+                if parse_content == "glossary":
+                    content = _one_term_per_entry(content)
+                self.state.nested_parse(content, self.content_offset, node)
             return [node]
 
     return StandIn
+
+
+def _one_term_per_entry(content):
+    """A glossary's lines with the several terms of one entry on one line.
+
+    Sphinx allows an entry to start with several term lines; a plain definition
+    list does not.
+    """
+    from docutils.statemachine import StringList
+
+    lines, sources = [], []
+    for i, line in enumerate(content):
+        term = line.strip() and not line[:1].isspace()
+        before = lines[-1] if lines else ""
+        if term and before.strip() and not before[:1].isspace():
+            lines[-1] = f"{before} / {line}"
+            continue
+        lines.append(line)
+        sources.append(content.items[i])
+    return StringList(lines, items=sources)
 
 
 def _register_sphinx_stand_ins():
@@ -157,7 +180,7 @@ def _register_sphinx_stand_ins():
     for name in SPHINX_DIRECTIVES:
         directives.register_directive(name, _stand_in_directive(parse_content=False))
     # the glossary's text is read like any other: a definition list of terms
-    directives.register_directive("glossary", _stand_in_directive(parse_content=True))
+    directives.register_directive("glossary", _stand_in_directive("glossary"))
 
 
 def _blocks(node):
@@ -325,7 +348,8 @@ def test_page_check_fails_on_a_broken_page(bad, expected):
 
 def test_page_check_reads_glossary_and_sphinx_markup():
     page = GOOD_PAGE + (
-        "\n.. glossary::\n\n   term\n      A definition, see :func:`f`.\n"
+        "\n.. glossary::\n   :sorted:\n\n   term\n   other term\n"
+        "      A definition, see :func:`f`.\n"
         "\n.. code-block:: python\n\n   x = 1\n"
     )
     assert rst_problems(page) == []
