@@ -14,6 +14,10 @@ pixel set to 1 where its grey level is at least 8 of 16) with a budget of 10
 seconds, and draws them with :class:`~sklearn_rrank.plotting.RankSearchDisplay`.
 The budget is wall-clock time, so a slower computer, or one that runs other work at
 the same time, may certify a larger upper bound.
+
+The figures need matplotlib, which the ``plot`` extra installs
+(``python -m pip install ".[plot]"`` in the source tree, or
+``pip install "sklearn_rrank[plot]"``).
 """
 
 # %%

@@ -16,6 +16,10 @@ ProjLP, the relative error of the minimum-error rounding rank-k factorization
 against k. The certified upper bound of
 each method is the k where its own rank search reaches zero errors; the best lower
 bound is the k below which no method can ever be exact.
+
+The figures need matplotlib, which the ``plot`` extra installs
+(``python -m pip install ".[plot]"`` in the source tree, or
+``pip install "sklearn_rrank[plot]"``).
 """
 
 # %%
