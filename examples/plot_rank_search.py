@@ -85,7 +85,7 @@ plt.show()
 # For each k, :class:`~sklearn_rrank.RoundingRankFactorization` solves the
 # minimum-error rounding rank-k problem with the chosen method: R-SVD rounds the
 # truncated SVD; ProjLP solves one small LP per column and then refines its factors
-# by alternating LPs (3 rounds here, 10 by default, to keep this page fast); L-PCA
+# by alternating LPs (3 rounds here, 50 by default, to keep this page fast); L-PCA
 # fits a logistic PCA (here told to stop as soon as its rounding is exact, which does
 # not change an error of zero but saves time at large k). The relative error is the
 # number of wrongly reconstructed entries divided by the number of ones (the paper's
