@@ -31,6 +31,9 @@ needs no browser and always runs), and the check fails if a page
 
 * shows a Python traceback (``Traceback (most recent call last)``: an example or a
   generated include that failed while the page was built),
+* shows a heading or a merge-conflict marker as text: a paragraph holds a line of
+  ``=`` or ``-`` only (a stray ``=======``, or an underline too short to make a
+  title) or a line starting with ``<<<<<<<`` or ``>>>>>>>``,
 * has a table with an interval-like cell (``[4, 8]``) that was not rendered from a
   benchmark's JSON: tables rendered by ``docs/reproducing_tables.py`` carry the class
   ``rrank-from-json``; any other table with such a number was typed by hand and goes
@@ -120,6 +123,8 @@ REQUIRED = {
 FROM_JSON = "rrank-from-json"
 TRACEBACK = "Traceback (most recent call last)"
 INTERVAL = re.compile(r"\[\s*\d+\s*,\s*\d+\s*\]")
+# a line of a paragraph that is an underline or a Git conflict marker
+AS_TEXT = re.compile(r"^\s*(={2,}|-{4,}|~{4,}|\^{4,}|<{7}.*|>{7}.*)\s*$", re.MULTILINE)
 
 
 class _PageParser(html.parser.HTMLParser):
@@ -128,6 +133,8 @@ class _PageParser(html.parser.HTMLParser):
     def __init__(self):
         super().__init__(convert_charrefs=True)
         self.ids, self.links, self.typed_cells, self.text = set(), [], [], []
+        self.as_text = []  # paragraph lines that were meant as markup
+        self._para = None  # text of the open paragraph
         self._tables = []  # for each open table: rendered from JSON?
         self._cell = None  # text of the open cell of a hand-typed table
 
@@ -145,8 +152,14 @@ class _PageParser(html.parser.HTMLParser):
             self._tables.append(FROM_JSON in classes or inherited)
         elif tag in ("td", "th") and self._tables and not self._tables[-1]:
             self._cell = []
+        if tag == "p":
+            self._para = []
 
     def handle_endtag(self, tag):
+        if tag == "p" and self._para is not None:
+            found = AS_TEXT.findall("".join(self._para))
+            self.as_text += [line.strip() for line in found]
+            self._para = None
         if tag == "table" and self._tables:
             self._tables.pop()
         elif tag in ("td", "th") and self._cell is not None:
@@ -159,6 +172,8 @@ class _PageParser(html.parser.HTMLParser):
         self.text.append(data)
         if self._cell is not None:
             self._cell.append(data)
+        if self._para is not None:
+            self._para.append(data)
 
 
 def parse_page(text):
@@ -195,6 +210,10 @@ def static_problems(build):
         problems = []
         if TRACEBACK in "".join(page.text):
             problems.append("shows a Python traceback")
+        if page.as_text:
+            problems.append(
+                f"a heading or merge-conflict marker shown as text: {page.as_text[:3]}"
+            )
         if page.typed_cells:
             problems.append(
                 "table numbers not rendered from a benchmark's JSON (no class "

@@ -9,7 +9,10 @@ and :func:`write_certify_include`); no page types such a number by hand.
   real data, ours beside the paper's, for ``reproducing.rst``;
 * ``anytime_<data>_<budget>s.json`` (``benchmarks/anytime_curves.py``, one call of
   ``rounding_rank_bounds`` per data set): the certified interval of each data set,
-  for ``results.rst``.
+  for ``results.rst``;
+* ``networks_1800s.json`` and ``networks_300s_margin.json`` (``rrank bounds`` on
+  each network with the budget in the name, the default methods): the network rows
+  of that table (``NETWORK_RESULTS``).
 
 Every rendered table carries the class ``rrank-from-json``;
 ``docs/browser_check.py`` flags interval-like numbers in tables without it.
@@ -101,6 +104,8 @@ def render_rst(results):
     """The two tables of the paper (rank bounds, errors) as rst list-tables."""
     data = results["data"]
     out = [
+        _computers(results),
+        "",
         "Rank upper bounds",
         "-----------------",
         "",
@@ -193,6 +198,26 @@ def render_rst(results):
     return "\n".join(out)
 
 
+def _computers(results):
+    """Where the paper's times and ours were measured, as ``tables.json`` says."""
+    machine = results.get("machine") or {}
+    ours = ", ".join(
+        part
+        for part in (
+            f"{machine['cpus']} cores" if machine.get("cpus") else "",
+            machine.get("platform", ""),
+            f"``n_jobs={machine['n_jobs']}``" if machine.get("n_jobs") else "",
+            f"seed {results['seed']}" if results.get("seed") is not None else "",
+        )
+        if part
+    )
+    paper = results.get("paper_machine")
+    return (
+        f"Our times: {ours or 'computer not recorded'}. "
+        f"The paper's times: {paper or 'computer not recorded'}."
+    )
+
+
 def _limits(results):
     """The per-method time limits of ``tables.json`` in words."""
     limits = dict(results.get("limits", {}))
@@ -254,8 +279,98 @@ def certify_runs(results_dir):
     return runs
 
 
-def render_certify(runs):
-    """The "what we certify" table: one row per data set, measured or not."""
+#: the committed runs of ``rrank bounds`` on the networks, read for their rows of the
+#: "what we certify" table; a network in several files takes the largest budget
+NETWORK_RESULTS = ("networks_1800s.json", "networks_300s_margin.json")
+_BUDGET = re.compile(r"networks_(?P<budget>\d+)s")
+_SUMMARY = re.compile(
+    r"in \[(?P<lower>\d+), (?P<upper>\d+)\].*?lower by (?P<lower_method>\w+), "
+    r"certified upper by (?P<upper_method>\w+); (?P<seconds>[\d.]+) s"
+)
+_LOWER_METHODS = ("rank_one", "spectral", "vc")
+
+
+def _network_run(entry):
+    """``{lower, upper, lower_method, upper_method, wall_seconds}`` of one entry.
+
+    The files hold one of three layouts: a ``summary`` line of ``rrank bounds``;
+    ``interval`` with the report's ``rows``; or ``lower``, ``upper`` and
+    ``report``. None for an entry that has neither.
+    """
+    if "summary" in entry:
+        match = _SUMMARY.search(entry["summary"])
+        if match is None:
+            return None
+        run = match.groupdict()
+        return {
+            "lower": int(run["lower"]),
+            "upper": int(run["upper"]),
+            "lower_method": run["lower_method"],
+            "upper_method": run["upper_method"],
+            "wall_seconds": float(run["seconds"]),
+        }
+    if "interval" in entry:
+        lower, upper = entry["interval"]
+    elif "lower" in entry and "upper" in entry:
+        lower, upper = entry["lower"], entry["upper"]
+    else:
+        return None
+    rows = entry.get("rows") or entry.get("report") or []
+    found = {
+        key: next(
+            (
+                row["method"]
+                for row in rows
+                if row.get("bound") == bound
+                and (row["method"] in _LOWER_METHODS) == (key == "lower_method")
+            ),
+            "trivial" if key == "upper_method" else "?",
+        )
+        for key, bound in (("lower_method", lower), ("upper_method", upper))
+    }
+    return {
+        "lower": lower,
+        "upper": upper,
+        "lower_method": entry.get("lower_method", found["lower_method"]),
+        "upper_method": entry.get("upper_method", found["upper_method"]),
+        "wall_seconds": entry.get("seconds"),
+    }
+
+
+def network_runs(results_dir, files=NETWORK_RESULTS):
+    """``{network: run}`` from the ``networks_<budget>s*.json`` files in ``files``.
+
+    Only the networks of ``CERTIFY_DATA`` are read (other keys are notes or runs of
+    other code); the run with the largest budget wins. Missing files are skipped.
+    """
+    networks = list(CERTIFY_DATA)[3:]
+    runs = {}
+    for name in files:
+        path = Path(results_dir) / name
+        match = _BUDGET.match(name)
+        if not path.exists() or match is None:
+            continue
+        content = json.loads(path.read_text())
+        entries = content.get("runs", content)
+        for network in networks:
+            entry = entries.get(network)
+            run = _network_run(entry) if isinstance(entry, dict) else None
+            if run is None:
+                continue
+            run["time_limit"] = float(match["budget"])
+            run["file"] = name
+            if network not in runs or run["time_limit"] > runs[network]["time_limit"]:
+                runs[network] = run
+    return runs
+
+
+def render_certify(runs, networks=None):
+    """The "what we certify" table: one row per data set, measured or not.
+
+    ``runs`` are the portfolio calls of ``anytime_curves.py`` (:func:`certify_runs`),
+    ``networks`` the ``rrank bounds`` runs on the networks (:func:`network_runs`).
+    """
+    networks = networks or {}
     machines = sorted({run.get("machine", "not recorded") for run in runs.values()})
     methods = sorted({str(run.get("methods", "default")) for run in runs.values()})
     out = [
@@ -264,9 +379,18 @@ def render_certify(runs):
         "``random_state=0``) with the budget shown, on one machine "
         f"({'; '.join(machines) or 'not recorded'}). The upper bound's factors "
         "were checked again with ``certify_rounding`` after the call. Seconds are the "
-        "wall-clock time of the whole call. A row without numbers has not been "
-        "measured yet; it fills in when the benchmark's JSON for that data set is "
-        "committed.",
+        "wall-clock time of the whole call. "
+        + (
+            "A network's row is one run of ``rrank bounds <network>.npz "
+            "--time-limit <budget>`` with the default methods (the command calls "
+            "``rounding_rank_bounds``); its shape is not recorded. An upper bound "
+            "by ``trivial`` is the number of rows or columns, whichever is smaller, "
+            "which needs no search. "
+            if networks
+            else ""
+        )
+        + "A row without numbers has not been measured yet; it fills in when the "
+        "benchmark's JSON for that data set is committed.",
         "",
     ]
     header = ["Data", "Shape", "Certified interval", "Budget (s)", "Seconds", "JSON"]
@@ -274,7 +398,7 @@ def render_certify(runs):
     names = list(CERTIFY_DATA) + sorted(set(runs) - set(CERTIFY_DATA))
     for name in names:
         label = CERTIFY_DATA.get(name, name)
-        run = runs.get(name)
+        run = runs.get(name, networks.get(name))
         if run is None:
             rows.append([label, "--", "not measured yet", "--", "--", "--"])
             continue
@@ -302,7 +426,8 @@ def render_certify(runs):
 
 def write_certify_include(results_dir, out):
     """Write the "what we certify" table to ``out``, if changed."""
-    return _write(out, render_certify(certify_runs(results_dir)))
+    text = render_certify(certify_runs(results_dir), network_runs(results_dir))
+    return _write(out, text)
 
 
 def write_include(results_dir, out):

@@ -12,8 +12,12 @@ This example runs the spectral and VC-dimension lower bounds and the R-SVD and
 L-PCA rank searches on scikit-learn's handwritten digits (1797 images x 64 pixels, a
 pixel set to 1 where its grey level is at least 8 of 16) with a budget of 10
 seconds, and draws them with :class:`~sklearn_rrank.plotting.RankSearchDisplay`.
-The budget is wall-clock time, so a slower or busier machine may certify a larger
-upper bound.
+The budget is wall-clock time, so a slower computer, or one that runs other work at
+the same time, may certify a larger upper bound.
+
+The figures need matplotlib, which the ``plot`` extra installs
+(``python -m pip install ".[plot]"`` in the source tree, or
+``pip install "sklearn_rrank[plot]"``).
 """
 
 # %%

@@ -17,6 +17,10 @@ example checks that the Dask run gives exactly the serial result.
 Dask's ``distributed`` package comes with the ``dask`` extra
 (``pip install "sklearn_rrank[dask]"``). Without it this example says so, runs the
 parallel part with joblib's thread backend instead and skips the task-stream figure.
+
+The figures need matplotlib, which the ``plot`` extra installs
+(``python -m pip install ".[plot]"`` in the source tree, or
+``pip install "sklearn_rrank[plot]"``).
 """
 
 # %%

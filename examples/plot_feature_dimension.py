@@ -17,6 +17,10 @@ an intercept: the fewest features ``fd(Y)`` satisfies
 ``fd(Y)`` from the labels alone. This example applies it to a synthetic multi-label
 problem from scikit-learn and checks the bounds against features learned from the
 labels.
+
+The figures need matplotlib, which the ``plot`` extra installs
+(``python -m pip install ".[plot]"`` in the source tree, or
+``pip install "sklearn_rrank[plot]"``).
 """
 
 # %%

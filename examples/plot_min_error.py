@@ -13,6 +13,10 @@ T-SVD is scikit-learn's :class:`~sklearn.decomposition.TruncatedSVD` *without*
 rounding; as in the paper, its error is the squared Frobenius distance to the data
 divided by the number of ones. For the rounded methods that measure is exactly the
 number of wrong entries divided by the number of ones.
+
+The figures need matplotlib, which the ``plot`` extra installs
+(``python -m pip install ".[plot]"`` in the source tree, or
+``pip install "sklearn_rrank[plot]"``).
 """
 
 # %%

@@ -12,6 +12,10 @@ data (the BMNA problem of Mannila and Terzi).
 The images below show the data with rows and columns reordered by the nested matrix
 (the staircase order), the nested matrix in the same order, and the entries that
 were flipped to get from one to the other.
+
+The figures need matplotlib, which the ``plot`` extra installs
+(``python -m pip install ".[plot]"`` in the source tree, or
+``pip install "sklearn_rrank[plot]"``).
 """
 
 # %%

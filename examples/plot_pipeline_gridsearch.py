@@ -10,7 +10,11 @@ digits into features for a classifier, and
 
 The estimator thresholds the grey levels itself (``binarize=7.5``: a pixel is 1 where
 its grey level is at least 8 of 16), so the pipeline takes the raw images. R-SVD is
-the fastest method, which keeps the grid search to a few seconds.
+the fastest method, which keeps the whole grid search under a minute.
+
+The figures need matplotlib, which the ``plot`` extra installs
+(``python -m pip install ".[plot]"`` in the source tree, or
+``pip install "sklearn_rrank[plot]"``).
 """
 
 # %%

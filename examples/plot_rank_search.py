@@ -16,6 +16,10 @@ ProjLP, the relative error of the minimum-error rounding rank-k factorization
 against k. The certified upper bound of
 each method is the k where its own rank search reaches zero errors; the best lower
 bound is the k below which no method can ever be exact.
+
+The figures need matplotlib, which the ``plot`` extra installs
+(``python -m pip install ".[plot]"`` in the source tree, or
+``pip install "sklearn_rrank[plot]"``).
 """
 
 # %%
@@ -81,7 +85,7 @@ plt.show()
 # For each k, :class:`~sklearn_rrank.RoundingRankFactorization` solves the
 # minimum-error rounding rank-k problem with the chosen method: R-SVD rounds the
 # truncated SVD; ProjLP solves one small LP per column and then refines its factors
-# by alternating LPs (3 rounds here, 10 by default, to keep this page fast); L-PCA
+# by alternating LPs (3 rounds here, 50 by default, to keep this page fast); L-PCA
 # fits a logistic PCA (here told to stop as soon as its rounding is exact, which does
 # not change an error of zero but saves time at large k). The relative error is the
 # number of wrongly reconstructed entries divided by the number of ones (the paper's

@@ -15,6 +15,10 @@ rounding-rank factorization in one of two ways:
 Both run here on planted matrices from
 :func:`~sklearn_rrank.datasets.make_rounding_rank_matrix`, of rounding rank at most 4,
 once without noise and once with 5% of the entries flipped.
+
+The figures need matplotlib, which the ``plot`` extra installs
+(``python -m pip install ".[plot]"`` in the source tree, or
+``pip install "sklearn_rrank[plot]"``).
 """
 
 # %%

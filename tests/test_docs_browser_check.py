@@ -101,6 +101,27 @@ def test_static_check_flags_a_traceback(tmp_path):
     assert "traceback" in problems["auto_examples/plot_x.html"][0]
 
 
+def test_static_check_flags_headings_and_merge_markers_shown_as_text(tmp_path):
+    # docs/install.rst once rendered so: a stray marker and a too-short underline
+    _page(
+        tmp_path,
+        "install.html",
+        "<p>writes a source distribution\n=======\npure-Python wheel.</p>"
+        "<p>Data sets\n==</p>",
+    )
+    _page(tmp_path, "faq.html", "<p>&lt;&lt;&lt;&lt;&lt;&lt;&lt; HEAD</p>")
+    _page(
+        tmp_path,
+        "index.html",
+        "<h1>Title</h1><p>a = b, and -- or ---- in a sentence.</p>"
+        "<pre>=======\n-------</pre>",
+    )
+    problems = browser_check.static_problems(tmp_path)
+    assert sorted(problems) == ["faq.html", "install.html"]
+    assert "'=======', '=='" in problems["install.html"][0]
+    assert "<<<<<<< HEAD" in problems["faq.html"][0]
+
+
 def test_static_check_flags_typed_intervals_but_not_rendered_tables(tmp_path):
     rendered = (
         '<table class="docutils rrank-from-json"><tr><td>[6, 97]</td></tr></table>'

@@ -101,3 +101,82 @@ def test_cells_are_escaped_and_flagged():
     )
     html = _html(rst)
     assert "<em>" not in html.split("<table", 1)[1]
+
+
+def test_network_rows_come_from_the_networks_json(tmp_path):
+    # the three layouts of the committed files: a summary line of ``rrank bounds``,
+    # an interval with the report's rows, and lower/upper with the report
+    summary = {
+        "what": "a note, not a network",
+        "pubmed": {
+            "summary": "rounding rank in [4, 19717]  (interval; lower by vc, "
+            "certified upper by trivial; 1770.01 s)"
+        },
+        "cora": {
+            "summary": "rounding rank in [3, 9]  (interval; lower by vc, "
+            "certified upper by lpca; 1790.5 s)"
+        },
+    }
+    rows = {
+        "runs": {
+            "cora": {
+                "interval": [4, 8],
+                "seconds": 291.5,
+                "rows": [
+                    {"method": "rank_one", "bound": 2},
+                    {"method": "vc", "bound": 4},
+                    {"method": "rsvd", "bound": 1689},
+                    {"method": "lpca", "bound": 8},
+                ],
+            },
+            "cora_alone": {"interval": [1, 2], "seconds": 1.0, "rows": []},
+        }
+    }
+    report = {
+        "runs": {
+            "citeseer": {
+                "lower": 4,
+                "upper": 1670,
+                "upper_method": "projlp",
+                "seconds": 295.6,
+                "report": [{"method": "vc", "bound": 4}],
+            }
+        }
+    }
+    (tmp_path / "networks_1800s.json").write_text(json.dumps(summary))
+    (tmp_path / "networks_300s_x.json").write_text(json.dumps(rows))
+    (tmp_path / "networks_300s_y.json").write_text(json.dumps(report))
+    files = ("networks_1800s.json", "networks_300s_x.json", "networks_300s_y.json")
+    runs = reproducing_tables.network_runs(tmp_path, files=(*files, "gone.json"))
+    assert sorted(runs) == ["citeseer", "cora", "pubmed"]
+    assert runs["pubmed"] == {
+        "lower": 4,
+        "upper": 19717,
+        "lower_method": "vc",
+        "upper_method": "trivial",
+        "wall_seconds": 1770.01,
+        "time_limit": 1800.0,
+        "file": "networks_1800s.json",
+    }
+    assert runs["cora"]["time_limit"] == 1800.0  # the largest budget wins
+    runs = reproducing_tables.network_runs(tmp_path, files=files[1:])
+    assert (runs["cora"]["lower_method"], runs["cora"]["upper_method"]) == (
+        "vc",
+        "lpca",
+    )
+    assert (runs["citeseer"]["lower_method"], runs["citeseer"]["upper"]) == ("vc", 1670)
+    html = _html(reproducing_tables.render_certify({}, runs))
+    assert html.count("<table") == 1 and 'class="rrank-from-json' in html
+    assert "[4, 8] (vc, lpca)" in html and "networks_300s_x.json" in html
+    assert "[4, 1670] (vc, projlp)" in html and "rrank bounds" in html
+    assert html.count("not measured yet") == len(reproducing_tables.CERTIFY_DATA) - 2
+
+
+def test_committed_network_rows_are_measured():
+    runs = reproducing_tables.network_runs(RESULTS)
+    for name in reproducing_tables.NETWORK_RESULTS:
+        assert (RESULTS / name).exists(), name  # the docs read it: keep it
+    assert {"cora", "citeseer", "pubmed", "ca-hepph"} <= set(runs)
+    for run in runs.values():
+        assert 1 <= run["lower"] <= run["upper"]
+        assert run["lower_method"] != "?"

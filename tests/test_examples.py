@@ -60,3 +60,10 @@ def test_dask_example_without_distributed(tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "distributed is not installed" in proc.stdout
     assert "Threaded and serial results are identical." in proc.stdout
+
+
+@pytest.mark.parametrize("script", EXAMPLES, ids=[p.stem for p in EXAMPLES])
+def test_example_says_it_needs_the_plot_extra(script):
+    """Every example draws with matplotlib: its header names the ``plot`` extra."""
+    header = script.read_text().split('"""')[1]
+    assert "``plot`` extra" in header and "[plot]" in header, script.name
