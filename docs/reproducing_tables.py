@@ -10,7 +10,7 @@ and :func:`write_certify_include`); no page types such a number by hand.
 * ``anytime_<data>_<budget>s.json`` (``benchmarks/anytime_curves.py``, one call of
   ``rounding_rank_bounds`` per data set): the certified interval of each data set,
   for ``results.rst``;
-* ``networks_1800s.json`` and ``networks_300s_margin.json`` (``rrank bounds`` on
+* ``networks_1800s.json`` and ``networks_300s.json`` (``rrank bounds`` on
   each network with the budget in the name, the default methods): the network rows
   of that table (``NETWORK_RESULTS``).
 
@@ -281,7 +281,7 @@ def certify_runs(results_dir):
 
 #: the committed runs of ``rrank bounds`` on the networks, read for their rows of the
 #: "what we certify" table; a network in several files takes the largest budget
-NETWORK_RESULTS = ("networks_1800s.json", "networks_300s_margin.json")
+NETWORK_RESULTS = ("networks_1800s.json", "networks_300s.json")
 _BUDGET = re.compile(r"networks_(?P<budget>\d+)s")
 _SUMMARY = re.compile(
     r"in \[(?P<lower>\d+), (?P<upper>\d+)\].*?lower by (?P<lower_method>\w+), "
