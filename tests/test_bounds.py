@@ -386,19 +386,20 @@ def test_second_pass_resumes_a_search_where_it_stopped():
     # the rank of the fit the deadline cut short, else above the last rank tried,
     # always below the best certificate (Abstracts: R-SVD certified 4421 while
     # L-PCA stopped at k = 13; it resumed at 4420 and spent minutes on an SVD start)
+    resume = SearchPolicy().resume_rank
+    tried = {6: 9, 7: 8, 9: 7, 13: 5}
+    assert resume(4420, {13: "cut"}, tried) == 13
+    assert resume(4420, {}, tried) == 14
+    assert resume(4, {}, {3: 9, 4: 8, 5: 0}) == 4  # APJ: L-PCA certified 5 itself
+    assert resume(4, {4: "cut"}, {3: 9, 4: 8, 5: 0}) == 4
+    assert resume(2, {}, {}) == 2
+    # the portfolio's top: below its best certificate, else below the trivial rank
+    # (1e9 entries: R-SVD found none)
     run = object.__new__(_Portfolio)
     spec = modules.methods.METHODS["lpca"]
-    run.best, run.memos = Certificate(4421, "rsvd", None, None), {"lpca": {13: "cut"}}
-    assert run._resume(spec, {"errors_by_k": {6: 9, 7: 8, 9: 7, 13: 5}}) == 13
-    run.memos = {}
-    assert run._resume(spec, {"errors_by_k": {6: 9, 7: 8, 9: 7, 13: 5}}) == 14
-    run.best = Certificate(5, "lpca", None, None)  # APJ: L-PCA certified 5 itself
-    assert run._resume(spec, {"errors_by_k": {3: 9, 4: 8, 5: 0}}) == 4
-    run.memos = {"lpca": {4: "cut"}}
-    assert run._resume(spec, {"errors_by_k": {3: 9, 4: 8, 5: 0}}) == 4
-    run.memos, run.best = {}, Certificate(3, "rsvd", None, None)
+    run.policy, run.memos = SearchPolicy(), {}
+    run.best = Certificate(3, "rsvd", None, None)
     assert run._resume(spec, {"errors_by_k": {}}) == 2
-    # no certificate yet (1e9 entries: R-SVD found none): below the trivial rank
     run.best, run.tau, run.data = None, 0.5, BinaryData(np.zeros((9, 7)))
     assert run._resume(spec, {"errors_by_k": {2: 9, 3: 9}}) == 4
     assert run._resume(spec, {"errors_by_k": {}}) == 6

@@ -380,11 +380,8 @@ class _Portfolio:
             top = self.best.rank - 1
         else:
             top = trivial_rank(self.data.shape, self.tau) - 1
-        cut = [k for k in self.memos.get(spec.name, {}) if k <= top]
-        if cut:
-            return max(cut)
-        tried = [k for k in row.get("errors_by_k", {}) if k < top]
-        return min(top, max(tried) + 1) if tried else top
+        cut = self.memos.get(spec.name, {})
+        return self.policy.resume_rank(top, cut, row.get("errors_by_k", {}))
 
     def _run(self, spec, row, sub, params):
         """Run one method on the deadline ``sub``; fill ``row``, update the bounds."""

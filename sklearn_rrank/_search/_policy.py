@@ -23,8 +23,8 @@ scikit-learn's ``NewtonSolver``, the calls of one fit of the bracket search
 for a caller that can only fit a rank and ask whether it is certified
 (:class:`~sklearn_rrank.RoundingRankCV`); :meth:`~SearchPolicy.descent_step` is the
 step of ProjLP's phase 2 (a descent below its certificate); the ``portfolio_*``
-fields and :meth:`~SearchPolicy.reserve` are the shares of the portfolio of
-:func:`~sklearn_rrank.rounding_rank_bounds`.
+fields, :meth:`~SearchPolicy.reserve` and :meth:`~SearchPolicy.resume_rank` are the
+shares and resumes of the portfolio of :func:`~sklearn_rrank.rounding_rank_bounds`.
 
 The tunables are the fields of the frozen dataclass, with their reasons and
 defaults in one place. A candidate rule is another instance
@@ -326,7 +326,21 @@ class SearchPolicy:
             return 2 * step
         return None if step == 1 else max(1, step // 2)
 
-    # -- the portfolio's shares ---------------------------------------------------
+    # -- the portfolio's shares and resumes ---------------------------------------
+    def resume_rank(self, top, cut, tried):
+        """The rank where a search the deadline stopped resumes (second pass).
+
+        The largest rank of a fit the deadline cut short (``cut``) at most
+        ``top``, else the rank above the largest one ``tried`` below ``top``, else
+        ``top``: always below the best certificate (only smaller ranks improve
+        it), and never far above where the search was.
+        """
+        cut = [k for k in cut if k <= top]
+        if cut:
+            return max(cut)
+        tried = [k for k in tried if k < top]
+        return min(top, max(tried) + 1) if tried else top
+
     def reserve(self, budget, n_entries):
         """Seconds of a ``budget`` the portfolio keeps back for steps that cannot
         stop mid-way, on data of ``n_entries`` entries."""
