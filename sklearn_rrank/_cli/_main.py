@@ -309,9 +309,13 @@ def _compute_bounds(args):
         budget = (
             "no time limit"
             if args.time_limit is None
-            else (f"budget {args.time_limit:g} s")
+            else f"time limit {args.time_limit:g} s"
         )
-        print(f"computing bounds for {name} ({m} x {n}; {budget}) ...", file=sys.stderr)
+        print(
+            f"computing the interval of the rounding rank of {name} ({m} x {n}; "
+            f"{budget}) ...",
+            file=sys.stderr,
+        )
     try:
         res = rounding_rank_bounds(
             X,
@@ -373,8 +377,10 @@ def _report_bounds(args, res, X, name, t0, real_rank):
         if res.interrupted:
             print("rrank: interrupted", file=sys.stderr)
         return status
-    rank = real_rank
-    print(f"data        {name}: {m} x {n}, density {density:.4f}, real rank {rank}")
+    print(
+        f"data        {name}: {m} x {n}, density {density:.4f}, ordinary "
+        f"(linear-algebra) rank {real_rank}"
+    )
     print(f"tau         {res.tau}")
     print(
         f"{'method':<12} {'kind':<6} {'bound':>6} {'certified':>9} {'seconds':>9}"
@@ -403,11 +409,22 @@ def _report_bounds(args, res, X, name, t0, real_rank):
     state = "exact" if res.exact else "interval"
     if res.interrupted:
         state += ", interrupted"
+    limit = "" if args.time_limit is None else f" of a {args.time_limit:g} s limit"
     print(
-        f"rounding rank in [{res.lower}, {res.upper}]  ({state}; lower by "
-        f"{res.lower_method}, certified upper by {res.upper_method}; "
-        f"{total:.2f} s)"
+        f"rounding rank in [{res.lower}, {res.upper}]  ({state}; lower bound by "
+        f"{res.lower_method}, certified upper bound by {res.upper_method}; "
+        f"{total:.2f} s{limit})"
     )
+    stopped = [r["method"] for r in res.report if r["status"] == "stopped"]
+    if not res.exact and not res.interrupted and stopped:
+        names = ", ".join(stopped)
+        if args.time_limit is None:
+            print(f"not finished: {names} (see the status column)")
+        else:
+            print(
+                f"not finished within the time limit: {names} (see the status "
+                "column); a larger --time-limit (or 'none') may narrow the interval"
+            )
     if res.proven_upper < res.upper:
         print(
             f"proven (not certified in float64) upper bound {res.proven_upper} by "

@@ -265,7 +265,7 @@ def _vc_lower(X, *, tau, deadline):
         source = f"{len(info['shattered'])} {lines} shattered with complements"
     else:
         source = f"{len(info['shattered'])} {lines} shattered"
-    message = source if complete else f"time limit: {source} so far"
+    message = source if complete else f"{source} so far; the search did not finish"
     return LowerBoundResult(
         int(bound),
         message=message,
