@@ -107,7 +107,7 @@ def test_errors_exit_2_one_line(capsys, tmp_path):
     bad = tmp_path / "bad.csv"
     bad.write_text("1,0\n0,3\n")
     assert main(["bounds", str(bad)]) == 2
-    assert "not binary" in capsys.readouterr().err
+    assert "not a 0/1 matrix" in capsys.readouterr().err
     junk = tmp_path / "junk.npy"
     junk.write_bytes(b"garbage")
     assert main(["factorize", str(junk), "-k", "2", "--method", "rsvd"]) == 2

@@ -201,7 +201,7 @@ def test_load_binary_matrix_errors(tmp_path):
     with pytest.raises(ValueError, match="different lengths"):
         load_binary_matrix(tmp_path / "ragged.csv")
     (tmp_path / "two.csv").write_text("1,2\n0,1\n")
-    with pytest.raises(ValueError, match="not binary"):
+    with pytest.raises(ValueError, match="not a 0/1 matrix"):
         load_binary_matrix(tmp_path / "two.csv")
     (tmp_path / "bad.fimi").write_text("0 x\n")
     with pytest.raises(ValueError, match="not a column id"):

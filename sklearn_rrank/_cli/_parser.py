@@ -84,8 +84,43 @@ def _add_data_home(p):
 
 def _add_common(p):
     """The options of every command that reads a data set."""
-    p.add_argument("data", help="data set name (see 'rrank datasets') or file")
+    p.add_argument(
+        "data",
+        help="data set name (see 'rrank datasets') or file: a matrix (.npz, .npy, "
+        ".mtx, .csv/.tsv/.txt of 0/1, .fimi) or a graph's edge list (.edges, "
+        "KONECT's out.* files, or any text file with --format edgelist)",
+    )
     _add_data_home(p)
+    p.add_argument(
+        "--format",
+        default="auto",
+        choices=["auto", "matrix", "edgelist"],
+        help="how to read a file: matrix (by its ending), edgelist (one 'i j' pair "
+        "of node ids a line; '#' and '%%' lines are comments, further columns "
+        "such as weights are not read), auto: edgelist for .edges, .edgelist, .el, "
+        "KONECT's out.* files and files whose first line is KONECT's '%% sym', "
+        "'%% asym' or '%% bip' header, else matrix (so a .txt of pairs is read "
+        "as a matrix unless --format edgelist is given)",
+    )
+    p.add_argument(
+        "--symmetric",
+        action="store_true",
+        help="edge lists: also add the reverse 'j i' of each edge (an undirected "
+        "graph whose file lists each edge once)",
+    )
+    p.add_argument(
+        "--one-based",
+        default="auto",
+        choices=["auto", "yes", "no"],
+        help="edge lists: whether node ids start at 1 (KONECT) or 0 (SNAP); auto: "
+        "0-based if some id is 0, else 1-based",
+    )
+    p.add_argument(
+        "--header",
+        action="store_true",
+        help=".csv/.tsv/.txt files and edge lists: skip the first line that is not "
+        "a comment (column names)",
+    )
     p.add_argument("--tau", type=float, default=_TAU, help="rounding threshold")
     p.add_argument("--n-jobs", type=int, default=None, help="parallel jobs (None: one)")
     p.add_argument("--random-state", type=int, default=_SEED, help="seed")
@@ -179,7 +214,8 @@ def _add_factorize(sub, handler):
 def _add_nested(sub, handler):
     p = sub.add_parser(
         "nested",
-        help="nearest nested matrix (best nested matrix approximation, BMNA)",
+        help="nearest nested matrix (BMNA: bidirectional minimum nestedness "
+        "augmentation)",
         formatter_class=_Formatter,
     )
     _add_common(p)
@@ -187,7 +223,7 @@ def _add_nested(sub, handler):
         "--method",
         default=next(iter(_NESTED_METHODS)),
         choices=list(_NESTED_METHODS),
-        help="heuristic of the best nested matrix approximation: "
+        help="heuristic for the nearest nested matrix: "
         + "; ".join(f"{n}: {what}" for n, what in _NESTED_METHODS.items()),
     )
     p.set_defaults(func=handler)
@@ -219,7 +255,7 @@ def build_parser(handlers):
         "methods (bounds --methods; factorize --method takes "
         f"{', '.join(FIT_METHODS)}):\n"
         + "".join(f"  {n:<12} {METHODS[n].summary}\n" for n in methods)
-        + "nested --method (heuristics of the best nested matrix approximation):\n"
+        + "nested --method (heuristics for the nearest nested matrix):\n"
         + "".join(f"  {n:<12} {what}\n" for n, what in _NESTED_METHODS.items())
     ).rstrip("\n")
     parser = argparse.ArgumentParser(
