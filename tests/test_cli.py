@@ -551,3 +551,37 @@ def test_sparse_data_stays_sparse_at_the_door(tmp_path, monkeypatch):
     Xf, name = _load_data(str(path), keep_sparse=True)
     assert sp.issparse(Xf) and name == "x.fimi" and Xf.shape == (40, 20)
     assert not sp.issparse(_load_data(str(path))[0])
+
+
+def test_time_limit_none_and_the_words_of_the_header(tmp_path, capsys):
+    # 'none' sets no budget: the header says so and no row claims a time limit
+    path = tmp_path / "x.npy"
+    np.save(path, np.eye(6, dtype=np.uint8))
+    argv = ["bounds", str(path), "--methods", "rank_one,spectral,vc,rsvd"]
+    assert main([*argv, "--time-limit", "none"]) == 0
+    captured = capsys.readouterr()
+    assert "no time limit" in captured.err and "time limit" not in captured.out
+    assert "limit)" not in captured.out.splitlines()[-1]
+    assert main([*argv, "--time-limit", "30"]) == 0
+    captured = capsys.readouterr()
+    assert "time limit 30 s" in captured.err and "of a 30 s limit)" in captured.out
+    for bad in ["-1", "soon", "inf"]:
+        with pytest.raises(SystemExit):
+            main([*argv, "--time-limit", bad])
+        assert "'none'" in capsys.readouterr().err
+    args = ["factorize", str(path), "-k", "2", "--method", "rsvd", "-q"]
+    assert main([*args, "--time-limit", "none"]) == 0  # accepted, as no limit
+
+
+def test_help_spells_out_every_method_name(capsys):
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    for name, words in [
+        ("vc", "VC-dimension lower bound"),
+        ("lpca", "logistic PCA"),
+        ("mt+nnrr1", "the reordering heuristic, then the alternating one"),
+        ("nnrr1", "alternating non-negative rounding rank one"),
+    ]:
+        assert f"{name} {words}" in text, name
+    assert "BMNA: bidirectional minimum nestedness augmentation" in text
