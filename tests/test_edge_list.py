@@ -168,3 +168,21 @@ def test_cli_corrupt_npz_gives_a_fix_without_python_options(tmp_path, capsys):
     cut.write_bytes(path.read_bytes()[:40])
     assert main(["bounds", str(cut), "-q"]) == 2
     assert "save the matrix again" in capsys.readouterr().err
+
+
+def test_relabel_numbers_only_the_nodes_that_occur(tmp_path, capsys):
+    path = tmp_path / "gaps.txt"
+    path.write_text("# ids with gaps, as in SNAP files\n10 30\n30 20\n20 10\n")
+    assert load_edge_list(path).shape == (30, 30)  # no id 0: ids from 1
+    A, ids = load_edge_list(path, relabel=True)
+    assert ids.tolist() == [10, 20, 30] and A.shape == (3, 3)
+    assert np.array_equal(A.toarray(), [[0, 0, 1], [1, 0, 0], [0, 1, 0]])
+    bip = tmp_path / "out.bip"
+    bip.write_text("% bip unweighted\n5 7\n9 7\n")
+    A, rows, cols = load_edge_list(bip, relabel=True)
+    assert rows.tolist() == [5, 9] and cols.tolist() == [7] and A.shape == (2, 1)
+    with pytest.raises(ValueError, match="n_nodes cannot be combined"):
+        load_edge_list(path, relabel=True, n_nodes=40)
+    argv = ["bounds", str(path), "--format", "edgelist", "--relabel", "--json"]
+    assert main([*argv, "--methods", "rank_one,spectral"]) == 0
+    assert json.loads(capsys.readouterr().out)["n_samples"] == 3

@@ -69,6 +69,7 @@ def _edge_options_unused(opts, fmt):
         option
         for option, used in (
             ("--symmetric", opts.get("symmetric")),
+            ("--relabel", opts.get("relabel")),
             ("--one-based", opts.get("one_based", "auto") != "auto"),
         )
         if used
@@ -125,7 +126,10 @@ def _load_data(spec, *, keep_sparse=False, data_home=None, args=None):
                 symmetric=bool(opts.get("symmetric")),
                 one_based=one_based,
                 header=bool(opts.get("header")),
+                relabel=bool(opts.get("relabel")),
             )
+            if opts.get("relabel"):
+                X = X[0]  # the matrix; the ids are not reported
         else:
             _edge_options_unused(opts, "a matrix")
             X = load_binary_matrix(

@@ -116,6 +116,13 @@ def _add_common(p):
         "0-based if some id is 0, else 1-based",
     )
     p.add_argument(
+        "--relabel",
+        action="store_true",
+        help="edge lists: number only the nodes that occur, in the order of their "
+        "ids (ids with gaps, as in many SNAP files, then give no empty rows and "
+        "columns)",
+    )
+    p.add_argument(
         "--header",
         action="store_true",
         help=".csv/.tsv/.txt files and edge lists: skip the first line that is not "

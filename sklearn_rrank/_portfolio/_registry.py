@@ -542,7 +542,7 @@ METHODS = MappingProxyType(
             ),
             MethodSpec(
                 "projlp",
-                "Achlioptas projection + L1-slack LPs (ProjLP)",
+                "random projection (Achlioptas), then linear programs (ProjLP)",
                 search=_projlp_search._projlp_search,
                 fit=_projlp_fit,
                 transform=_projlp_transform,

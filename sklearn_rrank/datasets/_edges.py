@@ -128,6 +128,7 @@ def load_edge_list(
     n_nodes=None,
     bipartite="auto",
     header=False,
+    relabel=False,
 ):
     """Load a graph's edge list as its sparse 0/1 adjacency matrix.
 
@@ -166,12 +167,19 @@ def load_edge_list(
         Skip the first line that is not a comment (a CSV header such as
         ``source,target``). A first line that does not start with two integers
         raises ``ValueError`` that says to pass ``header=True``.
+    relabel : bool, default=False
+        Number only the nodes that occur, ``0, 1, ...`` in increasing order of
+        their ids (SNAP's ids often leave gaps), and also return the ids; then
+        ``one_based`` and ``n_nodes`` are not used.
 
     Returns
     -------
     A : scipy.sparse.csr_matrix of shape (n_nodes, n_nodes), dtype uint8
         The adjacency matrix (rows: the first id of each line, columns: the
         second); for a bipartite graph of shape (n_rows, n_columns).
+    ids : ndarray of shape (n_nodes,), dtype int64
+        With ``relabel=True``: the file's id of each row and column. For a
+        bipartite graph two arrays, ``row_ids`` and ``column_ids``.
 
     Raises
     ------
@@ -238,6 +246,22 @@ def load_edge_list(
             f"{path}: the file lists no edges (only comments or blank lines); an "
             "edge list has one 'i j' pair of node ids a line."
         )
+    if relabel:
+        if n_nodes is not None:
+            raise ValueError(
+                "n_nodes cannot be combined with relabel=True (which numbers only "
+                "the nodes that occur); leave one of them out."
+            )
+        if bipartite:
+            row_ids, src = np.unique(src, return_inverse=True)
+            col_ids, dst = np.unique(dst, return_inverse=True)
+            ids, shape = (row_ids, col_ids), (len(row_ids), len(col_ids))
+        else:
+            node_ids = np.unique(np.concatenate([src, dst]))
+            src, dst = np.searchsorted(node_ids, src), np.searchsorted(node_ids, dst)
+            ids, shape = (node_ids,), (len(node_ids), len(node_ids))
+        A = _adjacency(src, dst, shape, symmetric, path)
+        return (A, *ids)
     if one_based == "auto":
         low = min(src.min(), dst.min())
         one_based = bool(low >= 1) if low >= 0 else False
@@ -260,6 +284,11 @@ def load_edge_list(
             f"{path}: node id {max(found) - 1} (0-based) is not below n_nodes="
             f"{n_nodes!r}; raise n_nodes or leave it None."
         )
+    return _adjacency(src, dst, shape, symmetric, path)
+
+
+def _adjacency(src, dst, shape, symmetric, path):
+    """The CSR 0/1 matrix of the edges ``src[t] -> dst[t]`` (0-based)."""
     if symmetric:
         src, dst = np.concatenate([src, dst]), np.concatenate([dst, src])
     _memory.check_sparse_memory(shape, len(src), path)
