@@ -39,6 +39,9 @@ _REAL_RANK_MIN_WAIT = 0.25
 _HEARTBEAT = 1.5
 # loading a file larger than this is announced on the progress line
 _LARGE_FILE_BYTES = 20_000_000
+# a process older than this many seconds when main() starts is not a fresh command
+# (main() called inside a longer-lived process): its age does not count
+_MAX_START = 10.0
 
 
 class CLIError(Exception):
@@ -151,9 +154,9 @@ def _load_data(spec, *, keep_sparse=False, data_home=None, args=None):
 def _process_age():
     """Seconds since this process started (Linux ``/proc``), else 0.
 
-    The budget of ``rrank bounds`` is that of the whole command as the user times
-    it: the interpreter's start and the imports (a few seconds on a busy machine)
-    count too.
+    0 too when the process is older than ``_MAX_START``. The budget of ``rrank
+    bounds`` is that of the whole command as the user times it: the interpreter's
+    start and the imports (a few seconds on a busy machine) count too.
     """
     try:
         with open("/proc/self/stat") as fh:
@@ -164,7 +167,8 @@ def _process_age():
         started = int(stat.rsplit(")", 1)[1].split()[19]) / os.sysconf("SC_CLK_TCK")
     except (OSError, ValueError, IndexError, AttributeError):
         return 0.0
-    return min(max(uptime - started, 0.0), 30.0)
+    age = uptime - started
+    return age if 0.0 <= age <= _MAX_START else 0.0
 
 
 def _large_file(spec):
