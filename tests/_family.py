@@ -28,6 +28,7 @@ import scipy.sparse as sp
 
 from sklearn_rrank import _bounds, _classification, _factorization
 from sklearn_rrank._cli import _main as _cli
+from sklearn_rrank._cli import _parser as _cli_parser
 from sklearn_rrank._core import (
     _lp_engine,
     _memory,
@@ -295,6 +296,7 @@ modules = SimpleNamespace(
 _build_parser = _cli._build_parser  # the rrank argument parser
 _cli_warning = _cli._cli_warning  # one-line warnings of the command line
 _load_data = _cli._load_data  # the command line's data loader
+BOUNDS_TIME_LIMIT = _cli_parser.BOUNDS_TIME_LIMIT  # rrank bounds' default budget (s)
 
 
 @functools.cache

@@ -107,7 +107,7 @@ def test_errors_exit_2_one_line(capsys, tmp_path):
     bad = tmp_path / "bad.csv"
     bad.write_text("1,0\n0,3\n")
     assert main(["bounds", str(bad)]) == 2
-    assert "not binary" in capsys.readouterr().err
+    assert "not a 0/1 matrix" in capsys.readouterr().err
     junk = tmp_path / "junk.npy"
     junk.write_bytes(b"garbage")
     assert main(["factorize", str(junk), "-k", "2", "--method", "rsvd"]) == 2
@@ -199,7 +199,7 @@ def test_help_shows_every_default(command, capsys):
         for default in [
             "--tau 0.5",
             "--methods rank_one,spectral,rsvd,vc,lpca,projlp",
-            "--time-limit None (no limit)",
+            "--time-limit 60 (seconds; 'none': no limit)",
             "--method lpca",
             "--method mt+nnrr1",
         ]:
@@ -443,14 +443,14 @@ def test_real_rank_is_computed_within_the_budget(capsys, monkeypatch):
     args = ["bounds", "digits", "--methods", "spectral", "--time-limit", "5"]
     assert main(args) == 0
     out = capsys.readouterr().out
-    assert "real rank not computed (an SVD of about 1000.0 s)" in out
+    assert "rank not computed (an SVD of about 1000.0 s)" in out
     assert calls == []
     assert main([*args, "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["real_rank"] is None
     # one that fits is computed after the methods, in the time kept back for it
     monkeypatch.setattr(cli, "_svd_seconds", lambda m, n: 0.1)
     assert main(args) == 0
-    assert "real rank 54" in capsys.readouterr().out
+    assert "ordinary (linear-algebra) rank 54" in capsys.readouterr().out
     assert calls == [(1797, 64)]
     # an SVD that runs past what is left of the budget (a machine busier than the
     # estimate measured) is reported as not computed, and the command ends on time
@@ -461,7 +461,7 @@ def test_real_rank_is_computed_within_the_budget(capsys, monkeypatch):
     finally:
         release.set()
     out = capsys.readouterr().out
-    assert "real rank not computed (its SVD ran past the budget)" in out
+    assert "rank not computed (its SVD ran past the budget)" in out
 
 
 def test_real_rank_svd_runs_on_one_blas_thread(monkeypatch):
@@ -551,3 +551,37 @@ def test_sparse_data_stays_sparse_at_the_door(tmp_path, monkeypatch):
     Xf, name = _load_data(str(path), keep_sparse=True)
     assert sp.issparse(Xf) and name == "x.fimi" and Xf.shape == (40, 20)
     assert not sp.issparse(_load_data(str(path))[0])
+
+
+def test_time_limit_none_and_the_words_of_the_header(tmp_path, capsys):
+    # 'none' sets no budget: the header says so and no row claims a time limit
+    path = tmp_path / "x.npy"
+    np.save(path, np.eye(6, dtype=np.uint8))
+    argv = ["bounds", str(path), "--methods", "rank_one,spectral,vc,rsvd"]
+    assert main([*argv, "--time-limit", "none"]) == 0
+    captured = capsys.readouterr()
+    assert "no time limit" in captured.err and "time limit" not in captured.out
+    assert "limit)" not in captured.out.splitlines()[-1]
+    assert main([*argv, "--time-limit", "30"]) == 0
+    captured = capsys.readouterr()
+    assert "time limit 30 s" in captured.err and "of a 30 s limit)" in captured.out
+    for bad in ["-1", "soon", "inf"]:
+        with pytest.raises(SystemExit):
+            main([*argv, "--time-limit", bad])
+        assert "'none'" in capsys.readouterr().err
+    args = ["factorize", str(path), "-k", "2", "--method", "rsvd", "-q"]
+    assert main([*args, "--time-limit", "none"]) == 0  # accepted, as no limit
+
+
+def test_help_spells_out_every_method_name(capsys):
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    for name, words in [
+        ("vc", "VC-dimension lower bound"),
+        ("lpca", "logistic PCA"),
+        ("mt+nnrr1", "the reordering heuristic, then the alternating one"),
+        ("nnrr1", "alternating non-negative rounding rank one"),
+    ]:
+        assert f"{name} {words}" in text, name
+    assert "BMNA: bidirectional minimum nestedness augmentation" in text

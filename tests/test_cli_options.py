@@ -29,7 +29,7 @@ def test_help_shows_every_default(command, capsys):
     assert "(default: 0.5)" in text  # tau
     if command == "bounds":
         assert "(default: rank_one,spectral,rsvd,vc,lpca,projlp)" in text
-        assert "(None: no limit) (default: None)" in text
+        assert "'none': no limit" in text and "(default: 60.0)" in text
 
 
 def test_factorize_warning_names_an_option_not_an_attribute(tmp_path, capsys):

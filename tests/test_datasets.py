@@ -42,6 +42,22 @@ def test_digits_binary_is_scikit_learns_digits_thresholded():
     assert sp.issparse(S) and S.nnz == 37151
 
 
+def test_digits_binary_follows_scikit_learns_loader_conventions():
+    X, y = load_digits_binary(return_X_y=True)
+    b = load_digits_binary()
+    assert np.array_equal(X, b.data) and np.array_equal(y, b.target)
+    assert b.feature_names[:2] == ["pixel_0_0", "pixel_0_1"]
+    assert len(b.feature_names) == 64 and b.frame is None
+    assert b.target_names.tolist() == list(range(10))
+    f = load_digits_binary(as_frame=True)
+    assert list(f.data.columns) == b.feature_names and f.target.name == "target"
+    assert f.frame.shape == (1797, 65) and np.array_equal(f.data.to_numpy(), X)
+    Xf, yf = load_digits_binary(as_frame=True, return_X_y=True)
+    assert Xf.shape == (1797, 64) and yf.shape == (1797,)
+    with pytest.raises(ValueError, match="as_frame=True and sparse=True"):
+        load_digits_binary(as_frame=True, sparse=True)
+
+
 def test_the_package_ships_no_data_files():
     import sklearn_rrank
 
@@ -185,7 +201,7 @@ def test_load_binary_matrix_errors(tmp_path):
     with pytest.raises(ValueError, match="different lengths"):
         load_binary_matrix(tmp_path / "ragged.csv")
     (tmp_path / "two.csv").write_text("1,2\n0,1\n")
-    with pytest.raises(ValueError, match="not binary"):
+    with pytest.raises(ValueError, match="not a 0/1 matrix"):
         load_binary_matrix(tmp_path / "two.csv")
     (tmp_path / "bad.fimi").write_text("0 x\n")
     with pytest.raises(ValueError, match="not a column id"):

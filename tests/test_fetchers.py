@@ -217,6 +217,19 @@ def test_a_file_placed_by_hand_is_read_and_verified(small, home, monkeypatch):
         fetch_apj(data_home=home)
 
 
+@pytest.mark.parametrize("name", list(FETCHERS))
+def test_return_x_y_gives_the_matrix_and_no_target(name, small, home, monkeypatch):
+    # scikit-learn's convention (data, target); these data sets have no target
+    monkeypatch.setattr(modules.fetchers, "_BASE_URL", "http://127.0.0.1:9")
+    home.mkdir()
+    np.savez(home / _REMOTE[name].filename, X=small[name])
+    X, y = FETCHERS[name](data_home=home, return_X_y=True)
+    assert y is None and np.array_equal(X, small[name])
+    X, y = FETCHERS[name](data_home=home, return_X_y=True, sparse=True)
+    assert sp.issparse(X) and np.array_equal(X.toarray(), small[name])
+    assert FETCHERS[name](data_home=home).target is None
+
+
 def test_get_data_home(tmp_path, monkeypatch):
     monkeypatch.setenv("SKLEARN_RRANK_DATA", str(tmp_path / "env"))
     assert get_data_home() == str(tmp_path / "env") and (tmp_path / "env").is_dir()

@@ -59,8 +59,8 @@ def test_plain_stream_throttles_steps_and_prints_improved_and_end(clock):
     lines = out.getvalue().splitlines()
     assert lines == [
         "rsvd  0.0s",
-        "rsvd  k=3  bound 3  errors 0  1.5s",
-        "rsvd  k=4  bound 3  errors 10  6.5s",
+        "rsvd  rank 3  bound 3  0 wrong entries  1.5s",
+        "rsvd  rank 4  bound 3  10 wrong entries  6.5s",
         "rsvd  bound 3  7.0s  done  certified rank 3",
     ]
     assert "\r" not in out.getvalue() and "\x1b" not in out.getvalue()
@@ -73,9 +73,9 @@ def test_error_is_least_at_current_k(clock):
     show(ev("step", k=2, error=50))  # worse at the same k: the best stays
     show(ev("step", k=3, error=40))  # a new k starts afresh
     assert [line.split("  ")[2] for line in out.getvalue().splitlines()] == [
-        "errors 30",
-        "errors 30",
-        "errors 40",
+        "30 wrong entries",
+        "30 wrong entries",
+        "40 wrong entries",
     ]
 
 
@@ -89,7 +89,7 @@ def test_tty_redraws_in_place_at_most_ten_times_a_second(clock):
     redraws = text.count("\r")
     assert 9 <= redraws <= 11, redraws
     assert "\n" not in text  # all in place
-    assert text.startswith("\rrsvd  k=1") and text.endswith("\x1b[K")
+    assert text.startswith("\rrsvd  rank 1") and text.endswith("\x1b[K")
     show(ev("end", bound=7, elapsed=1.0, message="certified rank 7"))
     assert out.getvalue().endswith(
         "\rrsvd  bound 7  1.0s  done  certified rank 7\x1b[K\n"

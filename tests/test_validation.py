@@ -98,3 +98,28 @@ def test_validation_never_mutates(X):
     assert not np.shares_memory(out, X)
     out[...] = 5  # writing to the result must not reach the input
     np.testing.assert_array_equal(X, before)
+
+
+def test_a_bunch_is_refused_with_the_fix():
+    # the loaders return a Bunch; its data is what the doors take
+    from sklearn_rrank import (
+        NestedApprox,
+        RoundingRankCV,
+        RoundingRankFactorization,
+        rounding_rank_bounds,
+    )
+    from sklearn_rrank.datasets import load_digits_binary
+
+    bunch = load_digits_binary()
+    doors = [
+        lambda: rounding_rank_bounds(bunch, methods=("spectral",)),
+        lambda: RoundingRankFactorization(2, method="rsvd").fit(bunch),
+        lambda: RoundingRankCV(RoundingRankFactorization(method="rsvd")).fit(bunch),
+        lambda: NestedApprox().fit(bunch),
+        lambda: check_binary_matrix(bunch),
+    ]
+    for door in doors:
+        with pytest.raises(TypeError, match=r"pass bunch\.data.*return_X_y=True"):
+            door()
+    with pytest.raises(TypeError, match="dict, not a matrix"):
+        check_binary_matrix({"a": [1, 0]})

@@ -39,50 +39,136 @@ _REAL_RANK_MIN_WAIT = 0.25
 _HEARTBEAT = 1.5
 # loading a file larger than this is announced on the progress line
 _LARGE_FILE_BYTES = 20_000_000
+# a process older than this many seconds when main() starts is not a fresh command
+# (main() called inside a longer-lived process): its age does not count
+_MAX_START = 10.0
 
 
 class CLIError(Exception):
     """An error reported as one line on stderr with exit code 2."""
 
 
-def _load_data(spec, *, keep_sparse=False, data_home=None):
+# file endings read as edge lists by --format auto (KONECT's files are named out.*)
+_EDGE_ENDINGS = (".edges", ".edgelist", ".el")
+
+
+def _edge_list_file(path):
+    """True if ``--format auto`` reads ``path`` as an edge list.
+
+    The endings of ``_EDGE_ENDINGS``, KONECT's ``out.*`` files and any file whose
+    first line is KONECT's header (``% sym``, ``% asym`` or ``% bip``); other
+    ``.txt``/``.csv``/``.tsv`` files are dense 0/1 matrices.
+    """
+    from sklearn_rrank.datasets._edges import konect_kind
+
+    name = os.path.basename(path)
+    ext = os.path.splitext(name)[1].lower()
+    return ext in _EDGE_ENDINGS or name.startswith("out.") or bool(konect_kind(path))
+
+
+def _edge_options_unused(opts, fmt):
+    """Refuse the edge-list options for a matrix (they would be ignored silently)."""
+    given = [
+        option
+        for option, used in (
+            ("--symmetric", opts.get("symmetric")),
+            ("--relabel", opts.get("relabel")),
+            ("--one-based", opts.get("one_based", "auto") != "auto"),
+        )
+        if used
+    ]
+    if given:
+        raise CLIError(
+            f"{' and '.join(given)} {'apply' if len(given) > 1 else 'applies'} to "
+            f"edge lists, but the data is read as "
+            f"{fmt}; add --format edgelist if the file lists edges, or leave them out"
+        )
+
+
+def _load_data(spec, *, keep_sparse=False, data_home=None, args=None):
     """``(X, name)`` of a named data set or a file.
 
     The paper's data sets are read from ``data_home`` (downloaded there if missing).
-    With ``keep_sparse``, data stored sparse (the named sets, ``.fimi``, ``.mtx``,
-    ``scipy.sparse`` ``.npz``) with fewer than 10% ones stays a CSR matrix, so that
-    no dense m x n copy is made at the door; otherwise X is a dense array.
+    With ``keep_sparse``, data stored sparse (the named sets, edge lists,
+    ``.fimi``, ``.mtx``, ``scipy.sparse`` ``.npz``) with fewer than 10% ones stays a
+    CSR matrix, so that no dense m x n copy is made at the door; otherwise X is a
+    dense array. ``args`` (the parsed options) gives ``--format``,
+    ``--symmetric``, ``--one-based``, ``--header`` and ``--quiet``.
     """
-    from sklearn_rrank.datasets import DATASETS, load_binary_matrix
+    from sklearn_rrank.datasets import DATASETS, load_binary_matrix, load_edge_list
     from sklearn_rrank.datasets._catalog import load_dataset
+    from sklearn_rrank.datasets._edges import FileAdvice
 
+    opts = vars(args) if args is not None else {}
+    fmt = opts.get("format") or "auto"
     if spec in DATASETS:
+        if fmt == "edgelist":
+            raise CLIError(
+                f"{spec} is a data set, not an edge list; leave out --format"
+            )
+        _edge_options_unused(opts, "a data set")
         X = load_dataset(spec, data_home=data_home, sparse=keep_sparse).data
         return _dense_unless_sparse(X, keep_sparse), spec
-    if os.path.exists(spec):
-        try:
-            X = load_binary_matrix(spec, sparse=keep_sparse)
-        except ValueError as exc:
-            # the loader's advice (sparse=True) is for Python callers
-            msg, n = re.subn(
-                r"; (load it with sparse=True|the file stores a dense matrix).*$",
-                "",
-                str(exc),
-            )
-            if not n:
-                raise
-            raise CLIError(
-                f"{msg}; the command line works on the dense matrix (check the file: "
-                "a huge column id in a .fimi file implies a huge matrix)"
-            ) from None
-        return _dense_unless_sparse(X, keep_sparse), os.path.basename(
-            os.path.normpath(spec)
+    if not os.path.exists(spec):
+        raise CLIError(
+            f"unknown data set or file {spec!r}; data sets: "
+            f"{', '.join(DATASETS)} (see 'rrank datasets'; or give a path to "
+            ".npz/.npy/.mtx/.csv/.tsv/.txt/.fimi, or an edge list: .edges, or "
+            "--format edgelist)"
         )
-    raise CLIError(
-        f"unknown data set or file {spec!r}; data sets: "
-        f"{', '.join(DATASETS)} (see 'rrank datasets'; or give a path to "
-        ".npz/.npy/.mtx/.csv/.tsv/.txt/.fimi)"
-    )
+    name = os.path.basename(os.path.normpath(spec))
+    if fmt == "auto":
+        fmt = "edgelist" if _edge_list_file(spec) else "matrix"
+    try:
+        if fmt == "edgelist":
+            one_based = {"auto": "auto", "yes": True, "no": False}[
+                opts.get("one_based", "auto")
+            ]
+            X = load_edge_list(
+                spec,
+                symmetric=bool(opts.get("symmetric")),
+                one_based=one_based,
+                header=bool(opts.get("header")),
+                relabel=bool(opts.get("relabel")),
+            )
+            if opts.get("relabel"):
+                X = X[0]  # the matrix; the ids are not reported
+        else:
+            _edge_options_unused(opts, "a matrix")
+            X = load_binary_matrix(
+                spec, sparse=keep_sparse, header=bool(opts.get("header"))
+            )
+    except FileAdvice as exc:  # the fix in the command line's terms
+        raise CLIError(exc.for_cli().rstrip(".")) from None
+    text = os.path.splitext(name)[1].lower() in (".csv", ".tsv", ".txt")
+    if fmt == "matrix" and text and X.shape[1] == 2 and not opts.get("quiet"):
+        # two columns of 0/1 may as well be edges between nodes 0 and 1: say so
+        print(
+            f"note: {name} is read as a {X.shape[0]} x 2 matrix of 0/1 entries; if "
+            "its lines are edges (pairs of node ids), use --format edgelist",
+            file=sys.stderr,
+        )
+    return _dense_unless_sparse(X, keep_sparse), name
+
+
+def _process_age():
+    """Seconds since this process started (Linux ``/proc``), else 0.
+
+    0 too when the process is older than ``_MAX_START``. The budget of ``rrank
+    bounds`` is that of the whole command as the user times it: the interpreter's
+    start and the imports (a few seconds on a busy machine) count too.
+    """
+    try:
+        with open("/proc/self/stat") as fh:
+            stat = fh.read()
+        with open("/proc/uptime") as fh:
+            uptime = float(fh.read().split()[0])
+        # field 22 (starttime, clock ticks after boot) is the 20th after the name
+        started = int(stat.rsplit(")", 1)[1].split()[19]) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, AttributeError):
+        return 0.0
+    age = uptime - started
+    return age if 0.0 <= age <= _MAX_START else 0.0
 
 
 def _large_file(spec):
@@ -110,7 +196,12 @@ def _progress(args):
 
     if args.quiet or args.json and not args.verbose:
         return None
-    return ProgressPrinter(stream=sys.stderr, heartbeat=_HEARTBEAT)
+    from sklearn_rrank._portfolio._registry import METHODS
+
+    # each method's bound is named a lower or an upper bound on the progress line
+    kinds = {n: "lower" if s.lower else "upper" for n, s in METHODS.items()}
+    kinds["rank_one"] = "lower"  # its bound is 1 or 2: proved, with no factors
+    return ProgressPrinter(stream=sys.stderr, heartbeat=_HEARTBEAT, kinds=kinds)
 
 
 def _require_matplotlib():
@@ -288,12 +379,14 @@ def _real_rank_plan(m, n, time_limit):
 def _compute_bounds(args):
     from sklearn_rrank import rounding_rank_bounds
 
-    t0 = time.perf_counter()
+    t0 = getattr(args, "started", None) or time.perf_counter()
     printer = _progress(args)
     if printer is not None and _large_file(args.data):  # a while: say so
         printer(progress_event("data", "start", message=f"loading {args.data}"))
     try:
-        X, name = _load_data(args.data, keep_sparse=True, data_home=args.data_home)
+        X, name = _load_data(
+            args.data, keep_sparse=True, data_home=args.data_home, args=args
+        )
         m, n, density = _describe(X)
     finally:
         if printer is not None:
@@ -309,9 +402,13 @@ def _compute_bounds(args):
         budget = (
             "no time limit"
             if args.time_limit is None
-            else (f"budget {args.time_limit:g} s")
+            else f"time limit {args.time_limit:g} s"
         )
-        print(f"computing bounds for {name} ({m} x {n}; {budget}) ...", file=sys.stderr)
+        print(
+            f"computing the interval of the rounding rank of {name} ({m} x {n}; "
+            f"{budget}) ...",
+            file=sys.stderr,
+        )
     try:
         res = rounding_rank_bounds(
             X,
@@ -373,8 +470,10 @@ def _report_bounds(args, res, X, name, t0, real_rank):
         if res.interrupted:
             print("rrank: interrupted", file=sys.stderr)
         return status
-    rank = real_rank
-    print(f"data        {name}: {m} x {n}, density {density:.4f}, real rank {rank}")
+    print(
+        f"data        {name}: {m} x {n}, density {density:.4f}, ordinary "
+        f"(linear-algebra) rank {real_rank}"
+    )
     print(f"tau         {res.tau}")
     print(
         f"{'method':<12} {'kind':<6} {'bound':>6} {'certified':>9} {'seconds':>9}"
@@ -403,11 +502,22 @@ def _report_bounds(args, res, X, name, t0, real_rank):
     state = "exact" if res.exact else "interval"
     if res.interrupted:
         state += ", interrupted"
+    limit = "" if args.time_limit is None else f" of a {args.time_limit:g} s limit"
     print(
-        f"rounding rank in [{res.lower}, {res.upper}]  ({state}; lower by "
-        f"{res.lower_method}, certified upper by {res.upper_method}; "
-        f"{total:.2f} s)"
+        f"rounding rank in [{res.lower}, {res.upper}]  ({state}; lower bound by "
+        f"{res.lower_method}, certified upper bound by {res.upper_method}; "
+        f"{total:.2f} s{limit})"
     )
+    stopped = [r["method"] for r in res.report if r["status"] == "stopped"]
+    if not res.exact and not res.interrupted and stopped:
+        names = ", ".join(stopped)
+        if args.time_limit is None:
+            print(f"not finished: {names} (see the status column)")
+        else:
+            print(
+                f"not finished within the time limit: {names} (see the status "
+                "column); a larger --time-limit (or 'none') may narrow the interval"
+            )
     if res.proven_upper < res.upper:
         print(
             f"proven (not certified in float64) upper bound {res.proven_upper} by "
@@ -444,6 +554,7 @@ def _cmd_factorize(args):
         args.data,
         keep_sparse=METHODS[args.method].sparse_fit,
         data_home=args.data_home,
+        args=args,
     )
     m, n, _ = _describe(X)
     if not args.json and not args.quiet:
@@ -562,7 +673,7 @@ def _cmd_nested(args):
     except ImportError as exc:  # pragma: no cover - arrives with the nested module
         raise CLIError(f"nested approximation is not available: {exc}") from None
 
-    X, name = _load_data(args.data, data_home=args.data_home)
+    X, name = _load_data(args.data, data_home=args.data_home, args=args)
     m, n, _ = _describe(X)
     est = NestedApprox(method=args.method, tau=args.tau, random_state=args.random_state)
     t0 = time.perf_counter()
@@ -659,8 +770,10 @@ def _build_parser():
 
 def main(argv=None):
     """Entry point of ``rrank``; returns the exit code."""
+    started = time.perf_counter() - (_process_age() if argv is None else 0.0)
     parser = _build_parser()
     args = parser.parse_args(argv)
+    args.started = started  # the clock of the whole command's budget
     if getattr(args, "methods", None) is not None:
         args.methods = tuple(m.strip() for m in args.methods.split(",") if m.strip())
     try:

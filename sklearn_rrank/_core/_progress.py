@@ -35,10 +35,11 @@ def event(method, stage, *, k=None, bound=None, error=None, elapsed=0.0, message
 class ProgressPrinter:
     """Write rank-search progress events as a live line on a stream.
 
-    Each line shows the method, the current ``k`` (omitted when the event has
-    none), the best bound so far, the least number of wrong entries so far at the
-    current ``k``, the elapsed seconds and the event's message, e.g.
-    ``rsvd  k=12  bound 68  errors 835  3.2s  SVD of 128 components``.
+    Each line shows the method, the rank being fitted (omitted when the event has
+    none), the best bound so far (a lower or an upper bound, as ``kinds`` says),
+    the least number of wrong entries so far at that rank, the elapsed seconds and
+    the event's message, e.g.
+    ``rsvd  rank 12  upper bound 68  835 wrong entries  3.2s  SVD of 128 components``.
 
     On a terminal (``stream.isatty()`` true) the line is redrawn in place
     (carriage return, then "clear to end of line") at most ``1 / redraw_interval``
@@ -57,6 +58,9 @@ class ProgressPrinter:
         If True, print nothing.
     redraw_interval : float, default=0.1
         Least seconds between two redraws on a terminal.
+    kinds : mapping of str to str or None, default=None
+        ``"lower"`` or ``"upper"`` for each method: its bound is shown as
+        ``lower bound N`` or ``upper bound N`` (``bound N`` for other methods).
     heartbeat : float or None, default=None
         If set, a background thread redraws the last event's line with the elapsed
         time brought up to date whenever nothing was written for ``heartbeat``
@@ -80,11 +84,11 @@ class ProgressPrinter:
     >>> import io
     >>> from sklearn_rrank._core._progress import ProgressPrinter
     >>> out = io.StringIO()
-    >>> show = ProgressPrinter(out)
+    >>> show = ProgressPrinter(out, kinds={"rsvd": "upper"})
     >>> show({"method": "rsvd", "stage": "improved", "k": 68, "bound": 68,
     ...       "error": 0, "elapsed": 0.5, "message": ""})
     >>> print(out.getvalue(), end="")
-    rsvd  k=68  bound 68  errors 0  0.5s
+    rsvd  rank 68  upper bound 68  0 wrong entries  0.5s
     """
 
     def __init__(
@@ -95,8 +99,10 @@ class ProgressPrinter:
         quiet=False,
         redraw_interval=0.1,
         heartbeat=None,
+        kinds=None,
     ):
         self.stream = stream
+        self.kinds = dict(kinds or {})
         self.interval = float(interval)
         self.quiet = bool(quiet)
         self.redraw_interval = float(redraw_interval)
@@ -197,13 +203,14 @@ class ProgressPrinter:
         k = event.get("k")
         parts = [str(method)]
         if k is not None:
-            parts.append(f"k={k}")
+            parts.append(f"rank {k}")
         bound = self._bound.get(method)
         if bound is not None:
-            parts.append(f"bound {bound}")
+            kind = self.kinds.get(method)
+            parts.append(f"{kind} bound {bound}" if kind else f"bound {bound}")
         err = self._error.get(method)
         if err is not None and err[0] == k:
-            parts.append(f"errors {err[1]}")
+            parts.append(f"{err[1]} wrong entries")
         elapsed = event.get("elapsed")
         if elapsed is not None:
             parts.append(f"{elapsed:.1f}s")

@@ -8,6 +8,7 @@ never write into the array they receive.
 """
 
 import numbers
+from collections.abc import Mapping
 
 import numpy as np
 import scipy.sparse as sp
@@ -23,6 +24,7 @@ __all__ = [
     "canonical_sparse",
     "check_tau",
     "object_to_float",
+    "reject_bunch",
     "reject_complex",
     "reject_strings",
     "sparse_if_few_ones",
@@ -342,13 +344,35 @@ def check_n_jobs(n_jobs):
     return int(n_jobs)
 
 
+def reject_bunch(X, input_name="X"):
+    """Raise ``TypeError`` if ``X`` is a data set's ``Bunch`` (or another mapping).
+
+    The loaders return a :class:`sklearn.utils.Bunch`, a dict whose ``data`` key
+    holds the matrix; passing the Bunch itself is a common slip that scikit-learn's
+    checks report only deep in a traceback.
+    """
+    if not isinstance(X, Mapping):
+        return
+    if "data" in X:
+        raise TypeError(
+            f"{input_name} is a {type(X).__name__} (a data set with its "
+            f"description), not a matrix; pass bunch.data, or load it with "
+            "return_X_y=True, e.g. X, _ = load_digits_binary(return_X_y=True)."
+        )
+    raise TypeError(
+        f"{input_name} is a {type(X).__name__}, not a matrix; pass a 2-D array, "
+        "a scipy.sparse matrix or a pandas DataFrame of 0/1 values."
+    )
+
+
 def reject_strings(X, input_name="X"):
     """Raise ``TypeError`` if ``X`` holds strings (e.g. ``'0'``/``'1'``).
 
     Every door rejects text entries the same way: binary data is numbers 0/1 (or
     booleans). Checked on arrays, nested lists and DataFrames without copying
-    numeric data.
+    numeric data. A data set's ``Bunch`` is rejected first (:func:`reject_bunch`).
     """
+    reject_bunch(X, input_name)
     if sp.issparse(X):
         return
     dtypes = getattr(X, "dtypes", None)

@@ -401,7 +401,8 @@ def _lpca_search(
     info.update(found)
     if incumbent.rank is not None:
         info["message"] = (
-            f"certified rank {incumbent.rank} (ranks tried {found['tried']})"
+            f"certified rank {incumbent.rank}; the rank search tried ranks "
+            f"{', '.join(map(str, found['tried']))}"
         )
     elif found["reason"] == "max_rank":
         info["message"] = f"no certificate up to max_rank={max_rank}"

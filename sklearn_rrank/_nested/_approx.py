@@ -25,6 +25,7 @@ from sklearn_rrank._core._rounding import certify_rounding
 from sklearn_rrank._core._validation import (
     binarize,
     check_binary_values,
+    reject_bunch,
 )
 from sklearn_rrank._nested._bmna import _best_upper_sets, _bmna, _staircase_orders
 from sklearn_rrank._nested._exact import (
@@ -199,6 +200,7 @@ class NestedApprox(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
 
     def _validate_binary(self, X, *, reset):
         """validate_data, then binarize or check 0/1; returns a dense bool array."""
+        reject_bunch(X)
         X = validate_data(self, X, accept_sparse=("csr", "csc", "coo"), reset=reset)
         if sp.issparse(X):
             X = X.toarray()

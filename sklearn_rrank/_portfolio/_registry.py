@@ -268,7 +268,7 @@ def _vc_lower(X, *, tau, deadline):
         source = f"{len(info['shattered'])} {lines} shattered with complements"
     else:
         source = f"{len(info['shattered'])} {lines} shattered"
-    message = source if complete else f"time limit: {source} so far"
+    message = source if complete else f"{source} so far; the search did not finish"
     return LowerBoundResult(
         int(bound),
         message=message,
@@ -545,7 +545,7 @@ METHODS = MappingProxyType(
             ),
             MethodSpec(
                 "projlp",
-                "Achlioptas projection + L1-slack LPs (ProjLP)",
+                "random projection (Achlioptas), then linear programs (ProjLP)",
                 search=_projlp_search._projlp_search,
                 fit=_projlp_fit,
                 transform=_projlp_transform,

@@ -2,6 +2,7 @@
 
 import math
 import os
+import re
 import zipfile
 
 import numpy as np
@@ -11,6 +12,7 @@ import scipy.sparse as sp
 from sklearn_rrank._core import _memory
 from sklearn_rrank._core._memory import gib
 from sklearn_rrank._core._validation import check_binary_matrix
+from sklearn_rrank.datasets._edges import FileAdvice, looks_like_edge_list
 
 __all__ = ["load_binary_matrix"]
 
@@ -37,21 +39,26 @@ def _check_dense_size(shape, path, *, float64_copies=_DENSE_COPIES, dense_file=F
     if avail is None or need <= avail:
         return
     dims = " x ".join(str(int(d)) for d in shape)
+    check = "check the file: a huge column id in a .fimi file implies a huge matrix"
     if dense_file:
         fix = (
             "the file stores a dense matrix; store it sparse (scipy.sparse.save_npz, "
             ".mtx or .fimi) and load it with sparse=True."
         )
-    else:
-        fix = (
-            "load it with sparse=True to keep it sparse (or check the file: a huge "
-            "column id in a .fimi file implies a huge matrix)."
+        cli_fix = (
+            "the file stores a dense matrix; store it sparse (scipy.sparse.save_npz, "
+            ".mtx or .fimi), which the command line keeps sparse."
         )
-    raise ValueError(
+    else:
+        fix = f"load it with sparse=True to keep it sparse (or {check})."
+        cli_fix = f"the command line works on the dense matrix ({check})."
+    raise FileAdvice(
         f"{path}: a dense {dims} matrix needs {gib(uint8)} as uint8 and "
         f"{gib(float64)} per float64 copy; with the {float64_copies} float64 "
         f"cop{'y' if float64_copies == 1 else 'ies'} dense work holds that is "
-        f"{gib(need)}, but only {gib(avail)} of memory are available; {fix}"
+        f"{gib(need)}, but only {gib(avail)} of memory are available",
+        fix,
+        cli_fix,
     )
 
 
@@ -122,20 +129,33 @@ def _read_fimi(path):
     return X
 
 
-def _read_delimited(path, delimiter):
+def _read_delimited(path, delimiter, header=False):
     rows = []
+    first = True
     with open(path, encoding="utf-8-sig") as fh:  # a byte-order mark is skipped
         for lineno, line in enumerate(fh, start=1):
             line = line.strip()
-            if not line or line.startswith("#"):
+            if not line or line.startswith(("#", "%")):
+                continue
+            if first and header:
+                first = False
                 continue
             fields = line.split(delimiter) if delimiter else line.split()
             try:
                 rows.append([float(v) for v in fields])
             except ValueError:
+                bad = next(v for v in fields if not _is_number(v))
+                if first:
+                    raise FileAdvice(
+                        f"{path}: line {lineno} holds {bad.strip()[:40]!r}, not a "
+                        "number: it looks like a header",
+                        "pass header=True to skip it.",
+                        "use --header to skip it.",
+                    ) from None
                 raise ValueError(
-                    f"{path}: line {lineno} holds a value that is not a number."
+                    f"{path}: line {lineno} holds {bad.strip()[:40]!r}, not a number."
                 ) from None
+            first = False
     if not rows:
         raise ValueError(f"{path}: no data rows.")
     width = {len(r) for r in rows}
@@ -144,15 +164,44 @@ def _read_delimited(path, delimiter):
     return np.array(rows)
 
 
-def load_binary_matrix(path, *, sparse=False):
+def _is_number(text):
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _not_binary(exc, X, path, ext):
+    """The loader's error for a file whose matrix is not 0/1: cause and fix."""
+    found = re.search(r"is not binary: (.*?)\. Pass", str(exc))
+    detail = found.group(1) if found else "entries other than 0 and 1"
+    if ext in (".csv", ".tsv", ".txt") and looks_like_edge_list(X):
+        return FileAdvice(
+            f"{path} is not a 0/1 matrix ({detail}); it looks like an edge list "
+            "(one 'i j' pair of node ids a line)",
+            "load it with load_edge_list(path).",
+            "use --format edgelist.",
+        )
+    return FileAdvice(
+        f"{path} is not a 0/1 matrix ({detail})",
+        "threshold the values first, e.g. (X > t).astype(np.uint8), or load the "
+        "array yourself and give the estimators binarize=<threshold>.",
+        "threshold the values and save the 0/1 matrix, e.g. numpy.savez(path, "
+        "X=(X > t).astype(numpy.uint8)).",
+    )
+
+
+def load_binary_matrix(path, *, sparse=False, header=False):
     """Load a binary matrix from a file.
 
     Formats by file ending: ``.npz`` (``numpy.savez`` with key ``X`` or a single
     array, or a ``scipy.sparse.save_npz`` file), ``.npy``, ``.mtx`` (Matrix Market),
     ``.csv``/``.tsv``/``.txt`` (dense 0/1, comma-, tab- or space-separated; lines
-    starting with ``#`` are skipped), ``.fimi`` (one row per line, listing the 0-based
-    column ids of its ones; a blank line inside the file is an all-zero row,
-    blank lines at its end are ignored).
+    starting with ``#`` or ``%`` are skipped), ``.fimi`` (one row per line,
+    listing the 0-based column ids of its ones; a blank line inside the file is an
+    all-zero row, blank lines at its end are ignored). Edge lists of graphs are
+    read by :func:`load_edge_list`.
 
     Before a dense array is allocated, its size is checked against the memory
     available (``MemAvailable``, or a container's memory limit): the uint8 array
@@ -169,6 +218,10 @@ def load_binary_matrix(path, *, sparse=False):
         The file.
     sparse : bool, default=False
         Return a CSR matrix (float64) instead of a dense uint8 array.
+    header : bool, default=False
+        ``.csv``/``.tsv``/``.txt``: skip the first line that is not a comment (a
+        header of column names). A first line that is not numbers raises
+        ``ValueError`` that says to pass ``header=True``.
 
     Returns
     -------
@@ -179,9 +232,15 @@ def load_binary_matrix(path, *, sparse=False):
     FileNotFoundError
         If the file does not exist.
     ValueError
-        If the ending is unknown, the file is malformed, the matrix is not binary,
-        ``path`` is a directory, or the dense matrix (``sparse=False``, or a file
-        that stores a dense matrix) would not fit in the memory available.
+        If the ending is unknown, the file is malformed, the matrix is not binary
+        (a text file of ``i j`` pairs of node ids is named as an edge list, to be
+        read with :func:`load_edge_list`), ``path`` is a directory, or the dense
+        matrix (``sparse=False``, or a file that stores a dense matrix) would not
+        fit in the memory available.
+
+    See Also
+    --------
+    load_edge_list : a graph's edge list as its sparse adjacency matrix.
 
     Examples
     --------
@@ -242,7 +301,7 @@ def load_binary_matrix(path, *, sparse=False):
                 _memory.check_sparse_memory((m, n), entries, path)
             X = scipy.io.mmread(path)
         elif ext in (".csv", ".tsv", ".txt"):
-            X = _read_delimited(path, {".csv": ",", ".tsv": "\t"}.get(ext))
+            X = _read_delimited(path, {".csv": ",", ".tsv": "\t"}.get(ext), header)
         elif ext == ".fimi":
             X = _read_fimi(path)
         else:
@@ -250,17 +309,36 @@ def load_binary_matrix(path, *, sparse=False):
                 f"{path}: unknown file ending {ext!r}; use .npz, .npy, .mtx, .csv, "
                 ".tsv, .txt or .fimi."
             )
-    except (OSError, EOFError, KeyError, zipfile.BadZipFile) as exc:
+    except zipfile.BadZipFile as exc:
+        raise ValueError(
+            f"{path}: could not be read ({exc}): a .npz file is a zip archive, and "
+            "this one is cut short or another format; save the matrix again with "
+            "numpy.savez (key X) or scipy.sparse.save_npz."
+        ) from exc
+    except (OSError, EOFError, KeyError) as exc:
         raise ValueError(f"{path}: could not be read ({exc}).") from exc
     except ValueError as exc:
         if str(exc).startswith(path):
             raise
+        if "allow_pickle" in str(exc):  # never suggested: unpickling runs code
+            raise ValueError(
+                f"{path}: could not be read: the array holds Python objects, not "
+                "numbers; save the 0/1 matrix as numbers, e.g. numpy.savez(path, "
+                "X=X.astype(numpy.uint8))."
+            ) from exc
         raise ValueError(f"{path}: could not be read ({exc}).") from exc
     if 0 in X.shape:
         raise ValueError(f"{path}: the file holds an empty {X.shape} matrix.")
     if sp.issparse(X) and not sparse:
         _check_dense_size(X.shape, path)
-    X = check_binary_matrix(X, accept_sparse=True, input_name=os.path.basename(path))
+    try:
+        X = check_binary_matrix(
+            X, accept_sparse=True, input_name=os.path.basename(path)
+        )
+    except ValueError as exc:
+        if "is not binary" not in str(exc):
+            raise
+        raise _not_binary(exc, X, path, ext) from None
     if sparse:
         return sp.csr_matrix(X)
     if sp.issparse(X):

@@ -406,7 +406,7 @@ def _descr(name, url):
     m, n = remote.shape
     return (
         f"{remote.title} data set\n{'=' * (len(remote.title) + 9)}\n\n{remote.what}"
-        f"\n\nShape: {m} x {n}; real rank {paper['rank']}.\n\n"
+        f"\n\nShape: {m} x {n}; ordinary (linear-algebra) rank {paper['rank']}.\n\n"
         f"Source: {remote.source}\nDownloaded from: {url}\n\n"
         f"Licence: {remote.licence}\n\n"
         f"Cached as <data_home>/{remote.filename} (numpy.savez, key 'X', uint8); "
@@ -417,11 +417,15 @@ def _descr(name, url):
     )
 
 
-def _fetch_bunch(name, data_home, download_if_missing, sparse):
+def _fetch_bunch(name, data_home, download_if_missing, sparse, return_X_y):
     X, path = _fetch(name, data_home, download_if_missing)
     remote, url = _REMOTE[name], _url(_REMOTE[name])
+    data = sp.csr_matrix(X) if sparse else X
+    if return_X_y:
+        return data, None  # scikit-learn's (data, target); these sets have no target
     return Bunch(
-        data=sp.csr_matrix(X) if sparse else X,
+        data=data,
+        target=None,
         DESCR=_descr(name, url),
         source=remote.source,
         url=url,
@@ -455,13 +459,20 @@ download_if_missing : bool, default=True
     ``OSError`` instead.
 sparse : bool, default=False
     Return ``data`` as a CSR matrix (uint8) instead of a dense array.
+return_X_y : bool, default=False
+    Return the tuple ``(data, target)`` instead of a Bunch, as scikit-learn's
+    loaders do; ``target`` is None (the data set has no target):
+    ``X, _ = {func}(return_X_y=True)``.
 
 Returns
 -------
 bunch : sklearn.utils.Bunch
     ``data`` (ndarray of shape {shape}, dtype uint8, or CSR matrix),
-    ``DESCR``, ``source``, ``url``, ``licence``, ``name``, ``filename`` (the
-    cached file) and ``paper`` (the paper's Table 2/3 values).
+    ``target`` (None), ``DESCR``, ``source``, ``url``, ``licence``, ``name``,
+    ``filename`` (the cached file) and ``paper`` (the paper's Table 2/3
+    values).
+(data, target) : tuple
+    With ``return_X_y=True``; ``target`` is None.
 
 Raises
 ------
@@ -480,16 +491,22 @@ Examples
 """
 
 
-def fetch_paleo(*, data_home=None, download_if_missing=True, sparse=False):
-    return _fetch_bunch("paleo", data_home, download_if_missing, sparse)
+def fetch_paleo(
+    *, data_home=None, download_if_missing=True, sparse=False, return_X_y=False
+):
+    return _fetch_bunch("paleo", data_home, download_if_missing, sparse, return_X_y)
 
 
-def fetch_apj(*, data_home=None, download_if_missing=True, sparse=False):
-    return _fetch_bunch("apj", data_home, download_if_missing, sparse)
+def fetch_apj(
+    *, data_home=None, download_if_missing=True, sparse=False, return_X_y=False
+):
+    return _fetch_bunch("apj", data_home, download_if_missing, sparse, return_X_y)
 
 
-def fetch_abstracts(*, data_home=None, download_if_missing=True, sparse=False):
-    return _fetch_bunch("abstracts", data_home, download_if_missing, sparse)
+def fetch_abstracts(
+    *, data_home=None, download_if_missing=True, sparse=False, return_X_y=False
+):
+    return _fetch_bunch("abstracts", data_home, download_if_missing, sparse, return_X_y)
 
 
 for _func, _name in [
