@@ -9,7 +9,6 @@ interrupt keeps the best certificate.
 """
 
 import math
-import time
 
 import numpy as np
 import pytest
@@ -42,14 +41,29 @@ def _matrix(r, m=40, n=40):
     return X
 
 
+class FakeClock:
+    """A monotonic clock that only the fake work moves (no sleeping)."""
+
+    def __init__(self):
+        self.t = 0.0
+
+    def __call__(self):
+        return self.t
+
+    def advance(self, seconds):
+        self.t += seconds
+
+
 class FakeFamily:
     """``fit(k)`` certifies iff ``k >= r*``; errors far below ``r*`` and noisy.
 
-    Each fit sleeps ``cost`` seconds (or until its deadline). ``near`` ranks just
-    below ``r*`` leave few errors (a near miss); the others leave many.
+    Each fit takes ``cost`` seconds (or until its deadline) on the family's fake
+    clock. ``near`` ranks just below ``r*`` leave few errors (a near miss); the
+    others leave many.
     """
 
     def __init__(self, X, r_star, *, cost=0.0, seed=0, near=0, rescue_ok=False):
+        self.clock = FakeClock()
         self.X, self.r_star, self.cost = X, r_star, cost
         self.rng = np.random.default_rng(seed)
         self.near, self.rescue_ok = near, rescue_ok
@@ -65,9 +79,9 @@ class FakeFamily:
 
     def fit(self, k, warm, deadline):
         self.fits.append(k)
-        t0 = time.monotonic()
+        t0 = self.clock()
         rem = deadline.remaining()
-        time.sleep(self.cost if rem is None else min(self.cost, rem))
+        self.clock.advance(self.cost if rem is None else min(self.cost, rem))
         cut = deadline.expired()
         L, R = self.factors(k)
         if k >= self.r_star:
@@ -76,7 +90,7 @@ class FakeFamily:
             n_wrong = 1 + int(self.rng.integers(0, 5))
         else:
             n_wrong = int(self.r_star - k + self.rng.integers(0, 3)) * 1000
-        history = [(t0, n_wrong + 1000), (time.monotonic(), n_wrong + 999)]
+        history = [(t0, n_wrong + 1000), (self.clock() + 1e-3, n_wrong + 999)]
         if cut:  # an unfinished fit has nothing to offer
             L = R = None
             n_wrong += 1000
@@ -112,6 +126,8 @@ def _search(
         family_ = BracketFamily(fit, rescue=family.rescue)
         return bracket_search(incumbent, dl, family_, **policy_kw)
 
+    if not isinstance(deadline, Deadline):
+        deadline = Deadline(deadline, clock=family.clock)
     return run_rank_search(
         search, X, method="fake", tau=0.5, deadline=deadline, lower=lower, cap=cap
     )
@@ -163,11 +179,9 @@ def test_a_deadline_is_overrun_by_at_most_one_slice(budget):
     # fits that cost more than any slice: each is cut at its own deadline
     X = _matrix(30, 64, 64)
     family = FakeFamily(X, 30, cost=10.0)
-    t0 = time.monotonic()
     res = _search(X, family, deadline=budget)
-    wall = time.monotonic() - t0
     first_slice = budget / (math.ceil(math.log2(64)) + 1)
-    assert wall <= budget + first_slice + 0.2  # generous: a loaded CI runner
+    assert family.clock() <= budget + first_slice
     assert res.rank is None
 
 
@@ -218,12 +232,11 @@ class SlowNearFamily(FakeFamily):
 
     def fit(self, k, warm, deadline):
         self.fits.append(k)
-        t0 = time.monotonic()
-        while not deadline.expired():  # a real fit runs to its slice's end
-            time.sleep(0.005)
-        self.fitted += time.monotonic() - t0
+        t0 = self.clock()
+        self.clock.advance(deadline.remaining())  # a real fit runs to its slice's end
+        self.fitted += self.clock() - t0
         n_wrong = 5 if self.fitted >= self.near_after else 100
-        history = [(t0, n_wrong * 100), (time.monotonic(), n_wrong)]
+        history = [(t0, n_wrong * 100), (self.clock(), n_wrong)]
         L, R = self.factors(k)
         return BracketFit(L, R, n_wrong, ("fake", k), cut=True, history=history)
 
@@ -232,7 +245,7 @@ class SlowNearFamily(FakeFamily):
         self.rescues.append(left)
         if left < self.rescue_needs:
             return False
-        time.sleep(self.rescue_needs)
+        self.clock.advance(self.rescue_needs)
         return offer(*self.factors(k))
 
 
@@ -244,7 +257,7 @@ def test_a_fit_that_goes_on_leaves_time_for_its_rescue():
     # ranks 6 to 40: seven bisection steps, a first slice of 1.4 / 7 = 0.2 s; the
     # fit is near after 0.7 s of fitting
     family = SlowNearFamily(X, 6, near_after=0.7, rescue_needs=0.05)
-    res = _search(X, family, deadline=Deadline(1.4), lower=6, cap=40)
+    res = _search(X, family, deadline=1.4, lower=6, cap=40)
     assert family.rescues and family.rescues[0] >= 0.05, family.rescues
     assert res.rank == 6 and certify_rounding(X, res.L, res.R)
 
@@ -260,16 +273,18 @@ class NeedsTimeFamily(FakeFamily):
 
     def fit(self, k, warm, deadline):
         self.fits.append(k)
-        t0 = time.monotonic()
+        t0 = self.clock()
         L, R = self.factors(k)
         needs = self.needs - self.fitted if k == self.top - 1 else math.inf
-        while k < self.top and time.monotonic() - t0 < needs:
-            if deadline.expired():
+        if k < self.top:
+            left = deadline.remaining()
+            if needs > left:  # cut at the slice's end, far off and flat
+                self.clock.advance(left)
                 if k == self.top - 1:
-                    self.fitted += time.monotonic() - t0
-                history = [(t0, 1000), (time.monotonic(), 1000)]
+                    self.fitted += left
+                history = [(t0, 1000), (self.clock(), 1000)]
                 return BracketFit(None, None, 1000, ("fake", k), True, history)
-            time.sleep(0.005)
+            self.clock.advance(needs)
         return BracketFit(L, R, 0, ("fake", k), history=[(t0, 0), (t0 + 1e-3, 0)])
 
 
@@ -278,9 +293,8 @@ def test_time_left_after_the_bracket_closes_goes_to_the_fit_below_it():
     # at (5, 6] with about 1 s left, half of which takes the fit at 5 to exact
     X = _matrix(5)
     family = NeedsTimeFamily(X, 6, needs=0.4)
-    t0 = time.monotonic()
-    res = _search(X, family, deadline=Deadline(1.2), lower=5, cap=40)
-    assert time.monotonic() - t0 <= 1.2 + 0.3
+    res = _search(X, family, deadline=1.2, lower=5, cap=40)
+    assert family.clock() <= 1.2
     assert res.rank == 5 and certify_rounding(X, res.L, res.R), family.fits
     assert family.fits.count(5) == 2
 
@@ -292,7 +306,7 @@ def test_a_policy_without_the_retry_leaves_the_closed_bracket_alone():
     res = _search(
         X,
         family,
-        deadline=Deadline(1.2),
+        deadline=1.2,
         lower=5,
         cap=40,
         policy=SearchPolicy(retry_share=None),

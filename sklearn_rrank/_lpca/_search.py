@@ -151,7 +151,7 @@ class _LPCAFamily:
             verbose=self.fit_verbose,
             stall=_SEARCH_STALL.scaled(factor),
             deadline=deadline,
-            tick=ticker(self.incumbent, k, history, self.policy),
+            tick=ticker(self.incumbent, k, history, self.policy, deadline.clock),
         )
         n_wrong = finfo["n_errors_logit"]
         L, R = _package(U, V, mu, self.tau)
@@ -204,7 +204,7 @@ class _LPCAFamily:
         """
         U, V, mu = fit.state
         solver, factor = self._solver(U.shape[1])
-        tick = ticker(self.incumbent, k, [], self.policy)
+        tick = ticker(self.incumbent, k, [], self.policy, deadline.clock)
         rinfo = self.info["rescue"].setdefault(
             k, {"boosted": False, "margin": False, "certified": False}
         )

@@ -75,7 +75,8 @@ class Fit:
         True iff the fit stopped before it converged (its deadline, its sweep
         limit, or a stall rule): it may go on.
     history : list of (float, int)
-        ``(time.monotonic(), wrong or unsafe entries)`` along the fit (the trend).
+        ``(time, wrong or unsafe entries)`` along the fit (the trend), the time
+        on the clock of the fit's deadline.
     """
 
     L: object
@@ -126,13 +127,14 @@ class Attempt:
     pace: float | None
 
 
-def ticker(incumbent, k, history, policy=DEFAULT_POLICY):
+def ticker(incumbent, k, history, policy=DEFAULT_POLICY, clock=time.monotonic):
     """A per-sweep callback: appends ``(time, errors)`` to ``history`` and sends a
-    progress event about every ``policy.tick_seconds``."""
-    last = [time.monotonic()]
+    progress event about every ``policy.tick_seconds`` (``clock``: the fit's
+    deadline's)."""
+    last = [clock()]
 
     def tick(sweep, n_errors):
-        now = time.monotonic()
+        now = clock()
         history.append((now, int(n_errors)))
         if now - last[0] >= policy.tick_seconds:
             last[0] = now
@@ -246,7 +248,7 @@ def bracket_search(
         if deadline.expired():
             reason = "time limit"
             break
-        t0 = time.monotonic()
+        t0 = deadline.now()
         if k in below:  # the failed fit at k goes on
             begin = Start(StartKind.SAME, below.pop(k))
         else:
@@ -258,7 +260,7 @@ def bracket_search(
         res, pace = out.fit, out.pace
         info["fits"] += 1
         info["tried"].append(k)
-        info["seconds_by_k"][k] = time.monotonic() - t0
+        info["seconds_by_k"][k] = deadline.now() - t0
         incumbent.record(k, 0 if out.certified else res.n_wrong)
         if out.certified:
             if stop_first:

@@ -131,10 +131,14 @@ class Deadline:
     ----------
     seconds : float or None, default=None
         Budget in seconds from now; None means no limit.
+    clock : callable or None, default=None
+        Seconds on a monotonic clock (None: :func:`time.monotonic`). A test hands a
+        fake clock that its fake work advances, so that time passes without
+        sleeping; the children of a deadline share its clock.
 
     Notes
     -----
-    Uses :func:`time.monotonic`. :meth:`child` gives a sub-deadline that never ends
+    :meth:`child` gives a sub-deadline that never ends
     after its parent, so a method given a share of the budget cannot overrun the
     whole call.
 
@@ -146,8 +150,9 @@ class Deadline:
     library (the HiGHS option ``time_limit``) read :meth:`remaining` as seconds.
     """
 
-    def __init__(self, seconds=None, *, _start=None, _end=None):
-        self.start = time.monotonic() if _start is None else _start
+    def __init__(self, seconds=None, *, clock=None, _start=None, _end=None):
+        self.clock = time.monotonic if clock is None else clock
+        self.start = self.clock() if _start is None else _start
         if _end is None and seconds is not None:
             _end = self.start + float(seconds)
         self.end = _end
@@ -164,19 +169,23 @@ class Deadline:
         """True iff the deadline has an end."""
         return self.end is not None
 
+    def now(self):
+        """The reading of the deadline's clock (seconds)."""
+        return self.clock()
+
     def elapsed(self):
         """Seconds since the deadline was created."""
-        return time.monotonic() - self.start
+        return self.clock() - self.start
 
     def remaining(self):
         """Seconds left (at least 0.0), or None when unlimited."""
         if self.end is None:
             return None
-        return max(0.0, self.end - time.monotonic())
+        return max(0.0, self.end - self.clock())
 
     def expired(self):
         """True iff the deadline has passed."""
-        return self.end is not None and time.monotonic() >= self.end
+        return self.end is not None and self.clock() >= self.end
 
     def leaves_room_for(self, seconds):
         """True iff a step of ``seconds`` (measured: the last one) ends in time.
@@ -185,7 +194,7 @@ class Deadline:
         at 1e9 entries an L-PCA sweep takes minutes, and a sweep the deadline cuts
         short is lost along with the time the fit's final passes need.
         """
-        return self.end is None or time.monotonic() + seconds < self.end
+        return self.end is None or self.clock() + seconds < self.end
 
     def child(self, seconds=None, *, fraction=None):
         """A sub-deadline ending after ``seconds`` (or a ``fraction`` of what is left).
@@ -193,14 +202,14 @@ class Deadline:
         It never ends later than this deadline. With neither argument, the child is
         this deadline's end.
         """
-        now = time.monotonic()
+        now = self.clock()
         end = self.end
         if fraction is not None and end is not None:
             end = now + fraction * max(0.0, end - now)
         if seconds is not None:
             mine = now + float(seconds)
             end = mine if end is None else min(end, mine)
-        return Deadline(_start=now, _end=end)
+        return Deadline(clock=self.clock, _start=now, _end=end)
 
     def __reduce__(self):
         return (_rebuild_deadline, (self.remaining(), self.elapsed()))
