@@ -113,6 +113,9 @@ __all__ = [
     "_pair_graph",
     "_projection_matrix",
     "_projlp_search",
+    "LargeInput",
+    "LARGE_INPUT",
+    "_check_solver",
     "alternate_separation",
     "asso_fit",
     "asso_transform",
@@ -219,6 +222,9 @@ projlp_fit = _projlp.projlp_fit  # minimum-error rank-k fit by ProjLP
 projlp_transform = _projlp.projlp_transform  # left factor of new rows, R fixed
 _projection_matrix = _projlp._projection_matrix  # Achlioptas random projection
 _projlp_search = _projlp_search_module._projlp_search  # ProjLP's rank search
+LargeInput = _projlp.LargeInput  # ProjLP's rules for large input (phase 0, hinge)
+LARGE_INPUT = _projlp.LARGE_INPUT  # the rules the fit and search use by default
+_check_solver = _projlp._check_solver  # ProjLP's solver="auto" -> "lp" or "hinge"
 _copied_columns_factors = _projlp_copied._copied_columns_factors  # width d + |F|
 _SVDStart = _projlp_copied._SVDStart  # phase 0's start factors (truncated SVD)
 
@@ -320,9 +326,15 @@ def run_family(
     random_state=None,
     n_jobs=None,
     verbose=0,
+    progress=None,
+    private=None,
     **params,
 ):
     """Run ``method``'s rank search on ``X``; ``params`` are its method_params.
+
+    ``private`` (a dict or None) holds keywords of the family's search function
+    that are not method parameters (``{"large": LargeInput(entries=0)}``: ProjLP's
+    phase 0 on small input); ``progress`` receives the search's events.
 
     The search runs the way :func:`~sklearn_rrank.rounding_rank_bounds` runs it
     for one method, with the data validated at this door, and returns the
@@ -336,8 +348,11 @@ def run_family(
     )
     if sp.issparse(X) and not spec.sparse:
         X = X.toarray()  # as the portfolio hands it to a dense method
+    search = spec.search
+    if private:
+        search = functools.partial(search, **private)
     return run_rank_search(
-        spec.search,
+        search,
         X,
         method=method,
         tau=check_tau(tau),
@@ -345,6 +360,7 @@ def run_family(
         random_state=random_state,
         n_jobs=n_jobs,
         verbose=verbose,
+        progress=progress,
         params=check_method_params(spec, params, "search"),
     )
 
