@@ -89,6 +89,7 @@ __all__ = [
     "_PAPER",
     "_PARSERS",
     "_STRATEGIES",
+    "_sign_change_ordering",
     "_SVDStart",
     "_Shattering",
     "_best_upper_sets",
@@ -230,6 +231,7 @@ _SVDStart = _projlp_copied._SVDStart  # phase 0's start factors (truncated SVD)
 
 # permutation (_permutation_order)
 _STRATEGIES = _permutation_order._STRATEGIES  # names of the ordering strategies
+_sign_change_ordering = _permutation_order._sign_change_ordering  # trusted input
 
 # classification (_classification)
 _one_feature_suffices = _classification._one_feature_suffices  # exact fd(Y) <= 1
