@@ -12,7 +12,8 @@ Sections:
 
 * :func:`run_family`: one method's rank search through the skeleton;
 * :func:`rrank`: the ``rrank`` command line, as its console script runs it;
-* :func:`swap_methods`: registry entries with some fields replaced, for one test;
+* :func:`swapped`: the registry with some fields replaced (``registry=`` of
+  ``_run_portfolio``); :func:`swap_methods`: the same behind the public doors;
 * private names, grouped by family, one line each saying what it is (the name
   is the one it has in the package);
 * :data:`modules`: the private modules whose attributes tests monkeypatch
@@ -65,6 +66,7 @@ from sklearn_rrank.datasets import _fetchers as _datasets_fetchers
 
 __all__ = [
     "spy",
+    "swapped",
     "round_matrix",
     "_blocks_received",
     "_lpca_refine",
@@ -383,14 +385,23 @@ def spy(monkeypatch, module, name, record):
     return seen
 
 
-def swap_methods(monkeypatch, **changes):
-    """Replace fields of registry entries for one test.
+def swapped(**changes):
+    """A copy of the method registry with fields of some entries replaced.
 
-    ``swap_methods(monkeypatch, lpca={"search": fake})``: the method registry
-    (``_methods.METHODS``) with ``lpca``'s ``search`` replaced, undone after the
-    test.
+    ``swapped(lpca={"search": fake})``: ``_methods.METHODS`` with ``lpca``'s
+    ``search`` replaced, to hand to ``_run_portfolio(..., registry=...)``.
     """
     table = dict(modules.methods.METHODS)
     for name, fields in changes.items():
         table[name] = dataclasses.replace(table[name], **fields)
-    monkeypatch.setattr(modules.methods, "METHODS", table)
+    return table
+
+
+def swap_methods(monkeypatch, **changes):
+    """Replace fields of registry entries for one test, behind the public doors.
+
+    ``swap_methods(monkeypatch, lpca={"search": fake})``: the method registry
+    (``_methods.METHODS``) is :func:`swapped` until the end of the test. Tests of
+    the portfolio pass ``registry=swapped(...)`` to ``_run_portfolio`` instead.
+    """
+    monkeypatch.setattr(modules.methods, "METHODS", swapped(**changes))
