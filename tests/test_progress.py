@@ -27,10 +27,8 @@ class Clock:
 
 
 @pytest.fixture
-def clock(monkeypatch):
-    c = Clock()
-    monkeypatch.setattr(modules.progress, "_monotonic", c)
-    return c
+def clock():
+    return Clock()
 
 
 def ev(stage, k=None, bound=None, error=None, elapsed=0.0, message="", method="rsvd"):
@@ -47,7 +45,7 @@ def ev(stage, k=None, bound=None, error=None, elapsed=0.0, message="", method="r
 
 def test_plain_stream_throttles_steps_and_prints_improved_and_end(clock):
     out = io.StringIO()
-    show = ProgressPrinter(out, interval=5)
+    show = ProgressPrinter(out, clock=clock, interval=5)
     show(ev("start"))  # first event: printed
     for i in range(100):  # within 5 s: throttled
         clock.now += 0.01
@@ -68,7 +66,7 @@ def test_plain_stream_throttles_steps_and_prints_improved_and_end(clock):
 
 def test_error_is_least_at_current_k(clock):
     out = io.StringIO()
-    show = ProgressPrinter(out, interval=0)
+    show = ProgressPrinter(out, clock=clock, interval=0)
     show(ev("step", k=2, error=30))
     show(ev("step", k=2, error=50))  # worse at the same k: the best stays
     show(ev("step", k=3, error=40))  # a new k starts afresh
@@ -81,7 +79,7 @@ def test_error_is_least_at_current_k(clock):
 
 def test_tty_redraws_in_place_at_most_ten_times_a_second(clock):
     out = FakeTTY()
-    show = ProgressPrinter(out)
+    show = ProgressPrinter(out, clock=clock)
     for i in range(1000):  # 1000 events over 1 s
         clock.now += 0.001
         show(ev("step", k=i // 100 + 1, bound=None, error=i, elapsed=i / 1000))
@@ -103,19 +101,19 @@ def test_tty_line_cut_to_terminal_width(clock, monkeypatch):
         lambda fallback: os.terminal_size((30, 24)),
     )
     out = FakeTTY()
-    ProgressPrinter(out)(ev("step", k=1, message="x" * 200))
+    ProgressPrinter(out, clock=clock)(ev("step", k=1, message="x" * 200))
     line = out.getvalue()[1:].replace("\x1b[K", "")
     assert len(line) < 30 and line.endswith("...")
 
 
 def test_close_ends_a_live_tty_line(clock):
     out = FakeTTY()
-    with ProgressPrinter(out) as show:
+    with ProgressPrinter(out, clock=clock) as show:
         show(ev("step", k=1))
         assert not out.getvalue().endswith("\n")
     assert out.getvalue().endswith("\n")
     plain = io.StringIO()
-    with ProgressPrinter(plain) as show:
+    with ProgressPrinter(plain, clock=clock) as show:
         show(ev("step", k=1))
     assert plain.getvalue().count("\n") == 1  # nothing added on a plain stream
 
