@@ -16,8 +16,9 @@ Sections:
   ``_run_portfolio``); :func:`swap_methods`: the same behind the public doors;
 * private names, grouped by family, one line each saying what it is (the name
   is the one it has in the package);
-* :data:`modules`: the private modules whose attributes tests monkeypatch
-  (``monkeypatch.setattr(modules.rsvd, "_SCAN_BLOCK", 7)``).
+* :data:`modules`: the private modules whose attributes tests read, or patch
+  where a patch is the honest tool (``modules.memory.available_memory``: a
+  machine with less memory); thresholds are parameters, not patched constants.
 """
 
 import dataclasses
