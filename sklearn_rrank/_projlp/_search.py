@@ -206,9 +206,6 @@ def _projlp_search(
         step (:meth:`~sklearn_rrank._search._policy.SearchPolicy.descent_step`).
         None: the default rules.
 
-    ``large`` (a :class:`~sklearn_rrank._projlp._projlp.LargeInput`, not a method
-    parameter) gives the size from which phase 0 runs and the lengths of its steps.
-
     Returns
     -------
     result : dict (the ``info`` of the RankSearchResult)
@@ -223,6 +220,13 @@ def _projlp_search(
         ``"projection"``, ``"eps"``, and from the skeleton ``"message"``,
         ``"curve"``, ``"errors_by_k"`` (wrong entries of the candidate tried at each
         width) and ``"seconds"``.
+
+    Other Parameters
+    ----------------
+    large : LargeInput, default=LARGE_INPUT
+        ProjLP's rules for large input
+        (:class:`~sklearn_rrank._projlp._projlp.LargeInput`): the size from which
+        phase 0 runs and the lengths of its steps. Not a method parameter.
 
     References
     ----------
