@@ -12,11 +12,13 @@ Sections:
 
 * :func:`run_family`: one method's rank search through the skeleton;
 * :func:`rrank`: the ``rrank`` command line, as its console script runs it;
-* :func:`swap_methods`: registry entries with some fields replaced, for one test;
+* :func:`swapped`: the registry with some fields replaced (``registry=`` of
+  ``_run_portfolio``); :func:`swap_methods`: the same behind the public doors;
 * private names, grouped by family, one line each saying what it is (the name
   is the one it has in the package);
-* :data:`modules`: the private modules whose attributes tests monkeypatch
-  (``monkeypatch.setattr(modules.rsvd, "_SCAN_BLOCK", 7)``).
+* :data:`modules`: the private modules whose attributes tests read, or patch
+  where a patch is the honest tool (``modules.memory.available_memory``: a
+  machine with less memory); thresholds are parameters, not patched constants.
 """
 
 import dataclasses
@@ -66,6 +68,7 @@ from sklearn_rrank.datasets import _fetchers as _datasets_fetchers
 
 __all__ = [
     "spy",
+    "swapped",
     "round_matrix",
     "_blocks_received",
     "_lpca_refine",
@@ -90,6 +93,7 @@ __all__ = [
     "_PAPER",
     "_PARSERS",
     "_STRATEGIES",
+    "_sign_change_ordering",
     "_SVDStart",
     "_Shattering",
     "_best_upper_sets",
@@ -114,6 +118,9 @@ __all__ = [
     "_pair_graph",
     "_projection_matrix",
     "_projlp_search",
+    "LargeInput",
+    "LARGE_INPUT",
+    "_check_solver",
     "alternate_separation",
     "asso_fit",
     "asso_transform",
@@ -222,11 +229,15 @@ projlp_fit = _projlp.projlp_fit  # minimum-error rank-k fit by ProjLP
 projlp_transform = _projlp.projlp_transform  # left factor of new rows, R fixed
 _projection_matrix = _projlp._projection_matrix  # Achlioptas random projection
 _projlp_search = _projlp_search_module._projlp_search  # ProjLP's rank search
+LargeInput = _projlp.LargeInput  # ProjLP's rules for large input (phase 0, hinge)
+LARGE_INPUT = _projlp.LARGE_INPUT  # the rules the fit and search use by default
+_check_solver = _projlp._check_solver  # ProjLP's solver="auto" -> "lp" or "hinge"
 _copied_columns_factors = _projlp_copied._copied_columns_factors  # width d + |F|
 _SVDStart = _projlp_copied._SVDStart  # phase 0's start factors (truncated SVD)
 
 # permutation (_permutation_order)
 _STRATEGIES = _permutation_order._STRATEGIES  # names of the ordering strategies
+_sign_change_ordering = _permutation_order._sign_change_ordering  # trusted input
 
 # classification (_classification)
 _one_feature_suffices = _classification._one_feature_suffices  # exact fd(Y) <= 1
@@ -324,9 +335,15 @@ def run_family(
     random_state=None,
     n_jobs=None,
     verbose=0,
+    progress=None,
+    private=None,
     **params,
 ):
     """Run ``method``'s rank search on ``X``; ``params`` are its method_params.
+
+    ``private`` (a dict or None) holds keywords of the family's search function
+    that are not method parameters (``{"large": LargeInput(entries=0)}``: ProjLP's
+    phase 0 on small input); ``progress`` receives the search's events.
 
     The search runs the way :func:`~sklearn_rrank.rounding_rank_bounds` runs it
     for one method, with the data validated at this door, and returns the
@@ -340,8 +357,11 @@ def run_family(
     )
     if sp.issparse(X) and not spec.sparse:
         X = X.toarray()  # as the portfolio hands it to a dense method
+    search = spec.search
+    if private:
+        search = functools.partial(search, **private)
     return run_rank_search(
-        spec.search,
+        search,
         X,
         method=method,
         tau=check_tau(tau),
@@ -349,6 +369,7 @@ def run_family(
         random_state=random_state,
         n_jobs=n_jobs,
         verbose=verbose,
+        progress=progress,
         params=check_method_params(spec, params, "search"),
     )
 
@@ -369,14 +390,23 @@ def spy(monkeypatch, module, name, record):
     return seen
 
 
-def swap_methods(monkeypatch, **changes):
-    """Replace fields of registry entries for one test.
+def swapped(**changes):
+    """A copy of the method registry with fields of some entries replaced.
 
-    ``swap_methods(monkeypatch, lpca={"search": fake})``: the method registry
-    (``_methods.METHODS``) with ``lpca``'s ``search`` replaced, undone after the
-    test.
+    ``swapped(lpca={"search": fake})``: ``_methods.METHODS`` with ``lpca``'s
+    ``search`` replaced, to hand to ``_run_portfolio(..., registry=...)``.
     """
     table = dict(modules.methods.METHODS)
     for name, fields in changes.items():
         table[name] = dataclasses.replace(table[name], **fields)
-    monkeypatch.setattr(modules.methods, "METHODS", table)
+    return table
+
+
+def swap_methods(monkeypatch, **changes):
+    """Replace fields of registry entries for one test, behind the public doors.
+
+    ``swap_methods(monkeypatch, lpca={"search": fake})``: the method registry
+    (``_methods.METHODS``) is :func:`swapped` until the end of the test. Tests of
+    the portfolio pass ``registry=swapped(...)`` to ``_run_portfolio`` instead.
+    """
+    monkeypatch.setattr(modules.methods, "METHODS", swapped(**changes))

@@ -12,8 +12,8 @@ from _family import (
     _Portfolio,
     _run_portfolio,
     modules,
-    spy,
     swap_methods,
+    swapped,
     trivial_upper_bound,
 )
 from hypothesis import given
@@ -234,10 +234,12 @@ def test_sparse_input_gives_the_dense_bounds(sparse_small):
 
 
 def test_dense_only_method_is_skipped_when_it_would_not_fit(sparse_small, monkeypatch):
-    memory = modules.memory
-
     _, Xs = sparse_small
-    monkeypatch.setattr(memory, "fits_in_memory", lambda n_bytes: False)
+    # a machine whose memory holds one dense copy of X (a dense work array may take
+    # half of it) and the sparse one
+    monkeypatch.setattr(
+        modules.memory, "available_memory", lambda: 8 * np.prod(Xs.shape)
+    )
     res = rounding_rank_bounds(Xs, methods=("rank_one", "nuclear"), random_state=0)
     row = next(r for r in res.report if r["method"] == "nuclear")
     assert row["status"] == "skipped"
@@ -252,13 +254,12 @@ def test_vc_runs_on_sparse_data_that_would_not_fit_dense(monkeypatch):
     # the VC search reads the lines' supports: no dense copy, so nothing to refuse
     import scipy.sparse as sp
 
-    memory = modules.memory
-
     X = (np.random.default_rng(4).random((40, 30)) < 0.15).astype(np.float64)
     Xs = sp.csr_matrix(X)
     expected = rounding_rank_bounds(X, methods=("vc",)).lower
-    monkeypatch.setattr(memory, "fits_in_memory", lambda n_bytes: False)
-    monkeypatch.setattr(memory, "_DENSE_COPY_BYTES", 0)
+    # a machine whose memory holds one dense copy of X: none is made
+    monkeypatch.setattr(modules.memory, "available_memory", lambda: 8 * X.size)
+    assert modules.memory.dense_copy_refused(*X.shape)
     res = rounding_rank_bounds(Xs, methods=("vc",))
     (row,) = [r for r in res.report if r["method"] == "vc"]
     assert row["status"] == "ok" and row["bound"] == expected == res.lower
@@ -289,16 +290,18 @@ def test_binary_data_merges_sparse_rows_like_dense(sparse_small):
 
 
 def test_spectral_all_values_skipped_when_dense_would_not_fit(monkeypatch):
-    import scipy.sparse as sp
-
-    spectral = modules.spectral
-
-    X = sp.random(600, 450, density=0.02, format="csr", random_state=0)
+    # too many entries for LAPACK at once and too few columns for leading values:
+    # all values need the dense matrix, which a machine with the memory of one
+    # copy of X does not hold three times
+    X = sp.random(30000, 9, density=0.3, format="csr", random_state=0)
     X.data[:] = 1.0
-    monkeypatch.setattr(spectral, "_forster_d_star", lambda sq, size: None)
-    monkeypatch.setattr(spectral, "fits_in_memory", lambda n_bytes: False)
-    found = spectral._spectral_bound(X, 0.5)
-    assert (found.bound, found.stopped_early) == (128, True)
+    found = modules.spectral._spectral_bound(X, 0.5)
+    assert (found.bound, found.stopped_early) == (2, False)
+    monkeypatch.setattr(
+        modules.memory, "available_memory", lambda: 8 * np.prod(X.shape)
+    )
+    found = modules.spectral._spectral_bound(X, 0.5)
+    assert (found.bound, found.stopped_early) == (1, True)
     assert found.message.startswith("memory")
 
 
@@ -310,8 +313,10 @@ def test_rsvd_keeps_the_components_that_fit_in_memory(sparse_small, monkeypatch)
     full = rounding_rank_bounds(Xs, methods=("rsvd",), random_state=0)
     keep = full.upper + 2
     assert full.upper_method == "rsvd" and keep < n
-    # room for the Gram matrix and `keep` components on both sides
-    monkeypatch.setattr(memory, "_SVD_BYTES", 8 * (n * n + keep * (m + n)))
+    # a machine where the Gram matrix and `keep` components on both sides are the
+    # quarter of the memory an SVD may take
+    svd = 8 * (n * n + keep * (m + n))
+    monkeypatch.setattr(memory, "available_memory", lambda: 4 * svd)
     part = rounding_rank_bounds(Xs, methods=("rsvd",), random_state=0)
     row = part.report[0]
     # the Gram route's `keep`, or more by ARPACK, which needs no Gram matrix
@@ -319,8 +324,11 @@ def test_rsvd_keeps_the_components_that_fit_in_memory(sparse_small, monkeypatch)
     assert kept >= keep, row["message"]
     assert part.upper_method == "rsvd" and part.upper == full.upper
     assert certify_rounding(Xs, part.L, part.R)
-    monkeypatch.setattr(memory, "_SVD_BYTES", 8 * (m + n))  # no component fits
-    none = rounding_rank_bounds(Xs, methods=("rsvd",), random_state=0)
+    # no component fits: data with few ones (whose sparse arrays fit) on a machine
+    # with the memory of 6 float64 vectors of length m + n
+    few = sp.csr_matrix(X * (np.random.default_rng(0).random(X.shape) < 0.05))
+    monkeypatch.setattr(memory, "available_memory", lambda: 6 * 8 * (m + n))
+    none = rounding_rank_bounds(few, methods=("rsvd",), random_state=0)
     assert none.report[0]["message"].startswith("skipped: ")
     assert none.upper_method == "trivial" and sp.issparse(none.L)
 
@@ -341,19 +349,25 @@ def test_rsvd_cut_by_memory_gets_an_ordinary_share(sparse_small, monkeypatch):
         return rows["rsvd"]["budget"] / 4.0
 
     assert rsvd_budget() > 0.6  # most of the budget: about 14 / 17 of it
-    monkeypatch.setattr(memory, "_SVD_BYTES", 8 * (n * n + 2 * (m + n)))
+    # a machine where an SVD may take the Gram matrix and 2 components
+    svd = 8 * (n * n + 2 * (m + n))
+    monkeypatch.setattr(memory, "available_memory", lambda: 4 * svd)
     assert rsvd_budget() < 0.3  # about 1 / 4 of it
 
 
 def test_large_sparse_data_gets_no_dense_copy(sparse_small, monkeypatch):
     memory = modules.memory
 
+    # past 2 GiB no dense copy is made, whatever the memory (arithmetic only)
+    assert "dense copy of sparse data" in memory.dense_copy_refused(2**14, 2**14 + 1)
     X, Xs = sparse_small
-    monkeypatch.setattr(memory, "_DENSE_COPY_BYTES", 4 * X.size)  # half of X
+    # a machine whose memory holds one dense copy of X: a dense work array may take
+    # half of it
+    monkeypatch.setattr(memory, "available_memory", lambda: 8 * X.size)
     for method in ("nuclear", "projlp"):  # the portfolio's copy; their own
         res = rounding_rank_bounds(Xs, methods=("rank_one", method), random_state=0)
         row = next(r for r in res.report if r["method"] == method)
-        assert "dense copy of sparse data" in row["message"], row
+        assert "needs the dense matrix" in row["message"], row
         assert res.upper_method == "trivial" and res.lower_method != "vc"
     # dense input is the dense matrix already: ProjLP runs
     dense = rounding_rank_bounds(X, methods=("rank_one", "projlp"), random_state=0)
@@ -429,7 +443,7 @@ def test_second_pass_gives_no_share_to_a_lower_bound_that_would_not_run_again():
 
 
 @pytest.mark.parametrize("size", ["small", "large", "large_short_cap"])
-def test_lower_bound_share_is_capped_on_large_data(monkeypatch, size):
+def test_lower_bound_share_is_capped_on_large_data(size):
     # Abstracts (6.3e7 entries), 900 s: VC's share was 118 s for the bound it had
     # after 30 s, while L-PCA needed 110-150 s per step of its descent; from 4e7
     # entries a lower bound's first share is at most 5% of the budget, but at
@@ -446,7 +460,7 @@ def test_lower_bound_share_is_capped_on_large_data(monkeypatch, size):
         lpca.append(deadline.remaining())
         return {"message": "nothing"}
 
-    swap_methods(monkeypatch, vc={"lower": lower}, lpca={"search": search})
+    registry = swapped(vc={"lower": lower}, lpca={"search": search})
     X = make_rounding_rank_matrix(40, 30, 3, random_state=2).astype(float)
     policy = SearchPolicy()
     if size != "small":  # the 40 x 30 matrix stands in for a large one
@@ -455,7 +469,12 @@ def test_lower_bound_share_is_capped_on_large_data(monkeypatch, size):
         policy = replace(policy, portfolio_lower_cap_min=0.1)
     # 4 s less the reserve (10%): 3.6 s to share
     run = _run_portfolio(
-        X, ("vc", "lpca"), tau=0.5, deadline=Deadline(4.0), policy=policy
+        X,
+        ("vc", "lpca"),
+        tau=0.5,
+        deadline=Deadline(4.0),
+        policy=policy,
+        registry=registry,
     )
     assert run.lower == 2 and len(lpca) == 1
     if size == "large_short_cap":  # 5% of the budget, the rest to L-PCA
@@ -493,7 +512,7 @@ def test_a_search_with_a_cut_polish_fit_holds_a_share_of_the_first_pass():
     assert run._held([projlp]) == 0
 
 
-def test_the_last_method_leaves_a_held_share_to_the_second_pass(monkeypatch):
+def test_the_last_method_leaves_a_held_share_to_the_second_pass():
     # L-PCA (certified, a fit cut below it) holds its weight in the first pass:
     # ProjLP, after it, gets its weighted share of the time left, not all of it,
     # and L-PCA's second pass resumes at the cut fit's rank
@@ -512,17 +531,17 @@ def test_the_last_method_leaves_a_held_share_to_the_second_pass(monkeypatch):
         projlp_budgets.append(deadline.remaining())
         return {"message": "nothing"}
 
-    swap_methods(
-        monkeypatch, lpca={"search": certify_then_cut}, projlp={"search": nothing}
+    registry = swapped(lpca={"search": certify_then_cut}, projlp={"search": nothing})
+    run = _run_portfolio(
+        X, ("lpca", "projlp"), tau=0.5, deadline=Deadline(4.0), registry=registry
     )
-    b = rounding_rank_bounds(X, methods=("lpca", "projlp"), time_limit=4.0)
-    assert b.upper == X.shape[1] and b.upper_method == "lpca"
+    assert (run.best.rank, run.best.method) == (X.shape[1], "lpca")
     # 4 s less the reserve: ProjLP got about half of the 3.5 s, not all of it
     assert len(projlp_budgets) == 1 and 1.2 < projlp_budgets[0] < 2.2
     assert lpca_calls == [None, X.shape[1] - 1]
 
 
-def test_second_pass_runs_without_any_certificate(monkeypatch):
+def test_second_pass_runs_without_any_certificate():
     # the 1e9-entry run ended after 735 s of 1800: no method had certified, and the
     # second pass was skipped; now the stopped search gets the time left
     X = make_rounding_rank_matrix(40, 30, 3, random_state=2)
@@ -538,36 +557,50 @@ def test_second_pass_runs_without_any_certificate(monkeypatch):
         return search(X, incumbent, deadline, **kw)
 
     # a method after it that finds nothing at once (ProjLP skipped at 1e9)
-    swap_methods(
-        monkeypatch,
-        lpca={"search": slow_then_nothing},
-        projlp={"search": lambda *a, **k: {}},
+    registry = swapped(
+        lpca={"search": slow_then_nothing}, projlp={"search": lambda *a, **k: {}}
     )
-    res = rounding_rank_bounds(
-        X, methods=("lpca", "projlp"), time_limit=8, random_state=0
+    run = _run_portfolio(
+        X,
+        ("lpca", "projlp"),
+        tau=0.5,
+        deadline=Deadline(8.0),
+        random_state=0,
+        registry=registry,
     )
     assert len(starts) == 2
-    assert res.upper_method == "lpca" and certify_rounding(X, res.L, res.R)
+    assert run.best.method == "lpca" and certify_rounding(X, run.best.L, run.best.R)
 
 
-def test_a_large_certificate_is_held_on_disk_while_later_methods_run(monkeypatch):
+def test_a_large_certificate_is_held_on_disk_while_later_methods_run():
     # issue 28: on Abstracts R-SVD's certificate (0.63 GB) sat beside ProjLP's
     # working set; it is now a read-only map of an anonymous file until the end, and
     # the result's factors are in memory again, with the same values
-    X = make_rounding_rank_matrix(40, 30, 3, random_state=2)
-    kw = dict(methods=("rsvd", "lpca"), random_state=0)
-    plain = rounding_rank_bounds(X, **kw)
-    monkeypatch.setattr(modules.memory, "_HOLD_ON_DISK_BYTES", 0)
-    seen = spy(
-        monkeypatch,
-        modules.portfolio,
-        "run_rank_search",
-        lambda *a, **k: k["cap_factors"],
+    X = make_rounding_rank_matrix(40, 30, 3, random_state=2).astype(float)
+    seen = []
+
+    def recorded(search):
+        def run(X, incumbent, deadline, **kw):
+            seen.append(incumbent.cap_factors)
+            return search(X, incumbent, deadline, **kw)
+
+        return run
+
+    methods = modules.methods.METHODS
+    registry = swapped(
+        **{
+            name: {"search": recorded(methods[name].search)}
+            for name in ("rsvd", "lpca")
+        }
     )
-    held = rounding_rank_bounds(X, **kw)
+    kw = dict(tau=0.5, deadline=Deadline(None), random_state=0, registry=registry)
+    plain = _run_portfolio(X, ("rsvd", "lpca"), **kw).best
+    assert seen[1] is not None and not isinstance(seen[1][0], np.memmap)
+    seen.clear()
+    held = _run_portfolio(X, ("rsvd", "lpca"), hold_bytes=0, **kw).best
     assert seen[0] is None  # R-SVD ran first, then L-PCA got the mapped certificate
     assert all(isinstance(A, np.memmap) and not A.flags.writeable for A in seen[1])
-    assert held.upper == plain.upper
+    assert held.rank == plain.rank
     for A, B in ((held.L, plain.L), (held.R, plain.R)):
         assert type(A) is np.ndarray and A.flags.writeable
         np.testing.assert_array_equal(A, B)

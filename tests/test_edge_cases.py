@@ -227,13 +227,10 @@ def test_reported_error_equals_the_recount(method, tau, seed):
 
 
 # -- 5. RoundingRankCV reports instead of raising ----------------------------------
-def test_cv_without_certificate_reports_best_k(monkeypatch):
-    rsvd = modules.rsvd
-
-    monkeypatch.setattr(rsvd, "_offer_truncation", lambda *args, **kw: False)
-    cv = RoundingRankCV(RoundingRankFactorization(method="rsvd"), mode="exact").fit(
-        np.eye(3)
-    )
+def test_cv_without_certificate_reports_best_k():
+    # the candidates lie below the rounding rank of the identity (3): none certifies
+    est = RoundingRankFactorization(method="rsvd")
+    cv = RoundingRankCV(est, n_components=[1, 2], mode="exact").fit(np.eye(3))
     assert cv.certified_ is False
     assert cv.n_components_ == min(cv.errors_, key=lambda k: (cv.errors_[k], k))
     assert cv.best_estimator_.n_components_ == cv.n_components_

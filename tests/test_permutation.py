@@ -4,7 +4,14 @@ from itertools import combinations
 
 import numpy as np
 import pytest
-from _family import _STRATEGIES, modules, rank_zero_possible, run_family
+from _family import (
+    _STRATEGIES,
+    Deadline,
+    _sign_change_ordering,
+    check_binary_matrix,
+    rank_zero_possible,
+    run_family,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
@@ -209,12 +216,13 @@ def test_ordering_of_a_large_matrix_with_many_pairs():
 
 
 @pytest.mark.parametrize("strategy", ["nearest_neighbor", "kruskal_mw"])
-def test_ordering_without_the_dense_distance_matrix(monkeypatch, strategy):
+def test_ordering_without_the_dense_distance_matrix(strategy):
     # the paths for many distinct rows: distances computed row block by row block
-    monkeypatch.setattr(modules.permutation_order, "_MAX_DENSE_DISTANCES", 10)
-    monkeypatch.setattr(modules.permutation_order, "_MAX_ALL_PAIRS", 10)
     X = _halfspace(80, 30, 1, 6)
-    order, c = sign_change_ordering(X, strategy=strategy, n_2opt=0)
+    rng, limits = np.random.RandomState(0), dict(dense_distances=10, all_pairs=10)
+    order, c, _, _ = _sign_change_ordering(
+        check_binary_matrix(X), strategy, 0, rng, Deadline(), **limits
+    )
     assert np.array_equal(np.sort(order), np.arange(80))
     assert c == _changes(X, order)
     assert c <= 4

@@ -2,6 +2,7 @@
 
 import io
 import os
+import threading
 import time
 
 import numpy as np
@@ -17,20 +18,43 @@ class FakeTTY(io.StringIO):
 
 
 class Clock:
-    """A settable stand-in for ``time.monotonic``."""
+    """A settable stand-in for ``time.monotonic`` that counts its reads."""
 
     def __init__(self):
         self.now = 1000.0
+        self.reads = 0
+        self._read = threading.Condition()
 
     def __call__(self):
+        with self._read:
+            self.reads += 1
+            self._read.notify_all()
         return self.now
+
+    def read_again(self, times=1):
+        """Wait until another thread (the heartbeat) has read the clock ``times``
+        more times; False after 10 s without."""
+        with self._read:
+            n = self.reads
+            return self._read.wait_for(lambda: self.reads >= n + times, timeout=10)
+
+
+class Written(io.StringIO):
+    """A stream that says when something was written to it."""
+
+    def __init__(self):
+        super().__init__()
+        self.written = threading.Event()
+
+    def write(self, text):
+        n = super().write(text)
+        self.written.set()
+        return n
 
 
 @pytest.fixture
-def clock(monkeypatch):
-    c = Clock()
-    monkeypatch.setattr(modules.progress, "_monotonic", c)
-    return c
+def clock():
+    return Clock()
 
 
 def ev(stage, k=None, bound=None, error=None, elapsed=0.0, message="", method="rsvd"):
@@ -47,7 +71,7 @@ def ev(stage, k=None, bound=None, error=None, elapsed=0.0, message="", method="r
 
 def test_plain_stream_throttles_steps_and_prints_improved_and_end(clock):
     out = io.StringIO()
-    show = ProgressPrinter(out, interval=5)
+    show = ProgressPrinter(out, clock=clock, interval=5)
     show(ev("start"))  # first event: printed
     for i in range(100):  # within 5 s: throttled
         clock.now += 0.01
@@ -68,7 +92,7 @@ def test_plain_stream_throttles_steps_and_prints_improved_and_end(clock):
 
 def test_error_is_least_at_current_k(clock):
     out = io.StringIO()
-    show = ProgressPrinter(out, interval=0)
+    show = ProgressPrinter(out, clock=clock, interval=0)
     show(ev("step", k=2, error=30))
     show(ev("step", k=2, error=50))  # worse at the same k: the best stays
     show(ev("step", k=3, error=40))  # a new k starts afresh
@@ -81,7 +105,7 @@ def test_error_is_least_at_current_k(clock):
 
 def test_tty_redraws_in_place_at_most_ten_times_a_second(clock):
     out = FakeTTY()
-    show = ProgressPrinter(out)
+    show = ProgressPrinter(out, clock=clock)
     for i in range(1000):  # 1000 events over 1 s
         clock.now += 0.001
         show(ev("step", k=i // 100 + 1, bound=None, error=i, elapsed=i / 1000))
@@ -103,19 +127,19 @@ def test_tty_line_cut_to_terminal_width(clock, monkeypatch):
         lambda fallback: os.terminal_size((30, 24)),
     )
     out = FakeTTY()
-    ProgressPrinter(out)(ev("step", k=1, message="x" * 200))
+    ProgressPrinter(out, clock=clock)(ev("step", k=1, message="x" * 200))
     line = out.getvalue()[1:].replace("\x1b[K", "")
     assert len(line) < 30 and line.endswith("...")
 
 
 def test_close_ends_a_live_tty_line(clock):
     out = FakeTTY()
-    with ProgressPrinter(out) as show:
+    with ProgressPrinter(out, clock=clock) as show:
         show(ev("step", k=1))
         assert not out.getvalue().endswith("\n")
     assert out.getvalue().endswith("\n")
     plain = io.StringIO()
-    with ProgressPrinter(plain) as show:
+    with ProgressPrinter(plain, clock=clock) as show:
         show(ev("step", k=1))
     assert plain.getvalue().count("\n") == 1  # nothing added on a plain stream
 
@@ -156,40 +180,22 @@ def test_cheap_to_call():
     assert show.n_written_ <= 2 + 10 * (time.perf_counter() - t0) + 1
 
 
-def test_heartbeat_redraws_a_silent_phase_with_the_elapsed_time():
-    out = io.StringIO()
-    show = ProgressPrinter(out, heartbeat=0.2)
-    show(
-        {
-            "method": "vc",
-            "stage": "start",
-            "k": None,
-            "bound": None,
-            "error": None,
-            "elapsed": 1.0,
-            "message": "",
-        }
-    )
-    time.sleep(0.9)
-    show(
-        {
-            "method": "vc",
-            "stage": "end",
-            "k": None,
-            "bound": 3,
-            "error": None,
-            "elapsed": 2.0,
-            "message": "",
-        }
-    )
+def test_heartbeat_redraws_a_silent_phase_with_the_elapsed_time(clock):
+    out = Written()
+    show = ProgressPrinter(out, heartbeat=0.2, clock=clock)
+    show(ev("start", elapsed=1.0, method="vc"))
+    for _ in range(2):  # 0.3 s without an event, on the printer's clock: one beat
+        out.written.clear()
+        clock.now += 0.3
+        assert out.written.wait(timeout=10)
+    show(ev("end", bound=3, elapsed=2.0, method="vc"))
     n_lines = out.getvalue().count("\n")
-    time.sleep(0.5)  # nothing runs after the end: no more lines
+    clock.now += 1.0  # nothing runs after the end: no more lines
+    assert clock.read_again(times=2)  # a whole beat saw the new time
     show.close()
     lines = out.getvalue().splitlines()
     assert len(lines) == n_lines
-    assert lines[0] == "vc  1.0s" and lines[-1] == "vc  bound 3  2.0s  done"
-    beats = [float(line.split()[-1][:-1]) for line in lines[1:-1]]
-    assert len(beats) >= 2 and beats == sorted(beats) and beats[0] > 1.0
+    assert lines == ["vc  1.0s", "vc  1.3s", "vc  1.6s", "vc  bound 3  2.0s  done"]
     assert not show._thread  # stopped by close
 
 

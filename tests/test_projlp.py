@@ -1,10 +1,14 @@
 """Tests of ProjLP (sklearn_rrank._projlp._projlp, _projlp_search, _projlp_copied)."""
 
+import functools
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
 from _family import (
     Deadline,
+    LargeInput,
+    _check_solver,
     _copied_columns_factors,
     _projection_matrix,
     _projlp_search,
@@ -23,6 +27,9 @@ from hypothesis.extra import numpy as hnp
 
 from sklearn_rrank import certify_rounding, rounding_error, rounding_rank_bounds
 from sklearn_rrank.datasets import make_rounding_rank_matrix
+
+#: ProjLP's rules for large input from 0 entries: phase 0 on small input
+AS_LARGE = LargeInput(entries=0)
 
 
 @pytest.fixture(scope="module")
@@ -436,9 +443,9 @@ def test_copied_columns_factors_expand_merged_rows_and_columns(tau):
 
 
 @pytest.mark.parametrize("tau", [0.5, 0.0, -0.3])
-def test_phase0_certifies_and_is_reproducible(monkeypatch, planted, tau):
-    monkeypatch.setattr(modules.projlp, "_SEPARATION_ENTRIES", 0)  # as on large input
-    res = run_family("projlp", planted, tau=tau, random_state=0, n_jobs=1)
+def test_phase0_certifies_and_is_reproducible(planted, tau):
+    kw = dict(tau=tau, random_state=0, private={"large": AS_LARGE})
+    res = run_family("projlp", planted, n_jobs=1, **kw)
     info = res.info
     assert info["phase0_tried"] and res.certified
     assert certify_rounding(planted, res.L, res.R, tau=tau)
@@ -448,7 +455,7 @@ def test_phase0_certifies_and_is_reproducible(monkeypatch, planted, tau):
     for _, history in info["phase0_alternation"]:  # rows and columns, never worse
         assert history == sorted(history, reverse=True)
         assert (len(history) > 0) == (tau > 0)
-    again = run_family("projlp", planted, tau=tau, random_state=0, n_jobs=2)
+    again = run_family("projlp", planted, n_jobs=2, **kw)
     assert again.rank == res.rank
     np.testing.assert_array_equal(again.L, res.L)
 
@@ -460,28 +467,31 @@ def test_phase0_on_sparse_input_never_densifies_the_merged_matrix(monkeypatch, t
     X = make_rounding_rank_matrix(60, 40, 3, random_state=1).astype(float)
     X[:, :4] = 0.0  # fewer ones, and a merged (repeated) column
     X[5] = X[4]  # a merged row
-    monkeypatch.setattr(modules.projlp, "_SEPARATION_ENTRIES", 0)
     seen = spy(
         monkeypatch,
         modules.projlp_search,
         "_copied_columns_search",
         lambda Xu, *a, **kw: sp.issparse(Xu),
     )
-    dense = run_family("projlp", X, tau=tau, random_state=0, n_jobs=1)
-    sparse = run_family("projlp", sp.csr_matrix(X), tau=tau, random_state=0, n_jobs=1)
+    kw = dict(tau=tau, random_state=0, n_jobs=1, private={"large": AS_LARGE})
+    dense = run_family("projlp", X, **kw)
+    sparse = run_family("projlp", sp.csr_matrix(X), **kw)
     assert seen == [False, True]
     assert sparse.certified and sparse.rank == dense.rank
     assert certify_rounding(X, sparse.L, sparse.R, tau=tau)
     assert sparse.info["phase0_tried"] == dense.info["phase0_tried"]
 
 
-def test_phase0_reports_its_steps(monkeypatch, planted):
+def test_phase0_reports_its_steps(planted):
     # on Abstracts one alternation step of phase 0 takes tens of seconds: each step
     # and the (uninterruptible) SVD start say so, with the uncertified entries
-    monkeypatch.setattr(modules.projlp, "_SEPARATION_ENTRIES", 0)
     events = []
-    rounding_rank_bounds(
-        planted, methods=("projlp",), random_state=0, progress=events.append
+    run_family(
+        "projlp",
+        planted,
+        random_state=0,
+        progress=events.append,
+        private={"large": AS_LARGE},
     )
     messages = [e["message"] for e in events if e["method"] == "projlp"]
     assert any(msg.endswith("SVD start") for msg in messages)
@@ -496,29 +506,36 @@ def test_phase0_makes_the_projection_input_only_when_it_projects(
 ):
     # with tau > 0 phase 0 never projects: no m x n copy of the points (500 MB
     # on Abstracts); its offset column for tau <= 0 is a projection
-    monkeypatch.setattr(modules.projlp, "_SEPARATION_ENTRIES", 0)
     made = spy(monkeypatch, modules.projlp_search, "_projection_input", lambda *a: 1)
-    res = run_family("projlp", planted, tau=tau, random_state=0, n_jobs=1)
+    res = run_family(
+        "projlp",
+        planted,
+        tau=tau,
+        random_state=0,
+        n_jobs=1,
+        private={"large": AS_LARGE},
+    )
     assert res.info["phase0_tried"] and res.certified
     assert (len(made) > 0) == (tau <= 0)
 
 
-def test_phase0_respects_the_deadline(monkeypatch, planted):
-    monkeypatch.setattr(modules.projlp, "_SEPARATION_ENTRIES", 0)
-    res = run_family("projlp", planted, random_state=0, time_limit=0.0)
+def test_phase0_respects_the_deadline(planted):
+    res = run_family(
+        "projlp", planted, random_state=0, time_limit=0.0, private={"large": AS_LARGE}
+    )
     assert res.stopped_early
 
 
-def test_phase0_skips_an_svd_start_that_does_not_fit_the_deadline(monkeypatch, planted):
+def test_phase0_skips_an_svd_start_that_does_not_fit_the_deadline(planted):
     # on a 32000 x 16000 matrix the Gram SVD of the start took minutes of a 32 s share
-    monkeypatch.setattr(modules.projlp, "_SEPARATION_ENTRIES", 0)
-    monkeypatch.setattr(modules.rsvd, "_gram_svd_seconds", lambda *args: 1e9)
-    res = run_family("projlp", planted, random_state=0, time_limit=30.0)
+    slow = {"large": LargeInput(entries=0, svd_seconds=lambda m, n, nnz: 1e9)}
+    res = run_family("projlp", planted, random_state=0, time_limit=30.0, private=slow)
     info = res.info
     assert info["phase0_tried"] == [] and "SVD start" in info["phase0_skipped"]
     assert "phase 0 stopped" in info["message"]
     assert res.certified and certify_rounding(planted, res.L, res.R)  # phase 1 did
-    unlimited = run_family("projlp", planted, random_state=0)  # no estimate asked
+    unlimited = run_family("projlp", planted, random_state=0, private=slow)
+    # no estimate asked
     assert unlimited.info["phase0_skipped"] is None
 
 
@@ -527,19 +544,18 @@ def test_sparse_data_skip_the_lp_phases_when_phase0_could_not_start(
 ):
     # a 22,627 x 11,313 CSR matrix with a 60 s budget: phase 0's SVD start did not
     # fit, and the LP phases made the merged matrix dense (4.3 GB peak) for 32 LPs
-    monkeypatch.setattr(modules.projlp, "_SEPARATION_ENTRIES", 0)
-    monkeypatch.setattr(modules.rsvd, "_gram_svd_seconds", lambda *args: 1e9)
+    slow = {"large": LargeInput(entries=0, svd_seconds=lambda m, n, nnz: 1e9)}
     made_dense = spy(monkeypatch, sp.csr_matrix, "toarray", lambda *a: 1)
-    res = run_family("projlp", sp.csr_matrix(planted), random_state=0, time_limit=30)
+    Xs = sp.csr_matrix(planted)
+    res = run_family("projlp", Xs, random_state=0, time_limit=30, private=slow)
     info = res.info
     assert info["phase0_tried"] == [] and "SVD start" in info["phase0_skipped"]
     assert "LP phases were not run" in info["message"] and res.stopped_early
     assert info["n_lps"] == 0 and not made_dense and not res.certified
     # dense data keep the LP phases (the test above), as does sparse data whose
     # phase 0 ran
-    monkeypatch.undo()
-    monkeypatch.setattr(modules.projlp, "_SEPARATION_ENTRIES", 0)
-    res = run_family("projlp", sp.csr_matrix(planted), random_state=0, time_limit=30)
+    large = {"large": AS_LARGE}
+    res = run_family("projlp", Xs, random_state=0, time_limit=30, private=large)
     assert res.info["phase0_tried"] and res.certified
 
 
@@ -556,11 +572,12 @@ def test_svd_start_sparse_gram_equals_the_dense_one():
         np.testing.assert_allclose(L @ R.T, (U[:, :10] * s[:10]) @ Vt[:10], atol=1e-8)
 
 
-def test_phase0_lps_finish_what_the_descent_and_newton_leave(monkeypatch, planted):
-    monkeypatch.setattr(modules.projlp, "_SEPARATION_ENTRIES", 0)
-    monkeypatch.setattr(modules.projlp, "_SEPARATION_ITER", 1)
-    monkeypatch.setattr(modules.projlp_copied, "_NEWTON_ITER", 0)  # returns its start
-    res = run_family("projlp", planted, random_state=0, n_jobs=2)
+def test_phase0_lps_finish_what_the_descent_and_newton_leave(planted):
+    # one descent step, and Newton returns its start: the LPs are left work
+    short = LargeInput(entries=0, separation_iter=1, newton_iter=0)
+    res = run_family(
+        "projlp", planted, random_state=0, n_jobs=2, private={"large": short}
+    )
     assert res.info["n_lps"] > 0 and res.certified
     assert certify_rounding(planted, res.L, res.R)
     first = res.info["phase0_tried"][0]
@@ -594,11 +611,13 @@ def test_hinge_solver_recovers_a_planted_matrix():
     assert res.info["n_errors"] < lp.info["n_errors"]  # below the one-shot LP
 
 
-def test_hinge_solver_choice_and_validation(monkeypatch, planted):
+def test_hinge_solver_choice_and_validation(planted):
     assert projlp_fit(planted, 2, max_iter=1).info["solver"] == "lp"  # small input
-    monkeypatch.setattr(modules.projlp, "_SEPARATION_ENTRIES", 0)  # as on large input
-    assert projlp_fit(planted, 2, max_iter=1).info["solver"] == "hinge"
-    assert projlp_fit(planted, 2, max_iter=1, nonnegative=True).info["solver"] == "lp"
+    # "auto" picks the hinge from 4e6 entries, unless the factors are non-negative
+    large = LargeInput().entries
+    assert _check_solver("auto", False, large - 1) == "lp"
+    assert _check_solver("auto", False, large) == "hinge"
+    assert _check_solver("auto", True, large) == "lp"
     with pytest.raises(ValueError, match="non-negative"):
         projlp_fit(planted, 2, solver="hinge", nonnegative=True)
     with pytest.raises(ValueError, match="solver"):
@@ -683,21 +702,19 @@ def test_estimator_max_iter_zero_is_the_one_shot_projlp(planted):
         RoundingRankFactorization(3, method="rsvd", nonnegative=True).fit(planted)
 
 
-def test_phase0_does_not_run_when_the_known_bound_is_below_its_first_width(
-    monkeypatch,
-):
+def test_phase0_does_not_run_when_the_known_bound_is_below_its_first_width():
     # Abstracts, 900 s: L-PCA certified 133, and phase 0 spent 485 s at its first
     # width, 408, which cannot beat it (a certificate of width d has d columns)
-    monkeypatch.setattr(modules.projlp, "_SEPARATION_ENTRIES", 0)
+    search = functools.partial(_projlp_search, large=AS_LARGE)
     X = make_rounding_rank_matrix(120, 100, 3, random_state=0).astype(float)
     kwargs = dict(method="projlp", tau=0.5, deadline=Deadline(30.0), random_state=0)
-    res = run_rank_search(_projlp_search, X, cap=3, **kwargs)
+    res = run_rank_search(search, X, cap=3, **kwargs)
     info = res.info
     assert "not below the known bound 3" in info["phase0_out_of_reach"]
     assert info["phase0_tried"] == [] and info["n_lps"] == 0
     assert "phase 0 not run" in info["message"] and not res.stopped_early
     # below its first width phase 0 runs as before
-    res = run_rank_search(_projlp_search, X, **kwargs)
+    res = run_rank_search(search, X, **kwargs)
     assert res.info["phase0_out_of_reach"] is None and res.info["phase0_tried"]
 
 
@@ -734,10 +751,12 @@ def test_phase0_runs_on_sparse_data_whose_dense_copy_is_refused(monkeypatch):
     # dense copy is allowed; the LP phases after it, which would read it dense, are
     X = make_rounding_rank_matrix(60, 40, 3, random_state=1).astype(float)
     X[:, :4] = 0.0
-    monkeypatch.setattr(modules.projlp, "_SEPARATION_ENTRIES", 0)
-    dense = run_family("projlp", X, random_state=0, n_jobs=1)
-    monkeypatch.setattr(modules.memory, "_DENSE_COPY_BYTES", 0)
-    sparse = run_family("projlp", sp.csr_matrix(X), random_state=0, n_jobs=1)
+    kw = dict(random_state=0, n_jobs=1, private={"large": AS_LARGE})
+    dense = run_family("projlp", X, **kw)
+    # a machine whose memory is one dense copy of X: a dense work array may take
+    # half of it, so the merged matrix is not made dense
+    monkeypatch.setattr(modules.memory, "available_memory", lambda: 8 * X.size)
+    sparse = run_family("projlp", sp.csr_matrix(X), **kw)
     assert not sparse.info["message"].startswith("skipped")
     assert sparse.info["phase0_tried"] == dense.info["phase0_tried"]
     assert sparse.certified and certify_rounding(X, sparse.L, sparse.R)

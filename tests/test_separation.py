@@ -5,7 +5,6 @@ import pytest
 from _family import (
     _column_counts,
     alternate_separation,
-    modules,
     separate_columns,
     separation_basis,
 )
@@ -64,11 +63,11 @@ def test_missing_entries_drop_their_constraint():
     assert certify_rounding(Xm[:, separated], L, R[separated])
 
 
-def test_result_does_not_depend_on_n_jobs(monkeypatch):
-    monkeypatch.setattr(modules.separation, "_BLOCK_ENTRIES", 1000)  # several blocks
+def test_result_does_not_depend_on_n_jobs():
     L, X = _planted(100, 50, 4, 0.5, 3)
-    R1, s1 = separate_columns(L, X, n_jobs=1)
-    R2, s2 = separate_columns(L, X, n_jobs=2)
+    kw = dict(block_entries=1000)  # several blocks
+    R1, s1 = separate_columns(L, X, n_jobs=1, **kw)
+    R2, s2 = separate_columns(L, X, n_jobs=2, **kw)
     np.testing.assert_array_equal(R1, R2)
     np.testing.assert_array_equal(s1, s2)
 
@@ -193,12 +192,12 @@ def test_warm_start_is_never_worse_column_by_column():
     assert certify_rounding(X[:, separated], L, R[separated])
 
 
-def test_alternation_does_not_depend_on_n_jobs_and_reads_transposes(monkeypatch):
-    monkeypatch.setattr(modules.separation, "_BLOCK_ENTRIES", 500)  # several blocks
+def test_alternation_does_not_depend_on_n_jobs_and_reads_transposes():
     L0, X = _planted(90, 70, 3, 0.5, 8)
     start = L0 + 0.5 * np.random.default_rng(1).standard_normal(L0.shape)
-    a = alternate_separation(start, X, n_rounds=3, n_jobs=1)
-    b = alternate_separation(start, X, n_rounds=3, n_jobs=2)
+    kw = dict(n_rounds=3, block_entries=500)  # several blocks
+    a = alternate_separation(start, X, n_jobs=1, **kw)
+    b = alternate_separation(start, X, n_jobs=2, **kw)
     for x, y in zip(a[:3], b[:3], strict=True):
         np.testing.assert_array_equal(x, y)
     assert a[3] == b[3]

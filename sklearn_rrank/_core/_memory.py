@@ -203,14 +203,14 @@ def check_sparse_memory(shape, nnz, name):
 _HOLD_ON_DISK_BYTES = 256 * 2**20
 
 
-def held_on_disk(L, R):
+def held_on_disk(L, R, min_bytes=_HOLD_ON_DISK_BYTES):
     """``(L, R)``, as read-only memory maps of an anonymous file when they are large.
 
     The portfolio of :func:`~sklearn_rrank.rounding_rank_bounds` holds its best
     certificate while the later methods run; held in memory, a large one (R-SVD's
     of rank 4421 on Abstracts is 0.63 GB of float64) sits beside the working set
-    of the methods after it. Dense factors of at least
-    ``_HOLD_ON_DISK_BYTES`` together are written to a temporary file that has no
+    of the methods after it. Dense factors of at least ``min_bytes`` (256 MiB)
+    together are written to a temporary file that has no
     name (deleted when the maps are; :func:`tempfile.TemporaryFile`) and mapped
     back read-only: the methods that read the certificate page it in, and the
     operating system can drop those pages. The values are the same bytes, so
@@ -219,7 +219,7 @@ def held_on_disk(L, R):
     """
     if not all(isinstance(A, np.ndarray) for A in (L, R)):
         return L, R
-    if L.nbytes + R.nbytes < _HOLD_ON_DISK_BYTES:
+    if L.nbytes + R.nbytes < min_bytes:
         return L, R
     try:
         return tuple(_mapped_copy(A) for A in (L, R))

@@ -67,6 +67,8 @@ class ProgressPrinter:
         seconds, so that a phase that sends no events (an SVD, a VC search, a
         long LP) never leaves the line frozen. The thread starts at the first event
         and stops at :meth:`close`.
+    clock : callable, default=time.monotonic
+        Seconds of a monotonic clock: what the intervals are measured on.
 
     Attributes
     ----------
@@ -100,9 +102,11 @@ class ProgressPrinter:
         redraw_interval=0.1,
         heartbeat=None,
         kinds=None,
+        clock=_monotonic,
     ):
         self.stream = stream
         self.kinds = dict(kinds or {})
+        self._clock = clock
         self.interval = float(interval)
         self.quiet = bool(quiet)
         self.redraw_interval = float(redraw_interval)
@@ -111,7 +115,7 @@ class ProgressPrinter:
         self._stop = threading.Event()
         self._thread = None
         self._event = None  # (last event, clock when it came) for the heartbeat
-        self._wrote = _monotonic()  # clock of the last write of any kind
+        self._wrote = clock()  # clock of the last write of any kind
         self.n_written_ = 0
         self._tty = None  # decided at the first event
         self._last = float("-inf")  # clock of the last throttled write
@@ -137,7 +141,7 @@ class ProgressPrinter:
         stage = event.get("stage")
         if self._tty is None:
             self._tty = self._isatty()
-        now = _monotonic()  # the one clock read of the hot path
+        now = self._clock()  # the one clock read of the hot path
         if self.heartbeat is not None:
             self._event = (event, now)
             if self._thread is None:
@@ -164,7 +168,7 @@ class ProgressPrinter:
     def _beat(self):
         period = self.heartbeat
         while not self._stop.wait(min(period / 4, 0.5)):
-            now = _monotonic()
+            now = self._clock()
             last = self._event
             if self.quiet or last is None or now - self._wrote < period:
                 continue
@@ -227,7 +231,7 @@ class ProgressPrinter:
 
     def _write_locked(self, event, *, final):
         line = self.format(event)
-        self._wrote = _monotonic()
+        self._wrote = self._clock()
         try:
             stream = self._stream()
             if self._tty:

@@ -38,8 +38,9 @@ from sklearn_rrank._core._rounding import _dense_block, _uncertified_counts
 
 __all__ = ["alternate_separation", "separate_columns", "separation_basis"]
 
-# entries of X per column block: a few float32 temporaries of this size per block and
-# thread (16 MB each), so that the separation's memory does not grow with the data
+# entries of X per column block (separate_columns' block_entries): a few float32
+# temporaries of this size per block and thread (16 MB each), so that the
+# separation's memory does not grow with the data
 _BLOCK_ENTRIES = 1 << 22
 _MOMENTUM = 0.9
 
@@ -199,6 +200,7 @@ def separate_columns(
     n_jobs=None,
     basis=None,
     init=None,
+    block_entries=_BLOCK_ENTRIES,
 ):
     """Right factor for a fixed ``L`` by batched squared-hinge descent, checked.
 
@@ -239,6 +241,10 @@ def separate_columns(
         A right factor to start from (warm start). Every column keeps ``init``'s
         row where it leaves no more uncertified entries than the new one, so the
         result is never worse than ``init``, column by column.
+    block_entries : int, default=4194304
+        Entries of ``X`` per column block of the descent: a few float32
+        temporaries of this size per block and thread (16 MB each), so that the
+        memory does not grow with the data.
 
     Returns
     -------
@@ -259,11 +265,14 @@ def separate_columns(
         n_jobs=n_jobs,
         basis=basis,
         init=init,
+        block_entries=block_entries,
     )
     return R, counts == 0
 
 
-def _separate(L, X, *, tau, n_iter, solver, deadline, n_jobs, basis, init):
+def _separate(
+    L, X, *, tau, n_iter, solver, deadline, n_jobs, basis, init, block_entries
+):
     """:func:`separate_columns`, returning the uncertified entries per column."""
     if solver not in ("descent", "newton"):
         raise ValueError(f"solver must be 'descent' or 'newton', got {solver!r}.")
@@ -291,7 +300,7 @@ def _separate(L, X, *, tau, n_iter, solver, deadline, n_jobs, basis, init):
     else:
         Q32 = np.ascontiguousarray(U[:, keep], dtype=np.float32)
         W032 = None if W0 is None else W0.astype(np.float32)
-        blocks = list(gen_batches(n, max(1, _BLOCK_ENTRIES // max(m, 1))))
+        blocks = list(gen_batches(n, max(1, block_entries // max(m, 1))))
         # sparse X is read by blocks of columns: CSC (the row step's X.T already is)
         Xc = X.tocsc() if sp.issparse(X) else X
         Ws = Parallel(n_jobs=n_jobs, prefer="threads")(
@@ -335,6 +344,7 @@ def alternate_separation(
     n_jobs=None,
     init=None,
     callback=None,
+    block_entries=_BLOCK_ENTRIES,
 ):
     """Alternating squared-hinge separation of the columns and the rows of ``X``.
 
@@ -375,6 +385,9 @@ def alternate_separation(
         ``"columns"`` or ``"rows"`` and ``uncertified`` the uncertified entries
         after it (a step on a matrix of 6e7 entries takes tens of seconds: the
         caller's progress report).
+    block_entries : int, default=4194304
+        Entries per block of columns (rows in the row step); see
+        :func:`separate_columns`.
 
     Returns
     -------
@@ -388,7 +401,7 @@ def alternate_separation(
         Total uncertified entries after the first step and after every round.
     """
     kw = dict(tau=tau, n_iter=n_iter, solver="descent", deadline=deadline)
-    kw.update(n_jobs=n_jobs, basis=None)
+    kw.update(n_jobs=n_jobs, basis=None, block_entries=block_entries)
     R, counts = _separate(L, X, init=init, **kw)
     history = [int(counts.sum())]
     if callback is not None:

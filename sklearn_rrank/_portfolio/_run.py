@@ -13,7 +13,12 @@ from dataclasses import replace
 import numpy as np
 import scipy.sparse as sp
 
-from sklearn_rrank._core._memory import dense_copy_refused, held_on_disk, in_memory
+from sklearn_rrank._core._memory import (
+    _HOLD_ON_DISK_BYTES,
+    dense_copy_refused,
+    held_on_disk,
+    in_memory,
+)
 from sklearn_rrank._core._progress import event
 from sklearn_rrank._core._results import Certificate, PortfolioOutcome, ProvenBound
 from sklearn_rrank._core._trivial import trivial_rank
@@ -84,12 +89,19 @@ def _run_portfolio(
     progress=None,
     method_params=None,
     policy=DEFAULT_POLICY,
+    registry=None,
+    hold_bytes=_HOLD_ON_DISK_BYTES,
 ):
     """:func:`_portfolio`, returning the :class:`_Portfolio` (also each search's
     :class:`RankSearchResult` in ``results``); ``policy`` (a
-    :class:`~sklearn_rrank._search._policy.SearchPolicy`) gives the shares."""
+    :class:`~sklearn_rrank._search._policy.SearchPolicy`) gives the shares.
 
-    specs = sorted((_registry.METHODS[m] for m in methods), key=lambda s: s.cost)
+    ``registry`` maps the names of ``methods`` to their ``MethodSpec`` (None: the
+    registry's ``METHODS``); a certificate of at least ``hold_bytes`` is held on
+    disk while later methods run (:func:`held_on_disk`)."""
+
+    registry = _registry.METHODS if registry is None else registry
+    specs = sorted((registry[m] for m in methods), key=lambda s: s.cost)
     method_params = dict(method_params or {})
     for name in method_params:
         if name not in methods:
@@ -113,6 +125,7 @@ def _run_portfolio(
         progress=progress,
         policy=policy,
     )
+    run.hold_bytes = hold_bytes
     try:
         run.first_pass()
         run.second_pass()
@@ -214,6 +227,8 @@ class _Portfolio:
         self.current = None
         self.results = {}  # method -> its last RankSearchResult (best: with factors)
         self.memos = {}  # method -> its state across runs (Incumbent.memo)
+        # certificates of at least this many bytes are held on disk (_run_portfolio)
+        self.hold_bytes = _HOLD_ON_DISK_BYTES
 
     def load_best(self):
         """Load the best certificate back into memory (:func:`held_on_disk`)."""
@@ -480,7 +495,7 @@ class _Portfolio:
         if res.rank is not None:
             row.update(bound=int(res.rank), certified=True)
             # held on disk while later methods run, if large (no copy in memory)
-            L, R = held_on_disk(res.L, res.R)
+            L, R = held_on_disk(res.L, res.R, self.hold_bytes)
             res = replace(res, L=L, R=R)
             self.best = Certificate(int(res.rank), spec.name, L, R)
             self.best_model = report.model

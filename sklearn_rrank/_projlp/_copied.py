@@ -1,6 +1,6 @@
 """ProjLP's phase 0 on large inputs: batched separation with copied columns.
 
-On merged matrices of at least ``_projlp._SEPARATION_ENTRIES`` entries the LP phases
+On merged matrices of at least ``LargeInput.entries`` (4e6) entries the LP phases
 of :mod:`sklearn_rrank._projlp._search` cannot reach a certificate in time. Phase 0
 (our addition to the paper's ProjLP) starts from a truncated SVD or a projection,
 separates the columns by batched descent and Newton steps, alternates with the
@@ -23,8 +23,7 @@ from sklearn_rrank._core._rounding import (
     _uncertified_counts,
 )
 from sklearn_rrank._core._trivial import trivial_upper_bound
-from sklearn_rrank._projlp import _projlp
-from sklearn_rrank._projlp._projlp import _Projection
+from sklearn_rrank._projlp._projlp import LARGE_INPUT, LargeInput, _Projection
 
 # rounds of alternating separation (rows, then columns) per width tried in phase 0,
 # and the relative decrease of the uncertified entries below which they stop
@@ -32,8 +31,6 @@ _ALTERNATIONS = 8
 _ALTERNATION_TOL = 0.05
 # bisection steps of the width after phase 0's pattern search
 _BISECTIONS = 3
-# Newton steps per copied column in phase 0
-_NEWTON_ITER = 60
 # phase 0 descends to this fraction of a width at which every column is separated:
 # small steps, as a width far below the last separated one rarely separates
 _DESCENT = 0.97
@@ -157,14 +154,16 @@ class _SVDStart:
     the product nor the eigendecomposition can be interrupted, so a start whose
     estimated time (:func:`sklearn_rrank._upper._rsvd._gram_svd_seconds`) exceeds what
     is left
-    of ``deadline`` is not computed: :meth:`factors` returns None.
+    of ``deadline`` is not computed: :meth:`factors` returns None. ``svd_seconds``
+    (or None) stands for that estimate (:attr:`LargeInput.svd_seconds`).
     """
 
-    def __init__(self, X0, deadline):
+    def __init__(self, X0, deadline, svd_seconds=None):
         nnz = int(X0.count_nonzero() if sp.issparse(X0) else np.count_nonzero(X0))
         self.nnz = nnz if nnz <= 0.1 * X0.size else None
         self.X0 = sp.csr_matrix(X0) if self.nnz is not None else X0
         self.deadline = deadline
+        self.svd_seconds = svd_seconds
         self.K = 0
         self.message = None
 
@@ -175,7 +174,7 @@ class _SVDStart:
             m, n = self.X0.shape
             K = min(min(m, n), max(2 * self.K, int(1.5 * d)))
             if self.deadline.limited:
-                need = _gram_svd_seconds(m, n, self.nnz)
+                need = (self.svd_seconds or _gram_svd_seconds)(m, n, self.nnz)
                 left = self.deadline.remaining()
                 if need > left:
                     self.message = (
@@ -203,11 +202,14 @@ def _copied_columns_search(
     n_jobs,
     info,
     lps,
+    large=LARGE_INPUT,
 ):
     """Phase 0 of the ProjLP search on large input (see ``_projlp_search``).
 
     ``lps(Lu, cols)`` solves the feasibility LPs of the merged columns ``cols`` for
     the left factor ``Lu`` (counting them in ``info``) and returns ``(R, feasible)``.
+    ``large`` (a :class:`~sklearn_rrank._projlp._projlp.LargeInput`) gives the
+    steps of the separations and the estimate of the SVD start.
 
     0. If the known bound is at most the first width, ``min(m', n') / 12``, phase
        0 does not run (``info["phase0_out_of_reach"]`` says why).
@@ -247,11 +249,13 @@ def _copied_columns_search(
         n_jobs=n_jobs,
         info=info,
         lps=lps,
+        large=large,
         # nested, drawn on demand (the offset column's widths of tau <= 0 only)
         proj=None if X0u is None else _Projection(X0u, projection, False, rng),
         svd_start=_SVDStart(
             np.where(missing, 0.0, Xu) if missing is not None and missing.any() else Xu,
             deadline,
+            large.svd_seconds,
         ),
     )
     del missing
@@ -303,6 +307,7 @@ class _CopiedColumns:
     n_jobs: object
     info: dict
     lps: object
+    large: LargeInput
     proj: _Projection | None  # None for tau > 0 (no projections drawn)
     svd_start: _SVDStart
     # the repair of finish_copied: time of its last offer, news since then
@@ -354,7 +359,7 @@ class _CopiedColumns:
                 init=R0,
                 tau=tau,
                 n_rounds=_ALTERNATIONS,
-                n_iter=_projlp._SEPARATION_ITER,
+                n_iter=self.large.separation_iter,
                 tol=_ALTERNATION_TOL,
                 deadline=deadline,
                 n_jobs=self.n_jobs,
@@ -372,7 +377,7 @@ class _CopiedColumns:
                 Lu,
                 Xu,
                 tau=tau,
-                n_iter=_projlp._SEPARATION_ITER,
+                n_iter=self.large.separation_iter,
                 deadline=deadline,
                 n_jobs=self.n_jobs,
             )
@@ -473,7 +478,7 @@ class _CopiedColumns:
                     Lu,
                     _dense_block(self.Xu[:, cols]),
                     tau=self.tau,
-                    n_iter=_NEWTON_ITER,
+                    n_iter=self.large.newton_iter,
                     solver="newton",
                     deadline=self.deadline,
                     n_jobs=self.n_jobs,

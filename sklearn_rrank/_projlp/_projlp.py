@@ -33,6 +33,8 @@ binary coins", J. Computer and System Sciences 66(4), 2003.
 import time
 import warnings
 from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
 from numbers import Integral, Real
 
 import numpy as np
@@ -67,11 +69,42 @@ _BLOCK = 16
 _ZERO_SLACK = 1e-9
 # the refinement stops (converged) when its fewest errors have not improved this long
 _STALL_ROUNDS = 5
-# phase 0 (batched separation with copied columns) runs on merged matrices with at
-# least this many entries, where the LP phases cannot reach a certificate in time
-_SEPARATION_ENTRIES = 4_000_000
-# descent steps of the batched separation per width tried in phase 0
-_SEPARATION_ITER = 60
+
+
+@dataclass(frozen=True)
+class LargeInput:
+    """ProjLP's rules for large input: from which size they apply, and their steps.
+
+    The rank search (:func:`~sklearn_rrank._projlp._search._projlp_search`) takes
+    an instance as its private keyword ``large``; the fit and the transform use
+    :data:`LARGE_INPUT`.
+
+    Attributes
+    ----------
+    entries : int, default=4_000_000
+        Merged matrices of at least this many entries start the rank search with
+        phase 0 (batched separation with copied columns), and ``solver="auto"``
+        picks the squared hinge: one LP per column and width cannot reach a
+        certificate in time there.
+    separation_iter : int, default=60
+        Descent steps of the batched separation per width tried in phase 0 and per
+        step of the hinge solver.
+    newton_iter : int, default=60
+        Newton steps per copied column in phase 0.
+    svd_seconds : callable or None, default=None
+        ``svd_seconds(m, n, nnz)``: the estimated seconds of phase 0's SVD start,
+        which no deadline stops (a start that does not fit the time left is
+        skipped); None: :func:`~sklearn_rrank._upper._rsvd._gram_svd_seconds`.
+    """
+
+    entries: int = 4_000_000
+    separation_iter: int = 60
+    newton_iter: int = 60
+    svd_seconds: Callable | None = None
+
+
+#: the rules for large input every fit and search uses unless handed others
+LARGE_INPUT = LargeInput()
 
 
 # -- helpers ------------------------------------------------------------------------
@@ -564,7 +597,7 @@ def _alternate_hinge(X, L, *, tau, n_jobs, max_iter, tol, deadline):
         X,
         tau=tau,
         n_rounds=max_iter,
-        n_iter=_SEPARATION_ITER,
+        n_iter=LARGE_INPUT.separation_iter,
         tol=tol,
         deadline=deadline,
         n_jobs=n_jobs,
@@ -696,7 +729,9 @@ def _projlp_transform(
     from sklearn_rrank._core._separation import separate_columns
 
     R = _check_factor(R, X.shape[1], "R", "columns")
-    L, _ = separate_columns(R, X.T, tau=tau, n_iter=_SEPARATION_ITER, n_jobs=n_jobs)
+    L, _ = separate_columns(
+        R, X.T, tau=tau, n_iter=LARGE_INPUT.separation_iter, n_jobs=n_jobs
+    )
     return L
 
 
@@ -712,7 +747,7 @@ def _check_solver(solver, nonnegative, n_entries):
             "with nonnegative=True."
         )
     if solver == "auto":
-        large = n_entries >= _SEPARATION_ENTRIES
+        large = n_entries >= LARGE_INPUT.entries
         solver = "hinge" if large and not nonnegative else "lp"
     return solver
 

@@ -4,7 +4,7 @@ The certified upper bound of ProjLP (the paper's Section 3, "Projection-based
 algorithm (ProjLP)"), searched through the rank-search skeleton: phase 1 (nested
 or fresh Achlioptas projections, feasibility LPs per column), phase 2 (refinement
 descent by alternating L1-slack LPs, our addition) and phase 3 (random retries).
-Inputs of at least ``_projlp._SEPARATION_ENTRIES`` merged entries start with the
+Inputs of at least ``LargeInput.entries`` (4e6) merged entries start with the
 copied-columns phase 0 of :mod:`sklearn_rrank._projlp._copied`. The fit, the
 transform and the projection kernels are in :mod:`sklearn_rrank._projlp._projlp`.
 """
@@ -29,7 +29,6 @@ from sklearn_rrank._core._rounding import (
     _count_errors_factors,
     _factor_rows,
 )
-from sklearn_rrank._projlp import _projlp
 from sklearn_rrank._projlp._copied import (
     _copied_columns_search,
     _test_projection,
@@ -38,6 +37,8 @@ from sklearn_rrank._projlp._copied import (
     _uncertified_columns,
 )
 from sklearn_rrank._projlp._projlp import (
+    LARGE_INPUT,
+    LargeInput,
     _alternate,
     _Projection,
     _projection_input,
@@ -82,6 +83,7 @@ def _projlp_search(
     nonnegative=False,
     max_rank=None,
     policy=None,
+    large=LARGE_INPUT,
 ):
     """ProjLP's rank search: the family of ``methods=("projlp",)``.
 
@@ -219,6 +221,13 @@ def _projlp_search(
         ``"curve"``, ``"errors_by_k"`` (wrong entries of the candidate tried at each
         width) and ``"seconds"``.
 
+    Other Parameters
+    ----------------
+    large : LargeInput, default=LARGE_INPUT
+        ProjLP's rules for large input
+        (:class:`~sklearn_rrank._projlp._projlp.LargeInput`): the size from which
+        phase 0 runs and the lengths of its steps. Not a method parameter.
+
     References
     ----------
     Neumann, Gemulla, Miettinen (ICDM 2016), Section 3, "Projection-based algorithm
@@ -234,7 +243,7 @@ def _projlp_search(
         shape = (row_rep.size, col_rep.size)
         refused = dense_copy_refused(row_rep.size, X.shape[1])
         # phase 0 reads a sparse merged matrix by blocks: it runs where no copy fits
-        if refused and not _sparse_phase0(X, shape, tau, bool(nonnegative)):
+        if refused and not _sparse_phase0(X, shape, tau, bool(nonnegative), large):
             return {"message": f"skipped: {refused}"}
     search = _ProjLPSearch.merged(
         X,
@@ -248,13 +257,14 @@ def _projlp_search(
         verbose=verbose,
         rng=check_random_state(random_state),
         nested=bool(nested),
+        large=large,
     )
     if policy is not None:
         search.policy = policy
     with Parallel(n_jobs=n_jobs, prefer="threads") as parallel:
         search.parallel = parallel
         end = None
-        if _phase0_applies(search.Xu.shape, search.nonnegative):
+        if _phase0_applies(search.Xu.shape, search.nonnegative, large):
             end = search.phase0()
         if end is None and sp.issparse(search.Xu):
             end = _lp_phases_skipped(search) or _dense_refused(search)
@@ -306,12 +316,12 @@ def _merged_rows(X, row_rep, *, keep_sparse=False):
     return Xr.toarray() if sp.issparse(Xr) and not keep_sparse else Xr
 
 
-def _phase0_applies(shape, nonnegative):
+def _phase0_applies(shape, nonnegative, large):
     """Whether the search on a merged matrix of ``shape`` starts with phase 0."""
-    return not nonnegative and shape[0] * shape[1] >= _projlp._SEPARATION_ENTRIES
+    return not nonnegative and shape[0] * shape[1] >= large.entries
 
 
-def _sparse_phase0(X, shape, tau, nonnegative):
+def _sparse_phase0(X, shape, tau, nonnegative, large):
     """Whether the merged matrix stays CSR: complete sparse ``X``, phase 0 with tau > 0.
 
     Phase 0 with ``tau > 0`` reads the merged matrix only by blocks of rows or
@@ -322,7 +332,7 @@ def _sparse_phase0(X, shape, tau, nonnegative):
     """
     if not sp.issparse(X) or np.isnan(X.data).any():  # sparse and complete only
         return False
-    return tau > 0 and _phase0_applies(shape, nonnegative)
+    return tau > 0 and _phase0_applies(shape, nonnegative, large)
 
 
 @dataclass
@@ -362,6 +372,7 @@ class _ProjLPSearch:
     status_counts: Counter = field(default_factory=Counter)
     parallel: object = None
     policy: SearchPolicy = DEFAULT_POLICY
+    large: LargeInput = LARGE_INPUT
 
     @classmethod
     def merged(cls, X, incumbent, deadline, *, tau, nonnegative, nested, **params):
@@ -373,7 +384,8 @@ class _ProjLPSearch:
         """
         col_rep, col_owner = incumbent.data.unique_columns
         row_rep, weights, row_owner = incumbent.data.unique_rows
-        keep_sparse = _sparse_phase0(X, (row_rep.size, col_rep.size), tau, nonnegative)
+        shape = (row_rep.size, col_rep.size)
+        keep_sparse = _sparse_phase0(X, shape, tau, nonnegative, params["large"])
         Xr = _merged_rows(X, row_rep, keep_sparse=keep_sparse)
         Xu = Xr if col_rep.size == X.shape[1] else Xr[:, col_rep]  # read only
         del Xr  # the projection input is made when a projection is drawn (X0u)
@@ -541,6 +553,7 @@ class _ProjLPSearch:
             n_jobs=self.n_jobs,
             info=info,
             lps=lambda Lu, cols: self.attempt(Lu, cols, False)[:2],
+            large=self.large,
         )
         if info["phase0_out_of_reach"]:
             # not stopped by the deadline: the time left is not this search's to use

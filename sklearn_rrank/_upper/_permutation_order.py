@@ -30,9 +30,11 @@ _STRATEGIES = ("identity", "spectral", "nearest_neighbor", "kruskal_mw")
 
 
 # full pairwise Hamming matrix up to this many distinct rows (int32: 100 MB)
+# (_sign_change_ordering's dense_distances)
 _MAX_DENSE_DISTANCES = 5000
-# Kruskal-MW uses every pair of rows as a candidate edge while the number of pairs
-# times the number of columns stays below this; otherwise k nearest neighbours + MST
+# Kruskal-MW uses every pair of rows as a candidate edge while there are at most
+# _MAX_ALL_PAIRS pairs (its all_pairs) and the pairs times the columns stay below
+# _MAX_ALL_PAIRS_CELLS; otherwise k nearest neighbours + MST
 _MAX_ALL_PAIRS_CELLS = 20_000_000
 _MAX_ALL_PAIRS = 200_000
 _N_NEIGHBORS = 16
@@ -179,11 +181,11 @@ def _order_nearest_neighbor(Bu, ones, rng, D, deadline):
     return order
 
 
-def _candidate_edges(Bu, D):
+def _candidate_edges(Bu, D, all_pairs=_MAX_ALL_PAIRS):
     """Candidate tree edges for Kruskal-MW: all pairs, or k-NN plus a Hamming MST."""
     p, q = Bu.shape
     n_pairs = p * (p - 1) // 2
-    if n_pairs <= _MAX_ALL_PAIRS and n_pairs * max(q, 1) <= _MAX_ALL_PAIRS_CELLS:
+    if n_pairs <= all_pairs and n_pairs * max(q, 1) <= _MAX_ALL_PAIRS_CELLS:
         a, b = np.triu_indices(p, k=1)
         return a.astype(np.int64), b.astype(np.int64)
     k = min(p - 1, _N_NEIGHBORS)
@@ -245,7 +247,7 @@ class _EdgeCosts:
         return out
 
 
-def _order_kruskal_mw(Bu, ones, rng, D, deadline):
+def _order_kruskal_mw(Bu, ones, rng, D, deadline, all_pairs=_MAX_ALL_PAIRS):
     """Kruskal variant of Welzl's multiplicative-weights spanning tree, DFS preorder.
 
     Each column (a "range") has a weight, initially 1. An edge between two rows
@@ -265,7 +267,7 @@ def _order_kruskal_mw(Bu, ones, rng, D, deadline):
     p, q = Bu.shape
     if p < 3 or q == 0:
         return np.arange(p)
-    a, b = _candidate_edges(Bu, D)
+    a, b = _candidate_edges(Bu, D, all_pairs)
     edge_costs = _EdgeCosts(Bu, a, b, D)
     log_w = np.zeros(q)
     alive = np.ones(len(a), dtype=bool)
@@ -402,12 +404,25 @@ def _two_opt(Bu, order, n_moves, rng, deadline):
     return order
 
 
-def _sign_change_ordering(B, strategy, n_2opt, rng, deadline, verbose=0):
+def _sign_change_ordering(
+    B,
+    strategy,
+    n_2opt,
+    rng,
+    deadline,
+    verbose=0,
+    *,
+    dense_distances=_MAX_DENSE_DISTANCES,
+    all_pairs=_MAX_ALL_PAIRS,
+):
     """Ordering of the rows of a validated matrix; see :func:`sign_change_ordering`.
 
     ``deadline`` (a :class:`~sklearn_rrank._search._skeleton.Deadline`) is checked
     between
-    the strategies and inside their loops.
+    the strategies and inside their loops. The pairwise distances are held as one
+    matrix up to ``dense_distances`` distinct rows (else computed by blocks of
+    rows), and Kruskal-MW takes every pair of rows as a candidate edge up to
+    ``all_pairs`` pairs (else k nearest neighbours and a spanning tree).
 
     Returns
     -------
@@ -426,7 +441,7 @@ def _sign_change_ordering(B, strategy, n_2opt, rng, deadline, verbose=0):
     if n_2opt is None:
         n_2opt = 100 * p
     D = None
-    if p <= _MAX_DENSE_DISTANCES and any(
+    if p <= dense_distances and any(
         s in ("nearest_neighbor", "kruskal_mw") for s in strategies
     ):
         Bf = Bu.astype(np.float32)
@@ -440,7 +455,8 @@ def _sign_change_ordering(B, strategy, n_2opt, rng, deadline, verbose=0):
             break
         sub_rng = np.random.default_rng(seed)
         start = time.perf_counter()
-        order = _ORDERINGS[name](Bu, ones, sub_rng, D, deadline)
+        kw = {"all_pairs": all_pairs} if name == "kruskal_mw" else {}
+        order = _ORDERINGS[name](Bu, ones, sub_rng, D, deadline, **kw)
         order = _two_opt(Bu, order, n_2opt, sub_rng, deadline)
         key = _key(_column_changes(Bu[order]))
         results[name] = key
