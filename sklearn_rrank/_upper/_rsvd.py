@@ -11,6 +11,7 @@ cache. The error is not monotone in k, so the scan is exhaustive (no bisection).
 import contextlib
 import os
 import time
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.linalg
@@ -35,6 +36,30 @@ _ARPACK_TOL = 1e-10
 
 # rows per block of the incremental scan: about 1 MiB of float64 per block
 _SCAN_BLOCK_ENTRIES = 1 << 17
+
+
+@dataclass(frozen=True)
+class Scan:
+    """How R-SVD scans the truncations of its SVD.
+
+    Attributes
+    ----------
+    exhaustive_work : float, default=4e9
+        At most this many operations (``m n K``) for the exhaustive per-``k``
+        scan; above, the blocked scan from the top.
+    block : int, default=64
+        Components per block of the scan from the top.
+    row_entries : int, default=4194304
+        Entries per block of rows of that scan (float64 and a mask: 36 MiB).
+    """
+
+    exhaustive_work: float = 4e9
+    block: int = 64
+    row_entries: int = 1 << 22
+
+
+#: the scan every search uses
+SCAN = Scan()
 
 
 def truncated_svd(X, n_components=None, *, random_state=None, route=None):
@@ -413,12 +438,12 @@ def _scan_exhaustive(X, incumbent, deadline, U, s, Vt, tau):
     return errors
 
 
-def _scan_blocked(X, incumbent, deadline, U, s, Vt, tau, block):
+def _scan_blocked(X, incumbent, deadline, U, s, Vt, tau, scan=SCAN):
     """Scan from the top: ``A -= U_b S_b V_b^T`` one block of components at a time.
 
     The boundaries are ``K, K - block, ..., 0``. Every block of rows (the row
     blocks of :func:`~sklearn_rrank._core._rounding._row_batches`, at most
-    ``_SCAN_ROW_ENTRIES`` entries) starts from its rank-K truncation and subtracts
+    ``scan.row_entries`` entries) starts from its rank-K truncation and subtracts
     blocks of components while its rounding stays exact, down to the highest
     boundary at which some earlier block of rows already failed; the ones are read
     from ``X``'s CSR pattern when it is sparse, so only the block is ever dense. The
@@ -437,10 +462,11 @@ def _scan_blocked(X, incumbent, deadline, U, s, Vt, tau, block):
     US = U
     US *= s  # in place: U is this search's own array (saves an m x K copy)
     s = np.ones_like(s)  # the truncations below are US[:, :k] @ Vt[:k]
+    block = scan.block
     bounds = list(range(K, 0, -block)) + [0]  # K, K - block, ..., 0
     fail = -1  # index into bounds of the highest failing boundary (-1: none yet)
     wrong_at_fail = []  # (rows, cols, values, targets) of the entries wrong there
-    batches = _row_batches(m, n, _SCAN_ROW_ENTRIES)
+    batches = _row_batches(m, n, scan.row_entries)
     t0 = time.perf_counter()
     for i, rows in enumerate(batches):
         if i and deadline.limited:
@@ -494,14 +520,6 @@ def _scan_blocked(X, incumbent, deadline, U, s, Vt, tau, block):
     return "certified"
 
 
-# at most this many operations (m n K) for the exhaustive per-k scan
-_EXHAUSTIVE_WORK = 4e9
-# components per block of the scan from the top
-_SCAN_BLOCK = 64
-# entries per block of rows of that scan (float64 and a mask: 36 MiB)
-_SCAN_ROW_ENTRIES = 1 << 22
-
-
 def _rsvd_search(
     X,
     incumbent,
@@ -512,6 +530,7 @@ def _rsvd_search(
     n_jobs=None,
     verbose=0,
     max_rank=None,
+    scan=SCAN,
 ):
     """R-SVD's rank search: the family of ``methods=("rsvd",)``.
 
@@ -545,6 +564,12 @@ def _rsvd_search(
         Part of the family-search signature.
     max_rank : int or None
         Largest k tried (None = ``min(m, n)``): the ``method_params`` of ``"rsvd"``.
+
+    Other Parameters
+    ----------------
+    scan : Scan, default=SCAN
+        How the truncations are scanned (not a method parameter: the package's
+        searches use the default; a test hands smaller blocks).
 
     Returns
     -------
@@ -600,13 +625,13 @@ def _rsvd_search(
     t0 = time.perf_counter()
     U, s, Vt = _target_svd(X, K, tau, random_state=random_state, route=route)
     info["svd_seconds"] = time.perf_counter() - t0
-    if float(m) * n * K <= _EXHAUSTIVE_WORK:
+    if float(m) * n * K <= scan.exhaustive_work:
         info["scan"] = "exhaustive"
         if _scan_exhaustive(X, incumbent, deadline, U, s, Vt, tau) is None:
             info["stopped_early"] = True
     else:
-        info["scan"] = f"blocked ({_SCAN_BLOCK} components per block)"
-        reason = _scan_blocked(X, incumbent, deadline, U, s, Vt, tau, _SCAN_BLOCK)
+        info["scan"] = f"blocked ({scan.block} components per block)"
+        reason = _scan_blocked(X, incumbent, deadline, U, s, Vt, tau, scan)
         if reason == "time limit":
             info["stopped_early"] = True
     if incumbent.rank is None:
