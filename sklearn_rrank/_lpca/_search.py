@@ -38,13 +38,13 @@ from sklearn_rrank._search._policy import DEFAULT_POLICY, StartKind
 
 __all__ = []
 
-# ridge of the search's fits: small, so that the logits can grow until the
-# rounding is exact with a margin (lpca_fit's default is larger)
-_SEARCH_ALPHA = 1e-4
-# sweeps of one fit (one slice; the go-on rule continues a fit whose trend is good)
-# and the relative objective decrease below which it has converged
-_SEARCH_MAX_ITER = 300
-_SEARCH_TOL = 1e-5
+# the search's fits differ from lpca_fit's defaults on purpose:
+# - alpha 1e-4 (lpca_fit: 1e-3): a small ridge, so that the logits can grow until
+#   the rounding is exact with a margin;
+# - 300 sweeps a fit (one slice; the go-on rule continues a fit whose trend is
+#   good) and tol 1e-5, the relative objective decrease of a converged fit;
+# - a fit stops as soon as its rounding is exact: the search wants a certificate
+_SEARCH_OPTIONS = LPCAOptions(alpha=1e-4, max_iter=300, tol=1e-5, stop_when_exact=True)
 # a fit ends when its unsafe entries drop by less than 2% in 30 sweeps: it has
 # settled, and a further slice is better spent at another rank
 _SEARCH_STALL = StallRule(window=30, fraction=0.02)
@@ -97,13 +97,7 @@ class _LPCAFamily:
         self.data = _Data(X, dtype=dtype)
         self.kind = _model_kind(fit_bias, tau)
         self.fit_bias = fit_bias
-        self.options = LPCAOptions(
-            tau=tau,
-            alpha=_SEARCH_ALPHA,
-            max_iter=_SEARCH_MAX_ITER,
-            tol=_SEARCH_TOL,
-            stop_when_exact=True,
-        )
+        self.options = replace(_SEARCH_OPTIONS, tau=tau)
         self.n_jobs, self.fit_verbose = n_jobs, max(verbose - 1, 0)
         self.verbose = verbose
         self.policy = policy
@@ -141,7 +135,7 @@ class _LPCAFamily:
         solver, factor = self._solver(p)
         history = []
         options = replace(
-            self.options, solver=solver, max_iter=_SEARCH_MAX_ITER * factor
+            self.options, solver=solver, max_iter=_SEARCH_OPTIONS.max_iter * factor
         )
         U, V, mu, n_iter, finfo = _fit_core(
             self.data,
@@ -185,7 +179,7 @@ class _LPCAFamily:
         """``info["model"]``: the certificate's logistic model with bias ``mu``."""
         self.info["model"] = LogisticModel(
             fit_bias=self.fit_bias,
-            alpha=_SEARCH_ALPHA,
+            alpha=_SEARCH_OPTIONS.alpha,
             offset=float(mu) if _is_global(mu) else None,
         )
 
@@ -237,7 +231,7 @@ class _LPCAFamily:
                 self.data,
                 *fit.state,
                 tau=self.tau,
-                alpha=_SEARCH_ALPHA,
+                alpha=_SEARCH_OPTIONS.alpha,
                 deadline=deadline,
                 tick=tick,
                 random_state=self.seed,
