@@ -186,3 +186,14 @@ def test_relabel_numbers_only_the_nodes_that_occur(tmp_path, capsys):
     argv = ["bounds", str(path), "--format", "edgelist", "--relabel", "--json"]
     assert main([*argv, "--methods", "rank_one,spectral"]) == 0
     assert json.loads(capsys.readouterr().out)["n_samples"] == 3
+
+
+def test_konect_sym_header_reads_an_undirected_graph(tmp_path):
+    path = tmp_path / "out.triangle"
+    path.write_text("% sym unweighted\n% 3 3 3\n1 2\n2 3\n3 1\n")
+    A = load_edge_list(path)
+    assert (A != A.T).nnz == 0 and A.nnz == 6  # each edge both ways
+    assert load_edge_list(path, symmetric=False).nnz == 3  # as listed
+    asym = tmp_path / "out.chain"
+    asym.write_text("% asym unweighted\n1 2\n2 3\n")
+    assert load_edge_list(asym).nnz == 2

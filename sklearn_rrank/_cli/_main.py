@@ -126,7 +126,8 @@ def _load_data(spec, *, keep_sparse=False, data_home=None, args=None):
             ]
             X = load_edge_list(
                 spec,
-                symmetric=bool(opts.get("symmetric")),
+                # without --symmetric, KONECT's '% sym' header still asks for it
+                symmetric=True if opts.get("symmetric") else "auto",
                 one_based=one_based,
                 header=bool(opts.get("header")),
                 relabel=bool(opts.get("relabel")),

@@ -106,7 +106,8 @@ def _add_common(p):
         "--symmetric",
         action="store_true",
         help="edge lists: also add the reverse 'j i' of each edge (an undirected "
-        "graph whose file lists each edge once)",
+        "graph whose file lists each edge once; implied by KONECT's '%% sym' "
+        "header)",
     )
     p.add_argument(
         "--one-based",

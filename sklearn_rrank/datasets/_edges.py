@@ -123,7 +123,7 @@ def _shift(ids, one_based, path, side="node"):
 def load_edge_list(
     path,
     *,
-    symmetric=False,
+    symmetric="auto",
     one_based="auto",
     n_nodes=None,
     bipartite="auto",
@@ -145,10 +145,12 @@ def load_edge_list(
     ----------
     path : str or path-like
         The file.
-    symmetric : bool, default=False
+    symmetric : bool or "auto", default="auto"
         Also add the reverse ``j i`` of every edge: the adjacency matrix of an
         undirected graph whose file lists each edge once (KONECT's ``% sym``
-        files, SNAP's ``com-*`` files). Not with a bipartite graph.
+        files, SNAP's ``com-*`` files). Not with a bipartite graph. ``"auto"``:
+        True iff the file's first line is KONECT's ``% sym`` header (KONECT lists
+        an undirected edge once); pass True for other undirected files.
     one_based : bool or "auto", default="auto"
         Whether node ids start at 1 (KONECT) or at 0 (SNAP). ``"auto"``: 0-based
         if some id is 0, else 1-based (so a 0-based file in which node 0 has no
@@ -226,8 +228,13 @@ def load_edge_list(
         raise ValueError(f"one_based must be True, False or 'auto', got {one_based!r}.")
     if bipartite not in (True, False, "auto"):
         raise ValueError(f"bipartite must be True, False or 'auto', got {bipartite!r}.")
+    if symmetric not in (True, False, "auto"):
+        raise ValueError(f"symmetric must be True, False or 'auto', got {symmetric!r}.")
+    kind = konect_kind(path)
     if bipartite == "auto":
-        bipartite = konect_kind(path) == "bip"
+        bipartite = kind == "bip"
+    if symmetric == "auto":
+        symmetric = kind == "sym"
     if bipartite and symmetric:
         raise ValueError(
             f"{path}: symmetric=True needs one set of nodes, but the graph is "
