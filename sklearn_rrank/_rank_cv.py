@@ -27,7 +27,8 @@ from sklearn_rrank._core._validation import (
 from sklearn_rrank._factorization import RoundingRankFactorization, _pad_columns
 from sklearn_rrank._lower._spectral import _spectral_bound
 from sklearn_rrank._portfolio._registry import DEFAULT_METHODS, METHODS
-from sklearn_rrank._search._skeleton import Deadline, search_candidates
+from sklearn_rrank._search._policy import DEFAULT_POLICY
+from sklearn_rrank._search._skeleton import Deadline
 
 __all__ = ["RoundingRankCV"]
 
@@ -402,8 +403,9 @@ class RoundingRankCV(MetaEstimatorMixin, TransformerMixin, BaseEstimator):
     def _fit_generic(self, X, estimator, candidates, deadline):
         """Fit the estimator at candidate ranks (linear or galloping order).
 
-        The order is :func:`~sklearn_rrank._search._skeleton.search_candidates`'s; this
-        method supplies "fit rank k and say whether it is certified".
+        The order is that of the search policy's
+        :meth:`~sklearn_rrank._search._policy.SearchPolicy.candidates`; this method
+        supplies "fit rank k and say whether it is certified".
         """
         tried, fitted, fit_times = {}, {}, {}
 
@@ -418,8 +420,9 @@ class RoundingRankCV(MetaEstimatorMixin, TransformerMixin, BaseEstimator):
                 fitted[k] = est
             return ok
 
-        best, stopped = search_candidates(
-            candidates, attempt, deadline, order=self.search
+        gallop = self.search == "galloping"
+        best, stopped = DEFAULT_POLICY.candidates(
+            candidates, attempt, deadline, gallop=gallop
         )
         self.stopped_early_ = self.stopped_early_ or stopped
         self.errors_ = dict(sorted(tried.items()))

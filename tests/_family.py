@@ -138,7 +138,6 @@ __all__ = [
     "rsvd_error_curve",
     "run_family",
     "run_rank_search",
-    "search_candidates",
     "bracket_search",
     "BracketFit",
     "Certificate",
@@ -173,7 +172,6 @@ BinaryData = _ranksearch.BinaryData  # validated data and what methods ask of it
 Deadline = _ranksearch.Deadline  # the one wall-clock budget of a public call
 Incumbent = _ranksearch.Incumbent  # a search's best certified factorization
 run_rank_search = _ranksearch.run_rank_search  # one family's search in the skeleton
-search_candidates = _ranksearch.search_candidates  # linear/galloping rank order
 bracket_search = _bracket.bracket_search  # the bracket rank search of fit-at-k
 BracketFit = _bracket.Fit  # what a family's fit at k returns
 Certificate = _results.Certificate  # a certified bound, its method and factors

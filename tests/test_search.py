@@ -1,6 +1,6 @@
 import numpy as np
 import pytest
-from _family import Deadline, modules, search_candidates
+from _family import Deadline, SearchPolicy, modules
 
 from sklearn_rrank import RoundingRankCV, RoundingRankFactorization
 from sklearn_rrank.datasets import make_rounding_rank_matrix
@@ -139,23 +139,26 @@ def test_exact_nonnegative_keeps_factors_nonnegative():
         ("galloping", set(), None, [1, 3, 7, 9, 10]),
     ],
 )
-def test_search_candidates_orders(order, certified, best, tries):
+def test_candidates_orders(order, certified, best, tries):
     seen = []
 
     def try_k(k):
         seen.append(k)
         return k in certified
 
-    found, stopped = search_candidates(
-        list(range(1, 11)), try_k, Deadline(None), order=order
+    found, stopped = SearchPolicy().candidates(
+        list(range(1, 11)), try_k, Deadline(None), gallop=order == "galloping"
     )
     assert (found, stopped, seen) == (best, False, tries)
 
 
 @pytest.mark.parametrize("order", ["linear", "galloping"])
-def test_search_candidates_tries_one_rank_after_the_deadline(order):
+def test_candidates_tries_one_rank_after_the_deadline(order):
     seen = []
-    found, stopped = search_candidates(
-        [3, 5, 9], lambda k: seen.append(k) or False, Deadline(0.0), order=order
+    found, stopped = SearchPolicy().candidates(
+        [3, 5, 9],
+        lambda k: seen.append(k) or False,
+        Deadline(0.0),
+        gallop=order == "galloping",
     )
     assert (found, stopped, seen) == (None, True, [3])

@@ -25,9 +25,10 @@ n_jobs, verbose, **params)`` that proposes candidate factorizations through the
 incumbent and returns an ``info`` dict. A family that can fit at a rank ``k`` from a
 start (L-PCA) hands its fit and its rescue to the bracket search of
 :mod:`sklearn_rrank._search._bracket` (gallop, then bisect; a slice of the time left
-per fit), which chooses the ranks, starts and time; :func:`search_candidates` runs
-the same order (``order="galloping"``) for a caller that can only fit and ask "is
-rank k certified?" (RoundingRankCV over any estimator). Simple families use
+per fit), which chooses the ranks, starts and time; the policy's
+:meth:`~sklearn_rrank._search._policy.SearchPolicy.candidates` runs the same order
+for a caller that can only fit and ask "is rank k certified?"
+(RoundingRankCV over any estimator). Simple families use
 :func:`ascend` (``k = start, start + 1, ...`` with a ``try_rank(k, warm)``
 callback); R-SVD and ProjLP drive their own order of ranks (a blocked SVD scan;
 nested projections then an LP descent from a certificate) but report every
@@ -50,7 +51,6 @@ from sklearn_rrank._core._rounding import (
 )
 from sklearn_rrank._core._rows import row_classes
 from sklearn_rrank._core._trivial import trivial_rank
-from sklearn_rrank._search._policy import DEFAULT_POLICY
 
 __all__ = [
     "BinaryData",
@@ -59,7 +59,6 @@ __all__ = [
     "ascend",
     "rank_zero_possible",
     "run_rank_search",
-    "search_candidates",
 ]
 
 
@@ -424,43 +423,6 @@ def ascend(incumbent, deadline, try_rank, *, start=None, stop=None):
         if L is not None and incumbent.offer(L, R):
             return "certified"
         k += 1
-
-
-def search_candidates(
-    candidates, try_k, deadline, *, order="linear", policy=DEFAULT_POLICY
-):
-    """Smallest certified rank of sorted ``candidates``, asking ``try_k(k) -> bool``.
-
-    The driver for callers that can only fit a rank and ask whether the fit is
-    certified (:class:`~sklearn_rrank.RoundingRankCV` with any estimator): ``try_k``
-    fits rank ``k`` and returns True iff the fit is exact and certified. Unlike
-    :func:`ascend`, the candidates need not be consecutive and certification is the
-    caller's.
-
-    Parameters
-    ----------
-    candidates : list of int
-        Candidate ranks, increasing.
-    try_k : callable
-        ``try_k(k) -> bool``.
-    deadline : Deadline
-        Checked before every try but the first (one candidate is always tried).
-    order : {"linear", "galloping"}, default="linear"
-        ``"linear"``: the candidates in order until one is certified.
-        ``"galloping"``: the bracket order (a gallop up, then bisection).
-    policy : SearchPolicy, default=DEFAULT_POLICY
-        Its :meth:`~sklearn_rrank._search._policy.SearchPolicy.candidates` runs
-        the order.
-
-    Returns
-    -------
-    best : int or None
-        The smallest certified candidate found.
-    stopped : bool
-        True iff the deadline had passed at one of its checks.
-    """
-    gallop = order == "galloping"
-    return policy.candidates(candidates, try_k, deadline, gallop=gallop)
 
 
 def _report(info):
