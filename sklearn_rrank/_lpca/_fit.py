@@ -71,6 +71,7 @@ from sklearn_rrank._lpca._newton import (
     _sweep_loop,
 )
 from sklearn_rrank._lpca._start import _init_from_factors, _svd_init
+from sklearn_rrank._lpca._working_set import _use_working_set, _ws_fit_core
 from sklearn_rrank._search._skeleton import Deadline
 
 __all__ = ["lpca_fit"]
@@ -101,11 +102,30 @@ def _fit_core(
 ):
     """Run a solver from ``(U, V, mu)``; return the state and a diagnostics dict.
 
-    ``deadline`` is a :class:`~sklearn_rrank._search._skeleton.Deadline` or None. The
-    sweeps compute in ``data.dtype`` (float32 mode: the factors are cast down at
-    the start and back to float64 at the end); ``solver="auto"`` is resolved by
-    :func:`_resolve_solver`.
+    ``deadline`` is a :class:`~sklearn_rrank._search._skeleton.Deadline` or None.
+    Large sparse data (:func:`~sklearn_rrank._lpca._working_set._use_working_set`)
+    go to the working-set fit of :mod:`sklearn_rrank._lpca._working_set` (any
+    solver but ``"mm"``; ``stall`` is then its own rule). The sweeps compute in
+    ``data.dtype`` (float32 mode: the factors are cast down at the start and back
+    to float64 at the end); ``solver="auto"`` is resolved by :func:`_resolve_solver`.
     """
+    if solver != "mm" and _use_working_set(data, mu):
+        # large sparse data: iterations that cost O((ones + |W|) p), not O(m n p)
+        return _ws_fit_core(
+            data,
+            U,
+            V,
+            mu,
+            tau=tau,
+            alpha=alpha,
+            max_iter=max_iter,
+            tol=tol,
+            n_jobs=n_jobs,
+            stop_when_exact=stop_when_exact,
+            deadline=deadline,
+            tick=tick,
+            verbose=verbose,
+        )
     start = time.perf_counter()
     solver = _resolve_solver(solver, U.shape[1], *data.shape)
     if data.dtype != np.float64:
