@@ -18,7 +18,7 @@ from sklearn_rrank._lpca._model import _Data
 from sklearn_rrank._lpca._scan import _scan
 from sklearn_rrank._lpca._working_set import (
     WORKING_SET_MIN_ENTRIES,
-    _Surrogate,
+    _far_zeros,
     _use_working_set,
     _working_set_fit,
     _WSObjective,
@@ -86,15 +86,15 @@ def test_scan_cap_keeps_the_largest_logits():
 
 
 @pytest.mark.parametrize("loss", ["logistic", "hinge"])
-def test_surrogate_objective_equals_explicit_sum(loss):
+def test_aggregate_objective_equals_explicit_sum(loss):
+    # the oracle forms all m n logits; the objective sees W and Gram matrices only
     rng = np.random.default_rng(2)
     m, n, p, alpha = 30, 20, 3, 0.01
     X = rng.random((m, n)) < 0.1
     W = X | (rng.random((m, n)) < 0.2)
     rows, cols = np.nonzero(W)
     q = np.where(X[rows, cols], 1.0, -1.0)
-    sur = _Surrogate.taylor(-2.5) if loss == "logistic" else _Surrogate()
-    obj = _WSObjective(rows, cols, q, (m, n), p, True, alpha, loss, sur)
+    obj = _WSObjective(rows, cols, q, (m, n), p, True, alpha, loss)
     z = rng.standard_normal((m + n) * p + 1)
     z[-1] = -1.3
 
@@ -105,13 +105,17 @@ def test_surrogate_objective_equals_explicit_sum(loss):
         Q = np.where(X, 1.0, -1.0)
         if loss == "logistic":
             exact = np.log1p(np.exp(-Q * theta))
+            far = theta[~W]
+            mu, var = far.mean(), far.var()
+            sig = 1.0 / (1.0 + np.exp(-mu))
+            aggregate = far.size * (np.log1p(np.exp(mu)) + 0.5 * sig * (1 - sig) * var)
         else:
             exact = np.maximum(0.0, 1.0 - Q * theta) ** 2
-        s = sur.g + sur.c1 * theta + 0.5 * sur.c2 * theta**2
-        return np.where(W, exact, s).sum() + 0.5 * alpha * z @ z
+            aggregate = 0.0
+        return exact[W].sum() + aggregate + 0.5 * alpha * z @ z
 
     value, grad = obj(z)
-    assert value == pytest.approx(oracle(z), rel=1e-12)
+    assert value == pytest.approx(oracle(z), rel=1e-10)
     eps = 1e-6
     numeric = np.array(
         [
@@ -122,12 +126,15 @@ def test_surrogate_objective_equals_explicit_sum(loss):
     np.testing.assert_allclose(grad, numeric, rtol=1e-5, atol=1e-5)
 
 
-def test_surrogate_is_the_taylor_expansion():
-    c = -3.0
-    sur = _Surrogate.taylor(c)
-    for t in (c - 1e-3, c, c + 1e-3):
-        exact = np.log1p(np.exp(t))
-        assert sur.g + sur.c1 * t + 0.5 * sur.c2 * t * t == pytest.approx(exact, 1e-6)
+def test_far_zeros_aggregate_is_exact_for_equal_logits():
+    t = np.full(1000, -4.0)
+    value, c1, c2 = _far_zeros(t.size, t.sum(), t @ t)
+    assert value == pytest.approx(np.log1p(np.exp(t)).sum(), rel=1e-12)
+    assert c1 + c2 * t[0] == pytest.approx(1.0 / (1.0 + np.exp(4.0)), rel=1e-12)
+    # a small spread: the second-order expansion stays within its third-order term
+    t = -4.0 + 0.1 * np.random.default_rng(0).standard_normal(1000)
+    value, _, _ = _far_zeros(t.size, t.sum(), t @ t)
+    assert value == pytest.approx(np.log1p(np.exp(t)).sum(), rel=1e-5)
 
 
 def test_planted_pattern_is_fitted_exactly_and_certified():
