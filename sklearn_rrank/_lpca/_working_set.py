@@ -89,6 +89,8 @@ _W_MIN = 200_000
 # logistic phase: a run of L-BFGS-B after which the scan finds more than
 # _REJECT times the wrong entries before (plus _REJECT_SLACK) is undone
 _REJECT, _REJECT_SLACK = 1.5, 1000
+# and the next runs between scans are a quarter as long, at least this
+_INNER_REJECTED = 2
 # logistic phase: it ends when the wrong entries have not dropped by 1% in this
 # many iterations
 _LOGISTIC_STALL = 150
@@ -445,28 +447,32 @@ def _ws_fit_core(
         found, secs = _do_scan(
             data, U, V, b, level=_LOGIT_LEVEL, cap=cap, tau=tau, n_jobs=n_jobs
         )
-        rows, cols, q, zeros, n_new = _working_set_of(data, found, zeros, cap)
+        n_wrong = found.n_wrong
+        rejected = kept is not None and n_wrong > _REJECT * kept[3] + _REJECT_SLACK
+        # after a rejected run, W keeps all its zeros and gains those that crossed
+        rows, cols, q, zeros, n_new = _working_set_of(
+            data, found, zeros, np.inf if rejected else cap
+        )
         log.add(n_iter, found, rows.size, secs)
         if verbose >= 2:
             print(f"[lpca-ws] {log.rows[-1]}")
-        n_wrong = found.n_wrong
         if best is None or n_wrong < 0.99 * best:
             best, since = n_wrong, n_iter
         if found.n_unsafe == 0 and stop_when_exact:
             status = "exact"
             break
-        if kept is not None and n_wrong > _REJECT * kept[3] + _REJECT_SLACK:
+        if rejected:
             # the far zeros' aggregate failed (zeros outside W crossed): back to
-            # the last state, with the zeros that crossed now in W
+            # the last state, shorter runs between scans
             U, V, b = kept[:3]
-            inner = _INNER_MIN
+            inner = max(_INNER_REJECTED, inner // 4)
         else:
             kept = (U, V, b, n_wrong)
             # few new zeros in W: the aggregate held, scan less often
             if n_new <= _W_CHURN * rows.size:
                 inner = min(2 * inner, _INNER_MAX)
             else:
-                inner = max(inner // 2, _INNER_MIN)
+                inner = max(inner // 2, min(inner, _INNER_MIN))
         if n_iter - since >= _LOGISTIC_STALL:
             status = "stalled"
             break
