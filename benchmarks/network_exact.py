@@ -93,8 +93,17 @@ def rates_row(A, k, seconds, seed, n_jobs):
     row["load_start"] = os.getloadavg()[0]
     t0, c0 = time.perf_counter(), time.process_time()
     *_, n_iter, info = _ws_fit_core(
-        data, U, V, mu, tau=0.5, alpha=1e-3, max_iter=1 << 30, tol=0.0,
-        n_jobs=n_jobs, stop_when_exact=True, deadline=Deadline(seconds),
+        data,
+        U,
+        V,
+        mu,
+        tau=0.5,
+        alpha=1e-3,
+        max_iter=1 << 30,
+        tol=0.0,
+        n_jobs=n_jobs,
+        stop_when_exact=True,
+        deadline=Deadline(seconds),
     )
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     scans = info["working_set"]
@@ -119,9 +128,18 @@ def rates_row(A, k, seconds, seed, n_jobs):
     t0, c0 = time.perf_counter(), time.process_time()
     with threadpool_limits(limits=1, user_api="blas"), parallel or _Null():
         *_, hist, dense_iter, status = _lbfgs_fit(
-            data, U.astype(np.float32), V.astype(np.float32), mu, alpha=1e-3,
-            max_iter=1 << 30, tol=0.0, tau=0.5, parallel=parallel,
-            stop_when_exact=True, deadline=Deadline(seconds), verbose=0,
+            data,
+            U.astype(np.float32),
+            V.astype(np.float32),
+            mu,
+            alpha=1e-3,
+            max_iter=1 << 30,
+            tol=0.0,
+            tau=0.5,
+            parallel=parallel,
+            stop_when_exact=True,
+            deadline=Deadline(seconds),
+            verbose=0,
         )
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     row["dense_lbfgs"] = {

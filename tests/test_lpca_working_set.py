@@ -12,18 +12,18 @@ import tracemalloc
 import numpy as np
 import pytest
 import scipy.sparse as sp
-
-from sklearn_rrank import certify_rounding, lpca_fit
-from sklearn_rrank._lpca._model import _Data
-from sklearn_rrank._lpca._scan import _scan
-from sklearn_rrank._lpca._working_set import (
+from _family import (
     WORKING_SET_MIN_ENTRIES,
+    Deadline,
     _far_zeros,
+    _LPCAData,
+    _scan,
     _use_working_set,
     _working_set_fit,
     _WSObjective,
 )
-from sklearn_rrank._search._skeleton import Deadline
+
+from sklearn_rrank import certify_rounding, lpca_fit
 
 
 def _planted(m, n, r, density, seed):
@@ -167,12 +167,12 @@ def test_large_sparse_data_take_the_working_set_path():
     big = sp.csr_matrix(
         (np.ones(m), (np.arange(m), np.arange(m))), shape=(m, n), dtype=np.float64
     )
-    assert _use_working_set(_Data(big), np.asarray(-4.0))
-    assert _use_working_set(_Data(big), None)
-    assert not _use_working_set(_Data(big), np.zeros(n))  # the column bias: dense
+    assert _use_working_set(_LPCAData(big), np.asarray(-4.0))
+    assert _use_working_set(_LPCAData(big), None)
+    assert not _use_working_set(_LPCAData(big), np.zeros(n))  # the column bias: dense
     small = sp.csr_matrix(big[:100, :100])
-    assert not _use_working_set(_Data(small), np.asarray(-4.0))
-    assert not _use_working_set(_Data(small.toarray()), np.asarray(-4.0))
+    assert not _use_working_set(_LPCAData(small), np.asarray(-4.0))
+    assert not _use_working_set(_LPCAData(small.toarray()), np.asarray(-4.0))
 
 
 def test_small_sparse_fit_keeps_the_dense_solver():
