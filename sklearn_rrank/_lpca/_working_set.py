@@ -185,12 +185,7 @@ class _WSObjective:
 
     def logits(self, U, V, b):
         """``theta`` on W (float64)."""
-        out = np.empty(self.rows.size)
-        for s in range(0, self.rows.size, _BLOCK):
-            i, j = self.rows[s : s + _BLOCK], self.cols[s : s + _BLOCK]
-            out[s : s + _BLOCK] = np.einsum("ij,ij->i", U[i], V[j])
-        out += b
-        return out
+        return _logits_at(U, V, b, self.rows, self.cols)
 
     def _entry_terms(self, theta):
         """Exact losses and derivatives of the entries of W."""
@@ -271,14 +266,27 @@ def _flat(U, V, b):
     return np.concatenate([U.ravel(), V.ravel(), [] if b is None else [float(b)]])
 
 
-def _working_set_of(data, found, previous=None, cap=None):
+def _logits_at(U, V, b, rows, cols):
+    """``theta`` at the entries ``(rows, cols)`` (float64), by cache-sized blocks."""
+    out = np.empty(rows.size)
+    for s in range(0, rows.size, _BLOCK):
+        i, j = rows[s : s + _BLOCK], cols[s : s + _BLOCK]
+        out[s : s + _BLOCK] = np.einsum("ij,ij->i", U[i], V[j])
+    out += b or 0.0
+    return out
+
+
+def _working_set_of(data, found, previous=None, limit=np.inf, state=None):
     """``W``: the ones, the scan's candidates and the zeros of the last ``W``.
 
     Returns ``(rows, cols, q, zeros, n_new)``: row-major sorted arrays of ``W``,
     the flat indices of its zeros and how many of them were not in
-    ``previous`` (the flat zeros of the last ``W``). The last ``W``'s zeros stay
-    while ``W`` holds at most three times ``cap`` zeros: a zero that leaves ``W`` and
-    comes back at the next scan costs a restart of the solver for nothing.
+    ``previous`` (the flat zeros of the last ``W``). The last ``W``'s zeros stay,
+    up to ``limit`` zeros in all: beyond, those of the largest logits at
+    ``state = (U, V, b)`` (a zero that leaves ``W`` while it is near comes
+    back across the threshold at the next scan: on PubMed at k = 48 every
+    reset of ``W`` to the scan's candidates was followed by millions of wrong
+    entries).
     """
     m, n = data.shape
     ones_flat = data.q.ones_flat()[1]
@@ -286,8 +294,16 @@ def _working_set_of(data, found, previous=None, cap=None):
     n_new = zeros.size
     if previous is not None and previous.size:
         n_new = zeros.size - int(np.count_nonzero(np.isin(zeros, previous)))
-        if zeros.size + previous.size <= 3 * cap:
-            zeros = np.union1d(zeros, previous)
+        old = np.setdiff1d(previous, zeros, assume_unique=True)
+        room = int(max(limit - zeros.size, 0)) if np.isfinite(limit) else old.size
+        if old.size > room:
+            theta = _logits_at(*state[:2], state[2], old // n, old % n)
+            old = (
+                np.sort(old[np.argpartition(-theta, room - 1)[:room]])
+                if room
+                else old[:0]
+            )
+        zeros = np.union1d(zeros, old)
     flat = np.concatenate([ones_flat, zeros])
     q = np.concatenate([np.ones(ones_flat.size), -np.ones(zeros.size)])
     order = np.argsort(flat, kind="stable")
@@ -451,7 +467,7 @@ def _ws_fit_core(
         rejected = kept is not None and n_wrong > _REJECT * kept[3] + _REJECT_SLACK
         # after a rejected run, W keeps all its zeros and gains those that crossed
         rows, cols, q, zeros, n_new = _working_set_of(
-            data, found, zeros, np.inf if rejected else cap
+            data, found, zeros, np.inf if rejected else 3 * cap, (U, V, b)
         )
         log.add(n_iter, found, rows.size, secs)
         if verbose >= 2:
@@ -556,7 +572,9 @@ def _ws_margin_fit(
         found, secs = _do_scan(
             data, U, V, b, level=-_HINGE_LEVEL, cap=cap, tau=tau, n_jobs=n_jobs
         )
-        rows, cols, q, zeros, n_new = _working_set_of(data, found, zeros, cap)
+        rows, cols, q, zeros, n_new = _working_set_of(
+            data, found, zeros, 3 * cap, (U, V, b)
+        )
         log.add(n_iter, found, rows.size, secs)
         n_wrong = found.n_wrong
         if best is None or n_wrong < best[3]:
@@ -603,7 +621,7 @@ def _working_set_fit(
     deadline,
     random_state=0,
     n_jobs=None,
-    logistic_share=0.5,
+    logistic_share=0.3,
     verbose=0,
 ):
     """One rank-``k`` fit of a large sparse binary ``X`` with the global offset.
