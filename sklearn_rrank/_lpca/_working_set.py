@@ -2,8 +2,9 @@
 
 A logistic sweep of :mod:`sklearn_rrank._lpca._newton` or
 :mod:`sklearn_rrank._lpca._lbfgs` passes over all ``m n`` entries; on a graph of
-2e4 nodes (4e8 entries, 0.02% ones) that is 5 to 15 s a pass, although nearly
-every zero lies far below the threshold once a fit is near. This fit (our
+2e4 nodes (4e8 entries, 0.02% ones) that is 2 s a pass idle and 5 to 15 s on a
+busy machine, although nearly every zero lies far below the threshold once a fit
+is near. This fit (our
 addition) keeps the logits ``theta = U V^T + b`` (global offset ``b``, or none)
 and splits the entries in two:
 
@@ -11,16 +12,17 @@ and splits the entries in two:
   with its exact loss (Joachims, "Making large-scale SVM learning practical",
   1999: optimise on the entries that can change the solution, re-check the rest
   now and then);
-* the far zeros, which enter in aggregate: in the logistic phase through a
-  quadratic surrogate ``s(theta) = g + c1 theta + c2 / 2 theta^2`` (the second-order
-  Taylor expansion of ``log(1 + e^theta)`` at the mean logit of the far zeros),
-  whose sum over ALL ``m n`` entries comes from ``p x p`` Gram matrices,
-  ``sum_ij theta_ij^2 = tr(U^T U V^T V) + 2 b (1^T U)(V^T 1) + m n b^2``, and which
-  is then corrected entry by entry on ``W`` (the trick of implicit-feedback ALS:
-  Hu, Koren and Volinsky, "Collaborative filtering for implicit feedback
-  datasets", ICDM 2008). The loss over all entries is that of Chanpuriya et al.,
-  "Node embeddings and exact low-rank representations of complex networks",
-  NeurIPS 2020, with the far zeros' part replaced by the surrogate.
+* the far zeros, which enter in aggregate: in the logistic phase through the
+  sum and the sum of squares of their logits, both from ``p x p`` Gram matrices
+  over ALL ``m n`` entries, ``sum_ij theta_ij^2 = tr(U^T U V^T V) + 2 b (1^T U)
+  (V^T 1) + m n b^2``, less the entries of ``W`` (the trick of implicit-feedback
+  ALS: Hu, Koren and Volinsky, "Collaborative filtering for implicit feedback
+  datasets", ICDM 2008); their loss is the second-order expansion of
+  ``log(1 + e^theta)`` at their mean, summed (:func:`_far_zeros`), so its
+  gradient in every far logit is a quadratic surrogate's, ``c1 + c2 theta``,
+  whose centre follows the state. The loss over all entries is that of
+  Chanpuriya et al., "Node embeddings and exact low-rank representations of
+  complex networks", NeurIPS 2020, with the far zeros' part so approximated.
 
 So one evaluation of the objective and its gradient costs
 ``O((nnz + |W|) p + (m + n) p^2)``. ``W`` is refreshed by a blocked float32 scan
@@ -32,9 +34,11 @@ scan also counts the wrong and unsafe entries over all
 Two phases, as in the dense fit with ``margin_phase=True``:
 
 1. logistic (:func:`_ws_fit_core`, the large sparse branch of ``_fit_core``):
-   the surrogate objective above plus ``alpha / 2`` times the squared norm of all
+   the objective above plus ``alpha / 2`` times the squared norm of all
    parameters, by L-BFGS-B, until the scans find the rounding exact, the wrong
-   entries stall, the iterations or the deadline run out;
+   entries stall, the iterations or the deadline run out (a run after which the
+   scan finds far more wrong entries, zeros outside ``W`` having crossed, is
+   undone and ``W`` keeps them);
 2. margin (:func:`_ws_margin_fit`, the large sparse branch of ``_margin_fit``):
    the squared hinge ``max(0, 1 - q theta)^2`` of
    :mod:`sklearn_rrank._lpca._margin`, whose far zeros (margin above 1) contribute
@@ -42,8 +46,9 @@ Two phases, as in the dense fit with ``margin_phase=True``:
    entry of margin below :data:`_HINGE_LEVEL`, which each scan re-establishes.
 
 Negative sampling with importance weights (Mikolov et al., NeurIPS 2013) is the
-other way to let far zeros in; the deterministic surrogate keeps L-BFGS-B's line
-searches on one fixed objective between scans, which sampling would not.
+other way to let far zeros in (not measured here); the deterministic aggregate
+keeps L-BFGS-B's line searches on one fixed objective between scans, which
+sampling would not.
 
 :data:`WORKING_SET_MIN_ENTRIES` and :data:`WORKING_SET_MAX_DENSITY` decide when the
 L-PCA fit takes this path (:func:`_use_working_set`); smaller or denser data keep
@@ -445,8 +450,8 @@ def _ws_fit_core(
     """The logistic phase on the working set; the return of ``_fit_core``.
 
     ``(U, V, mu, n_iter, info)`` in float64 with ``info`` as ``_fit_core``'s
-    (``"loss"`` holds the surrogate objective after each run of L-BFGS-B, whose
-    surrogate changes with ``W``) plus ``"working_set"``: one row per scan
+    (``"loss"`` holds the objective after each run of L-BFGS-B, which changes
+    with ``W``) plus ``"working_set"``: one row per scan
     (seconds, iterations, wrong and unsafe entries, ``|W|``, seconds of the scan).
     ``tol``: the phase ends when a run of L-BFGS-B lowers its objective by less
     than ``tol`` times its value and the wrong entries did not drop.
