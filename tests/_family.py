@@ -50,9 +50,11 @@ from sklearn_rrank._lpca import _margin as _lpca_margin
 from sklearn_rrank._lpca import _model as _lpca_model
 from sklearn_rrank._lpca import _newton as _lpca_newton
 from sklearn_rrank._lpca import _refine as _lpca_refine_module
+from sklearn_rrank._lpca import _scan as _lpca_scan
 from sklearn_rrank._lpca import _search as _lpca_search_module
 from sklearn_rrank._lpca import _start as _lpca_init
 from sklearn_rrank._lpca import _transform as _lpca_transform_module
+from sklearn_rrank._lpca import _working_set as _lpca_working_set
 from sklearn_rrank._nested import _bmna as _nested_bmna
 from sklearn_rrank._nested import _nestedness
 from sklearn_rrank._portfolio import _registry as _methods
@@ -73,6 +75,13 @@ __all__ = [
     "_blocks_received",
     "_lpca_refine",
     "_lpca_search",
+    "_scan",
+    "_LPCAData",
+    "WORKING_SET_MIN_ENTRIES",
+    "_far_zeros",
+    "_use_working_set",
+    "_working_set_fit",
+    "_WSObjective",
     "lpca_transform",
     "lpca_fit",
     "BOUND_METHODS",
@@ -207,6 +216,13 @@ lpca_transform = _lpca_transform_module.lpca_transform  # new rows' left factor,
 _lpca_search = _lpca_search_module._lpca_search  # L-PCA's rank search
 _lpca_refine = _lpca_refine_module._lpca_refine  # alternating L1-slack LPs
 _blocks_received = _lpca_distributed_block._blocks_received  # unpickles counted
+_LPCAData = _lpca_model._Data  # L-PCA's validated data (signs, sparse pattern)
+_scan = _lpca_scan._scan  # blocked float32 scan of all logits (W, wrong counts)
+WORKING_SET_MIN_ENTRIES = _lpca_working_set.WORKING_SET_MIN_ENTRIES  # its size rule
+_far_zeros = _lpca_working_set._far_zeros  # far zeros' loss from their moments
+_use_working_set = _lpca_working_set._use_working_set  # working set or dense path
+_working_set_fit = _lpca_working_set._working_set_fit  # start + both phases on W
+_WSObjective = _lpca_working_set._WSObjective  # objective on W plus Gram moments
 round_matrix = _rounding.round_matrix  # round_tau(L R^T)
 
 # RSVD (_rsvd)

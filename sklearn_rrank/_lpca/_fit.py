@@ -46,7 +46,6 @@ This module holds the public doors (:func:`lpca_fit`, :func:`lpca_transform`,
 
 import time
 from contextlib import nullcontext
-from dataclasses import dataclass
 from numbers import Integral, Real
 
 import numpy as np
@@ -72,15 +71,17 @@ from sklearn_rrank._lpca._newton import (
     _NewtonSweep,
     _sweep_loop,
 )
+from sklearn_rrank._lpca._options import (
+    DEFAULT_ALPHA,
+    FIT_MAX_ITER,
+    FIT_TOL,
+    LPCAOptions,
+)
 from sklearn_rrank._lpca._start import _init_from_factors, _svd_init
+from sklearn_rrank._lpca._working_set import _use_working_set, _ws_fit_core
 from sklearn_rrank._search._skeleton import Deadline
 
 __all__ = ["lpca_fit"]
-
-#: default L2 penalty on every parameter (latent factors and bias)
-DEFAULT_ALPHA = 1e-3
-# default sweeps and tolerance of a fit
-FIT_MAX_ITER, FIT_TOL = 1000, 1e-6
 
 
 def _fit_core(
@@ -101,17 +102,30 @@ def _fit_core(
     ``options`` is an :class:`LPCAOptions` (its ``tau``, ``solver``, ``alpha``,
     ``max_iter``, ``tol`` and ``stop_when_exact`` are read; the model and dtype
     are ``data``'s and the state's). ``deadline`` is a
-    :class:`~sklearn_rrank._search._skeleton.Deadline` or None. The sweeps compute
-    in ``data.dtype`` (float32 mode: the factors are cast down at the start and
-    back to float64 at the end); ``solver="auto"`` is resolved by
+    :class:`~sklearn_rrank._search._skeleton.Deadline` or None. Large sparse data
+    (:func:`~sklearn_rrank._lpca._working_set._use_working_set`) go to the
+    working-set fit of :mod:`sklearn_rrank._lpca._working_set` (any solver but
+    ``"mm"``; ``stall`` is then its own rule). The sweeps compute in
+    ``data.dtype`` (float32 mode: the factors are cast down at the start and back
+    to float64 at the end); ``solver="auto"`` is resolved by
     :func:`_resolve_solver`.
     """
+    if options.solver != "mm" and _use_working_set(data, mu):
+        # large sparse data: iterations that cost O((ones + |W|) p), not O(m n p)
+        return _ws_fit_core(
+            data,
+            U,
+            V,
+            mu,
+            options,
+            n_jobs=n_jobs,
+            deadline=deadline,
+            tick=tick,
+            verbose=verbose,
+        )
     tau, solver, alpha = options.tau, options.solver, float(options.alpha)
-    max_iter, tol, stop_when_exact = (
-        options.max_iter,
-        options.tol,
-        options.stop_when_exact,
-    )
+    max_iter, tol = options.max_iter, options.tol
+    stop_when_exact = options.stop_when_exact
     start = time.perf_counter()
     solver = _resolve_solver(solver, U.shape[1], *data.shape)
     if data.dtype != np.float64:
@@ -230,38 +244,6 @@ def _fit_message(info, max_iter, tol):
         f"decrease of {rel:.1e} per sweep (tol={tol:g}) and the wrong entries still "
         f"dropping; raise max_iter, or raise tol to accept this fit"
     )
-
-
-@dataclass(frozen=True)
-class LPCAOptions:
-    """The model and solver settings of one L-PCA fit (:func:`lpca_fit`'s).
-
-    Built once by the door from validated parameters and handed down whole, so
-    that the private fit takes one record, not the door's parameter list again.
-
-    Attributes
-    ----------
-    tau : float, default=0.5
-    fit_bias : bool or "global", default=True
-    solver : {"auto", "newton", "lbfgs", "mm"}, default="auto"
-    alpha : float, default=DEFAULT_ALPHA
-    max_iter : int, default=FIT_MAX_ITER
-    tol : float, default=FIT_TOL
-    stop_when_exact : bool, default=False
-    dtype : {"float64", "float32"}, default="float64"
-    margin_phase : bool, default=False
-        As the parameters of :func:`lpca_fit`.
-    """
-
-    tau: float = 0.5
-    fit_bias: object = True
-    solver: str = "auto"
-    alpha: float = DEFAULT_ALPHA
-    max_iter: int = FIT_MAX_ITER
-    tol: float = FIT_TOL
-    stop_when_exact: bool = False
-    dtype: str = "float64"
-    margin_phase: bool = False
 
 
 @validate_params(

@@ -35,6 +35,7 @@ import scipy.optimize
 import scipy.sparse as sp
 
 from sklearn_rrank._lpca._model import _chunks, _is_global, _stop_delta
+from sklearn_rrank._lpca._working_set import _use_working_set, _ws_margin_fit
 
 __all__ = []
 
@@ -179,7 +180,22 @@ def _margin_fit(data, U, V, mu, *, tau, alpha, deadline, tick=None, random_state
     fewest wrong entries seen; ``n_wrong`` is None when the deadline ends the first
     pass, and the state is the start's, rescaled); ``tick(round, n_unsafe)`` is
     called every round and every L-BFGS-B iteration (with the round's last count).
+    Large sparse data (:func:`~sklearn_rrank._lpca._working_set._use_working_set`)
+    take :func:`~sklearn_rrank._lpca._working_set._ws_margin_fit`, the same phase
+    with blocked scans that never form an ``m x n`` array.
     """
+    if _use_working_set(data, mu):  # large sparse data: scans by blocks, W only
+        return _ws_margin_fit(
+            data,
+            U,
+            V,
+            mu,
+            tau=tau,
+            alpha=alpha,
+            deadline=deadline,
+            tick=tick,
+            random_state=random_state,
+        )
     U = np.asarray(U, dtype=np.float64)
     V = np.asarray(V, dtype=np.float64)
     mu = None if mu is None else np.asarray(mu, dtype=np.float64)

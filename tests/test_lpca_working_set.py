@@ -1,0 +1,181 @@
+"""The working-set L-PCA fit for large sparse data (``_lpca._working_set``, ``_scan``).
+
+Outcomes: the blocked float32 scan equals the dense computation; the objective
+with the surrogate of the far zeros equals its explicit sum over all entries
+(value and gradient); a planted sparse sign pattern is fitted exactly and the
+factors pass ``certify_rounding``; a scan's memory does not grow with ``m n``;
+large sparse data take the working-set path, small data keep the dense one.
+"""
+
+import tracemalloc
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from _family import (
+    WORKING_SET_MIN_ENTRIES,
+    Deadline,
+    _far_zeros,
+    _LPCAData,
+    _scan,
+    _use_working_set,
+    _working_set_fit,
+    _WSObjective,
+)
+
+from sklearn_rrank import certify_rounding, lpca_fit
+
+
+def _planted(m, n, r, density, seed):
+    """A sparse sign pattern ``U V^T + b > 0`` of rank ``r`` with about ``density``
+    ones."""
+    rng = np.random.default_rng(seed)
+    U = rng.standard_normal((m, r))
+    V = rng.standard_normal((n, r))
+    theta = U @ V.T
+    b = -np.quantile(theta, 1 - density)
+    return sp.csr_matrix((theta + b > 0).astype(np.float64))
+
+
+def test_blocked_scan_equals_dense():
+    rng = np.random.default_rng(0)
+    m, n, p = 37, 23, 4
+    X = sp.csr_matrix((rng.random((m, n)) < 0.15).astype(np.float64))
+    U, V, b = rng.standard_normal((m, p)), rng.standard_normal((n, p)), -0.7
+    theta = (U.astype(np.float32) @ V.astype(np.float32).T + np.float32(b)).astype(
+        np.float64
+    )
+    ones = X.toarray() > 0
+    delta, level = 0.05, -1.0
+    for n_jobs in (1, 2):
+        found = _scan(
+            U,
+            V,
+            b,
+            X.indptr,
+            X.indices,
+            level=level,
+            cap=10**6,
+            delta=delta,
+            n_jobs=n_jobs,
+            block_entries=3 * n,
+        )
+        wrong = np.where(ones, theta < 0, theta >= 0)
+        unsafe = np.where(ones, theta <= delta, theta >= -delta)
+        assert found.n_wrong == wrong.sum()
+        assert found.n_unsafe == unsafe.sum()
+        r, c = np.nonzero(~ones & (theta > level))
+        np.testing.assert_array_equal(found.rows, r)
+        np.testing.assert_array_equal(found.cols, c)
+        far = ~ones & ~(theta > level)
+        assert found.n_far == far.sum()
+        assert found.far_sum == pytest.approx(theta[far].sum(), rel=1e-4, abs=1e-3)
+
+
+def test_scan_cap_keeps_the_largest_logits():
+    rng = np.random.default_rng(1)
+    m, n, p = 40, 50, 3
+    X = sp.csr_matrix((m, n))
+    U, V = rng.standard_normal((m, p)), rng.standard_normal((n, p))
+    found = _scan(U, V, 0.0, X.indptr, X.indices, level=-10.0, cap=m * 5, delta=0.0)
+    assert 0 < found.rows.size <= m * 5
+    theta = U @ V.T
+    # every kept logit is among the largest of its row block's share
+    kept = theta[found.rows, found.cols]
+    assert kept.min() >= np.quantile(theta, 0.5)
+
+
+@pytest.mark.parametrize("loss", ["logistic", "hinge"])
+def test_aggregate_objective_equals_explicit_sum(loss):
+    # the oracle forms all m n logits; the objective sees W and Gram matrices only
+    rng = np.random.default_rng(2)
+    m, n, p, alpha = 30, 20, 3, 0.01
+    X = rng.random((m, n)) < 0.1
+    W = X | (rng.random((m, n)) < 0.2)
+    rows, cols = np.nonzero(W)
+    q = np.where(X[rows, cols], 1.0, -1.0)
+    obj = _WSObjective(rows, cols, q, (m, n), p, True, alpha, loss)
+    z = rng.standard_normal((m + n) * p + 1)
+    z[-1] = -1.3
+
+    def oracle(z):
+        U = z[: m * p].reshape(m, p)
+        V = z[m * p : (m + n) * p].reshape(n, p)
+        theta = U @ V.T + z[-1]
+        Q = np.where(X, 1.0, -1.0)
+        if loss == "logistic":
+            exact = np.log1p(np.exp(-Q * theta))
+            far = theta[~W]
+            mu, var = far.mean(), far.var()
+            sig = 1.0 / (1.0 + np.exp(-mu))
+            aggregate = far.size * (np.log1p(np.exp(mu)) + 0.5 * sig * (1 - sig) * var)
+        else:
+            exact = np.maximum(0.0, 1.0 - Q * theta) ** 2
+            aggregate = 0.0
+        return exact[W].sum() + aggregate + 0.5 * alpha * z @ z
+
+    value, grad = obj(z)
+    assert value == pytest.approx(oracle(z), rel=1e-10)
+    eps = 1e-6
+    numeric = np.array(
+        [
+            (oracle(z + eps * e) - oracle(z - eps * e)) / (2 * eps)
+            for e in np.eye(z.size)
+        ]
+    )
+    np.testing.assert_allclose(grad, numeric, rtol=1e-5, atol=1e-5)
+
+
+def test_far_zeros_aggregate_is_exact_for_equal_logits():
+    t = np.full(1000, -4.0)
+    value, c1, c2 = _far_zeros(t.size, t.sum(), t @ t)
+    assert value == pytest.approx(np.log1p(np.exp(t)).sum(), rel=1e-12)
+    assert c1 + c2 * t[0] == pytest.approx(1.0 / (1.0 + np.exp(4.0)), rel=1e-12)
+    # a small spread: the second-order expansion stays within its third-order term
+    t = -4.0 + 0.1 * np.random.default_rng(0).standard_normal(1000)
+    value, _, _ = _far_zeros(t.size, t.sum(), t @ t)
+    assert value == pytest.approx(np.log1p(np.exp(t)).sum(), rel=1e-5)
+
+
+def test_planted_pattern_is_fitted_exactly_and_certified():
+    X = _planted(150, 120, 3, 0.05, seed=3)
+    L, R, info = _working_set_fit(X, 3, deadline=Deadline(60), random_state=0)
+    assert info["exact"]
+    assert certify_rounding(X, L, R)
+    assert L.shape == (150, 3) and R.shape == (120, 3)
+    assert info["working_set"][0]["w_size"] >= X.nnz
+
+
+def test_scan_memory_does_not_grow_with_the_entries():
+    # 6e7 entries: one float32 copy of the logits would be 240 MB
+    m = n = 7746
+    X = sp.csr_matrix(
+        (np.ones(m), (np.arange(m), np.arange(m))), shape=(m, n), dtype=np.float64
+    )
+    rng = np.random.default_rng(4)
+    U, V = rng.standard_normal((m, 2)), rng.standard_normal((n, 2))
+    tracemalloc.start()
+    found = _scan(U, V, -3.0, X.indptr, X.indices, level=-1.0, cap=10_000, delta=0.0)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert found.rows.size <= 10_000 + 2 * m
+    assert peak < 80e6
+
+
+def test_large_sparse_data_take_the_working_set_path():
+    m = n = int(np.sqrt(WORKING_SET_MIN_ENTRIES)) + 1
+    big = sp.csr_matrix(
+        (np.ones(m), (np.arange(m), np.arange(m))), shape=(m, n), dtype=np.float64
+    )
+    assert _use_working_set(_LPCAData(big), np.asarray(-4.0))
+    assert _use_working_set(_LPCAData(big), None)
+    assert not _use_working_set(_LPCAData(big), np.zeros(n))  # the column bias: dense
+    small = sp.csr_matrix(big[:100, :100])
+    assert not _use_working_set(_LPCAData(small), np.asarray(-4.0))
+    assert not _use_working_set(_LPCAData(small.toarray()), np.asarray(-4.0))
+
+
+def test_small_sparse_fit_keeps_the_dense_solver():
+    X = _planted(60, 50, 2, 0.1, seed=5)
+    res = lpca_fit(X, 2, fit_bias="global", random_state=0)
+    assert res.info["solver_used"] != "working_set"
