@@ -179,3 +179,16 @@ def test_small_sparse_fit_keeps_the_dense_solver():
     X = _planted(60, 50, 2, 0.1, seed=5)
     res = lpca_fit(X, 2, fit_bias="global", random_state=0)
     assert res.info["solver_used"] != "working_set"
+
+
+def test_a_scan_the_deadline_cuts_counts_nothing_and_the_fit_keeps_its_budget():
+    rng = np.random.default_rng(2)
+    m, n, p = 40, 50, 3
+    X = sp.csr_matrix((rng.random((m, n)) < 0.1).astype(float))
+    U, V = rng.standard_normal((m, p)), rng.standard_normal((n, p))
+    args = dict(level=-1.0, cap=100, delta=0.0, block_entries=n)
+    assert _scan(U, V, 0.0, X.indptr, X.indices, deadline=Deadline(0.0), **args) is None
+    assert _scan(U, V, 0.0, X.indptr, X.indices, deadline=Deadline(), **args)
+    # a fit whose deadline has passed returns its start, counted as all wrong
+    L, R, info = _working_set_fit(X, 2, deadline=Deadline(0.0), random_state=0)
+    assert L.shape == (m, 2)

@@ -49,8 +49,11 @@ class _ScanResult:
         self.far_sum, self.n_far = float(far_sum), int(n_far)
 
 
-def _scan_block(rows, U, V, b, indptr, indices, level, cap_total, delta, m):
-    """One block of :func:`_scan`: its candidates and counts."""
+def _scan_block(rows, U, V, b, indptr, indices, level, cap_total, delta, m, deadline):
+    """One block of :func:`_scan`: its candidates and counts (None: the deadline
+    passed before it started)."""
+    if deadline is not None and deadline.expired():
+        return None
     theta = U[rows] @ V.T
     if b:
         theta += np.float32(b)
@@ -92,7 +95,18 @@ def _scan_block(rows, U, V, b, indptr, indices, level, cap_total, delta, m):
 
 
 def _scan(
-    U, V, b, indptr, indices, *, level, cap, delta, n_jobs=None, block_entries=None
+    U,
+    V,
+    b,
+    indptr,
+    indices,
+    *,
+    level,
+    cap,
+    delta,
+    n_jobs=None,
+    block_entries=None,
+    deadline=None,
 ):
     """One full scan of the logits ``U V^T + b`` (module docstring).
 
@@ -115,16 +129,19 @@ def _scan(
         Threads over the blocks.
     block_entries : int or None
         Logits per block (default :data:`_SCAN_ENTRIES`).
+    deadline : Deadline or None
+        Checked before every block: a scan the deadline cuts counts nothing.
 
     Returns
     -------
-    result : _ScanResult
+    result : _ScanResult or None
+        None when the deadline cut the scan.
     """
     m, n = U.shape[0], V.shape[0]
     U32 = np.ascontiguousarray(U, dtype=np.float32)
     V32 = np.ascontiguousarray(V, dtype=np.float32)
     blocks = _row_batches(m, n, block_entries or _SCAN_ENTRIES)
-    args = (U32, V32, float(b), indptr, indices, level, int(cap), delta, m)
+    args = (U32, V32, float(b), indptr, indices, level, int(cap), delta, m, deadline)
     with threadpool_limits(limits=1, user_api="blas"):
         if effective_n_jobs(n_jobs) == 1 or len(blocks) == 1:
             parts = [_scan_block(rows, *args) for rows in blocks]
@@ -132,6 +149,8 @@ def _scan(
             parts = Parallel(n_jobs=n_jobs, prefer="threads")(
                 delayed(_scan_block)(rows, *args) for rows in blocks
             )
+    if any(p is None for p in parts):
+        return None
     rows, cols, theta = (np.concatenate([p[i] for p in parts]) for i in range(3))
     # the zeros' logits outside the candidates: the sum of all logits (float64,
     # from the column sums of the factors) less the ones' and the candidates'

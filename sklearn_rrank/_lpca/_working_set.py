@@ -409,7 +409,9 @@ class _Log:
             self.tick(len(self.rows) - 1, found.n_unsafe)
 
 
-def _do_scan(data, U, V, b, *, level, cap, tau, n_jobs):
+def _do_scan(data, U, V, b, *, level, cap, tau, n_jobs, deadline=None):
+    """A full scan of the state (``_scan``'s result, None if the deadline cut it)
+    and its seconds."""
     t0 = time.perf_counter()
     mu = None if b is None else np.asarray(b)
     delta = _stop_delta(U.astype(np.float32), V, mu, tau)
@@ -424,6 +426,7 @@ def _do_scan(data, U, V, b, *, level, cap, tau, n_jobs):
         cap=cap,
         delta=delta,
         n_jobs=n_jobs,
+        deadline=deadline,
     )
     return found, time.perf_counter() - t0
 
@@ -455,10 +458,30 @@ def _ws_fit_core(data, U, V, mu, options, *, n_jobs, deadline, tick=None, verbos
     n_iter, status, history = 0, "max_iter", []
     best = since = zeros = kept = None
     cap, inner = _w_cap(data), _INNER_MIN
+    found = secs = None
     while True:
-        found, secs = _do_scan(
-            data, U, V, b, level=_LOGIT_LEVEL, cap=cap, tau=tau, n_jobs=n_jobs
+        if found is not None and not deadline.leaves_room_for(secs):
+            # no time for the scan that would count this state: the last counted
+            U, V, b = kept[:3]
+            status = "time_limit"
+            break
+        latest, secs = _do_scan(
+            data,
+            U,
+            V,
+            b,
+            level=_LOGIT_LEVEL,
+            cap=cap,
+            tau=tau,
+            n_jobs=n_jobs,
+            deadline=deadline,
         )
+        if latest is None:  # the deadline cut the scan
+            if kept is not None:
+                U, V, b = kept[:3]
+            status = "time_limit"
+            break
+        found = latest
         n_wrong = found.n_wrong
         rejected = kept is not None and n_wrong > _REJECT * kept[3] + _REJECT_SLACK
         # after a rejected run, W keeps all its zeros and gains those that crossed
@@ -521,7 +544,8 @@ def _ws_fit_core(data, U, V, mu, options, *, n_jobs, deadline, tick=None, verbos
         "unsafe_history": [r["n_unsafe"] for r in log.rows],
         "loss": [float(v) for v in history] or [float("nan")],
         "status": status,
-        "n_errors_logit": int(found.n_wrong),
+        # no scan finished: nothing was counted, every observed entry may fail
+        "n_errors_logit": int(data.n_observed if found is None else found.n_wrong),
         "seconds": time.perf_counter() - start,
         "working_set": log.rows,
     }
@@ -562,12 +586,23 @@ def _ws_margin_fit(
     best = None
     fewest = stall = n_iter = 0
     cap, inner, zeros = _w_cap(data), _INNER_MIN, None
+    secs = 0.0
     for rnd in range(1 << 30):
-        if deadline.expired():
+        if deadline.expired() or not deadline.leaves_room_for(secs):
             break
         found, secs = _do_scan(
-            data, U, V, b, level=-_HINGE_LEVEL, cap=cap, tau=tau, n_jobs=n_jobs
+            data,
+            U,
+            V,
+            b,
+            level=-_HINGE_LEVEL,
+            cap=cap,
+            tau=tau,
+            n_jobs=n_jobs,
+            deadline=deadline,
         )
+        if found is None:  # the deadline cut the scan
+            break
         rows, cols, q, zeros, n_new = _working_set_of(
             data, found, zeros, 3 * cap, (U, V, b)
         )
