@@ -162,17 +162,20 @@ def test_scan_memory_does_not_grow_with_the_entries():
     assert peak < 80e6
 
 
-def test_large_sparse_data_take_the_working_set_path():
+def test_large_sparse_data_take_the_working_set_path_when_asked():
     m = n = int(np.sqrt(WORKING_SET_MIN_ENTRIES)) + 1
     big = sp.csr_matrix(
         (np.ones(m), (np.arange(m), np.arange(m))), shape=(m, n), dtype=np.float64
     )
-    assert _use_working_set(_LPCAData(big), np.asarray(-4.0))
-    assert _use_working_set(_LPCAData(big), None)
-    assert not _use_working_set(_LPCAData(big), np.zeros(n))  # the column bias: dense
+    assert not _use_working_set(_LPCAData(big), np.asarray(-4.0))  # off by default
+    data = _LPCAData(big, working_set=True)
+    assert _use_working_set(data, np.asarray(-4.0))
+    assert _use_working_set(data, None)
+    assert not _use_working_set(data, np.zeros(n))  # the column bias: dense
     small = sp.csr_matrix(big[:100, :100])
-    assert not _use_working_set(_LPCAData(small), np.asarray(-4.0))
-    assert not _use_working_set(_LPCAData(small.toarray()), np.asarray(-4.0))
+    assert not _use_working_set(_LPCAData(small, working_set=True), np.asarray(-4.0))
+    dense = small.toarray()
+    assert not _use_working_set(_LPCAData(dense, working_set=True), np.asarray(-4.0))
 
 
 def test_small_sparse_fit_keeps_the_dense_solver():

@@ -102,8 +102,9 @@ def _fit_core(
     ``options`` is an :class:`LPCAOptions` (its ``tau``, ``solver``, ``alpha``,
     ``max_iter``, ``tol`` and ``stop_when_exact`` are read; the model and dtype
     are ``data``'s and the state's). ``deadline`` is a
-    :class:`~sklearn_rrank._search._skeleton.Deadline` or None. Large sparse data
-    (:func:`~sklearn_rrank._lpca._working_set._use_working_set`) go to the
+    :class:`~sklearn_rrank._search._skeleton.Deadline` or None. Large sparse data,
+    when ``data`` asks for it
+    (:func:`~sklearn_rrank._lpca._working_set._use_working_set`), go to the
     working-set fit of :mod:`sklearn_rrank._lpca._working_set` (any solver but
     ``"mm"``; ``stall`` is then its own rule). The sweeps compute in
     ``data.dtype`` (float32 mode: the factors are cast down at the start and back
@@ -516,7 +517,7 @@ def _lpca_fit(
     kind = _model_kind(fit_bias, tau)
     p = _latent_factors(k, kind)
     deadline = Deadline() if deadline is None else deadline
-    data = _Data(X, dtype=dtype)
+    data = _Data(X, dtype=dtype, working_set=opts.working_set)
     if init is None:
         rng = check_random_state(random_state)
         U, V, mu = _svd_init(data, p, kind, rng, tau, deadline=deadline)

@@ -180,9 +180,10 @@ def _margin_fit(data, U, V, mu, *, tau, alpha, deadline, tick=None, random_state
     fewest wrong entries seen; ``n_wrong`` is None when the deadline ends the first
     pass, and the state is the start's, rescaled); ``tick(round, n_unsafe)`` is
     called every round and every L-BFGS-B iteration (with the round's last count).
-    Large sparse data (:func:`~sklearn_rrank._lpca._working_set._use_working_set`)
-    take :func:`~sklearn_rrank._lpca._working_set._ws_margin_fit`, the same phase
-    with blocked scans that never form an ``m x n`` array.
+    Large sparse data, when ``data`` asks for it
+    (:func:`~sklearn_rrank._lpca._working_set._use_working_set`), take
+    :func:`~sklearn_rrank._lpca._working_set._ws_margin_fit`, the same phase with
+    blocked scans that never form an ``m x n`` array.
     """
     if _use_working_set(data, mu):  # large sparse data: scans by blocks, W only
         return _ws_margin_fit(

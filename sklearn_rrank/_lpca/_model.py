@@ -232,7 +232,9 @@ class _Data:
     m x n array is held.
     """
 
-    def __init__(self, X, dtype=np.float64):
+    def __init__(self, X, dtype=np.float64, working_set=False):
+        # whether a large sparse fit may take the working-set path (opt-in)
+        self.working_set = bool(working_set)
         self.shape = X.shape
         self.dtype = np.dtype(dtype)
         self.sparse = sp.issparse(X) and not np.isnan(X.data).any()

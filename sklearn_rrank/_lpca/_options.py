@@ -29,6 +29,9 @@ class LPCAOptions:
     dtype : {"float64", "float32"}, default="float64"
     margin_phase : bool, default=False
         As the parameters of :func:`lpca_fit`.
+    working_set : bool, default=False
+        Let large sparse data take the working-set fit
+        (:mod:`sklearn_rrank._lpca._working_set`; experimental, off by default).
     """
 
     tau: float = 0.5
@@ -40,3 +43,4 @@ class LPCAOptions:
     stop_when_exact: bool = False
     dtype: str = "float64"
     margin_phase: bool = False
+    working_set: bool = False

@@ -86,6 +86,7 @@ class _LPCAFamily:
         seed,
         info,
         policy=DEFAULT_POLICY,
+        working_set=False,
     ):
         self.X, self.incumbent, self.tau, self.seed, self.info = (
             X,
@@ -94,7 +95,7 @@ class _LPCAFamily:
             seed,
             info,
         )
-        self.data = _Data(X, dtype=dtype)
+        self.data = _Data(X, dtype=dtype, working_set=working_set)
         self.kind = _model_kind(fit_bias, tau)
         self.fit_bias = fit_bias
         self.options = replace(_SEARCH_OPTIONS, tau=tau)
@@ -273,6 +274,7 @@ def _lpca_search(
     fit_bias="global",
     dtype="auto",
     policy=None,
+    working_set=False,
 ):
     """L-PCA's rank search: the family of ``methods=("lpca",)`` (trusts its input).
 
@@ -320,6 +322,11 @@ def _lpca_search(
         Precision of the sweeps (as in :func:`~sklearn_rrank._lpca._fit.lpca_fit`);
         the factors, and every certificate, stay float64. ``"auto"``: float32 on
         data of at least ``1e6`` entries.
+    working_set : bool, default=False
+        Fit large sparse data (at least 5e7 entries, at most 1% ones) by the
+        working-set fit of :mod:`sklearn_rrank._lpca._working_set` (experimental:
+        on the benchmark panel it has not yet certified a smaller rank than the
+        dense sweeps, and it holds more memory).
     policy : SearchPolicy or None, default=None
         The rules of the rank search (:mod:`sklearn_rrank._search._policy`);
         None: the default rules. A candidate rule is compared on the benchmark
@@ -378,6 +385,7 @@ def _lpca_search(
         seed=seed,
         info=info,
         policy=policy,
+        working_set=working_set,
     )
     found = bracket_search(
         incumbent,

@@ -50,9 +50,12 @@ other way to let far zeros in (not measured here); the deterministic aggregate
 keeps L-BFGS-B's line searches on one fixed objective between scans, which
 sampling would not.
 
-:data:`WORKING_SET_MIN_ENTRIES` and :data:`WORKING_SET_MAX_DENSITY` decide when the
-L-PCA fit takes this path (:func:`_use_working_set`); smaller or denser data keep
-the dense sweeps, unchanged.
+The path is experimental and off by default: a fit takes it only when asked
+(``method_params={"lpca": {"working_set": True}}``, the ``working_set`` option),
+and then :data:`WORKING_SET_MIN_ENTRIES` and :data:`WORKING_SET_MAX_DENSITY`
+decide (:func:`_use_working_set`); smaller or denser data keep the dense sweeps.
+On the benchmark panel it has not yet certified a smaller rank than the dense
+sweeps and it holds more memory (``benchmarks/README.md``, ``network_exact.py``).
 """
 
 import time
@@ -114,11 +117,15 @@ _BLOCK = 1 << 13
 def _use_working_set(data, mu):
     """Whether the L-PCA fit of ``data`` takes the working-set path.
 
-    Complete sparse data (``data.sparse``) of at least
-    :data:`WORKING_SET_MIN_ENTRIES` entries and at most
-    :data:`WORKING_SET_MAX_DENSITY` ones, with the global offset or no bias (the
-    column bias keeps the dense path).
+    Only when asked (``data.working_set``, the ``working_set`` option): on the
+    benchmark panel the path has not yet given a better bound than the dense
+    sweeps, and it holds more memory (``benchmarks/README.md``). Then complete
+    sparse data (``data.sparse``) of at least :data:`WORKING_SET_MIN_ENTRIES`
+    entries and at most :data:`WORKING_SET_MAX_DENSITY` ones, with the global
+    offset or no bias (the column bias keeps the dense path).
     """
+    if not getattr(data, "working_set", False):
+        return False
     if not getattr(data, "sparse", False) or (mu is not None and not _is_global(mu)):
         return False
     m, n = data.shape

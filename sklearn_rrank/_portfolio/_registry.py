@@ -229,6 +229,7 @@ _LPCA_SEARCH = {
     "fit_bias": ["boolean", StrOptions({"global"})],
     "dtype": [StrOptions({"auto", "float64", "float32"})],
     "policy": [SearchPolicy, None],
+    "working_set": ["boolean"],
 }
 _PROJLP_FIT = _projlp.PROJLP_PARAMS
 _PROJLP_SEARCH = {
