@@ -370,8 +370,8 @@ def _lbfgs(obj, z, tau, deadline, max_iter):
         if deadline.expired():
             raise _Stop
 
-    # BLAS on one thread: L-BFGS-B's own vector work on (m + n) p variables is slow
-    # with threads on a busy machine (10x measured on Cora at load 7)
+    # BLAS on one thread: L-BFGS-B's own vector work on (m + n) p variables is small,
+    # and BLAS threads that spin beside other work slow it down
     try:
         with threadpool_limits(limits=1, user_api="blas"):
             res = scipy.optimize.minimize(
