@@ -45,10 +45,9 @@ def available_memory():
     physical pages), lowered to what a cgroup memory limit (a container) still
     allows, and to the ``memory_limit`` of :func:`~sklearn_rrank.set_config`.
     """
-    limit = get_config()["memory_limit"]
-    limit = None if limit == "auto" else limit
     avail = _system_memory()
-    if limit is not None:
+    limit = get_config()["memory_limit"]
+    if limit != "auto":  # the user's cap, in bytes
         avail = limit if avail is None else min(avail, limit)
     return avail
 
