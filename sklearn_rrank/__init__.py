@@ -14,6 +14,7 @@ from sklearn_rrank._classification import (
     feature_dimension_bounds,
     linear_separability,
 )
+from sklearn_rrank._core._config import config_context, get_config, set_config
 from sklearn_rrank._core._rounding import certify_rounding, round_matrix, rounding_error
 from sklearn_rrank._factorization import RoundingRankFactorization
 from sklearn_rrank._lower._vc import vc_lower_bound
@@ -54,7 +55,9 @@ __all__ = [
     "asso_fit",
     "asso_transform",
     "certify_rounding",
+    "config_context",
     "feature_dimension_bounds",
+    "get_config",
     "is_nested",
     "is_rounding_rank_one",
     "linear_separability",
@@ -71,6 +74,7 @@ __all__ = [
     "round_matrix",
     "rounding_error",
     "rounding_rank_bounds",
+    "set_config",
     "sign_change_ordering",
     "spectral_lower_bound",
     "vc_lower_bound",

@@ -17,8 +17,9 @@ Sections:
 * private names, grouped by family, one line each saying what it is (the name
   is the one it has in the package);
 * :data:`modules`: the private modules whose attributes tests read, or patch
-  where a patch is the honest tool (``modules.memory.available_memory``: a
-  machine with less memory); thresholds are parameters, not patched constants.
+  where a patch is the honest tool; a machine with less memory is
+  ``sklearn_rrank.config_context(memory_limit=...)``, and thresholds are
+  parameters, not patched constants.
 """
 
 import dataclasses

@@ -250,17 +250,19 @@ def test_dense_only_method_is_skipped_when_it_would_not_fit(sparse_small, monkey
     assert "sparse" in repr(res)
 
 
-def test_vc_runs_on_sparse_data_that_would_not_fit_dense(monkeypatch):
+def test_vc_runs_on_sparse_data_that_would_not_fit_dense():
     # the VC search reads the lines' supports: no dense copy, so nothing to refuse
     import scipy.sparse as sp
+
+    from sklearn_rrank import config_context
 
     X = (np.random.default_rng(4).random((40, 30)) < 0.15).astype(np.float64)
     Xs = sp.csr_matrix(X)
     expected = rounding_rank_bounds(X, methods=("vc",)).lower
     # a machine whose memory holds one dense copy of X: none is made
-    monkeypatch.setattr(modules.memory, "available_memory", lambda: 8 * X.size)
-    assert modules.memory.dense_copy_refused(*X.shape)
-    res = rounding_rank_bounds(Xs, methods=("vc",))
+    with config_context(memory_limit=8 * X.size):
+        assert modules.memory.dense_copy_refused(*X.shape)
+        res = rounding_rank_bounds(Xs, methods=("vc",))
     (row,) = [r for r in res.report if r["method"] == "vc"]
     assert row["status"] == "ok" and row["bound"] == expected == res.lower
 
@@ -289,7 +291,9 @@ def test_binary_data_merges_sparse_rows_like_dense(sparse_small):
     assert sparse.unique_columns[0].size < X.shape[1]
 
 
-def test_spectral_all_values_skipped_when_dense_would_not_fit(monkeypatch):
+def test_spectral_all_values_skipped_when_dense_would_not_fit():
+    from sklearn_rrank import config_context
+
     # too many entries for LAPACK at once and too few columns for leading values:
     # all values need the dense matrix, which a machine with the memory of one
     # copy of X does not hold three times
@@ -297,16 +301,14 @@ def test_spectral_all_values_skipped_when_dense_would_not_fit(monkeypatch):
     X.data[:] = 1.0
     found = modules.spectral._spectral_bound(X, 0.5)
     assert (found.bound, found.stopped_early) == (2, False)
-    monkeypatch.setattr(
-        modules.memory, "available_memory", lambda: 8 * np.prod(X.shape)
-    )
-    found = modules.spectral._spectral_bound(X, 0.5)
+    with config_context(memory_limit=8 * int(np.prod(X.shape))):
+        found = modules.spectral._spectral_bound(X, 0.5)
     assert (found.bound, found.stopped_early) == (1, True)
     assert found.message.startswith("memory")
 
 
-def test_rsvd_keeps_the_components_that_fit_in_memory(sparse_small, monkeypatch):
-    memory = modules.memory
+def test_rsvd_keeps_the_components_that_fit_in_memory(sparse_small):
+    from sklearn_rrank import config_context
 
     X, Xs = sparse_small
     m, n = X.shape
@@ -316,8 +318,8 @@ def test_rsvd_keeps_the_components_that_fit_in_memory(sparse_small, monkeypatch)
     # a machine where the Gram matrix and `keep` components on both sides are the
     # quarter of the memory an SVD may take
     svd = 8 * (n * n + keep * (m + n))
-    monkeypatch.setattr(memory, "available_memory", lambda: 4 * svd)
-    part = rounding_rank_bounds(Xs, methods=("rsvd",), random_state=0)
+    with config_context(memory_limit=4 * svd):
+        part = rounding_rank_bounds(Xs, methods=("rsvd",), random_state=0)
     row = part.report[0]
     # the Gram route's `keep`, or more by ARPACK, which needs no Gram matrix
     kept = int(row["message"].split("the SVD keeps ")[1].split()[0])
@@ -327,16 +329,16 @@ def test_rsvd_keeps_the_components_that_fit_in_memory(sparse_small, monkeypatch)
     # no component fits: data with few ones (whose sparse arrays fit) on a machine
     # with the memory of 6 float64 vectors of length m + n
     few = sp.csr_matrix(X * (np.random.default_rng(0).random(X.shape) < 0.05))
-    monkeypatch.setattr(memory, "available_memory", lambda: 6 * 8 * (m + n))
-    none = rounding_rank_bounds(few, methods=("rsvd",), random_state=0)
+    with config_context(memory_limit=6 * 8 * (m + n)):
+        none = rounding_rank_bounds(few, methods=("rsvd",), random_state=0)
     assert none.report[0]["message"].startswith("skipped: ")
     assert none.upper_method == "trivial" and sp.issparse(none.L)
 
 
-def test_rsvd_cut_by_memory_gets_an_ordinary_share(sparse_small, monkeypatch):
+def test_rsvd_cut_by_memory_gets_an_ordinary_share(sparse_small):
     # a whole SVD is R-SVD's large share (it gives back what it does not use); an
     # SVD that memory cuts to its top components gets the share of L-PCA or less
-    memory = modules.memory
+    from sklearn_rrank import config_context
 
     X, Xs = sparse_small
     m, n = X.shape
@@ -351,11 +353,13 @@ def test_rsvd_cut_by_memory_gets_an_ordinary_share(sparse_small, monkeypatch):
     assert rsvd_budget() > 0.6  # most of the budget: about 14 / 17 of it
     # a machine where an SVD may take the Gram matrix and 2 components
     svd = 8 * (n * n + 2 * (m + n))
-    monkeypatch.setattr(memory, "available_memory", lambda: 4 * svd)
-    assert rsvd_budget() < 0.3  # about 1 / 4 of it
+    with config_context(memory_limit=4 * svd):
+        assert rsvd_budget() < 0.3  # about 1 / 4 of it
 
 
-def test_large_sparse_data_gets_no_dense_copy(sparse_small, monkeypatch):
+def test_large_sparse_data_gets_no_dense_copy(sparse_small):
+    from sklearn_rrank import config_context
+
     memory = modules.memory
 
     # past 2 GiB no dense copy is made, whatever the memory (arithmetic only)
@@ -363,14 +367,15 @@ def test_large_sparse_data_gets_no_dense_copy(sparse_small, monkeypatch):
     X, Xs = sparse_small
     # a machine whose memory holds one dense copy of X: a dense work array may take
     # half of it
-    monkeypatch.setattr(memory, "available_memory", lambda: 8 * X.size)
     for method in ("nuclear", "projlp"):  # the portfolio's copy; their own
-        res = rounding_rank_bounds(Xs, methods=("rank_one", method), random_state=0)
+        with config_context(memory_limit=8 * X.size):
+            res = rounding_rank_bounds(Xs, methods=("rank_one", method), random_state=0)
         row = next(r for r in res.report if r["method"] == method)
         assert "needs the dense matrix" in row["message"], row
         assert res.upper_method == "trivial" and res.lower_method != "vc"
     # dense input is the dense matrix already: ProjLP runs
-    dense = rounding_rank_bounds(X, methods=("rank_one", "projlp"), random_state=0)
+    with config_context(memory_limit=8 * X.size):
+        dense = rounding_rank_bounds(X, methods=("rank_one", "projlp"), random_state=0)
     assert dense.upper_method == "projlp"
 
 

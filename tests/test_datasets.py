@@ -10,10 +10,9 @@ from _family import (
     _check_dense_size,
     available_memory,
     matrix_sha256,
-    modules,
 )
 
-from sklearn_rrank import certify_rounding
+from sklearn_rrank import certify_rounding, config_context
 from sklearn_rrank.datasets import (
     load_binary_matrix,
     load_digits_binary,
@@ -109,9 +108,10 @@ def test_fimi_trailing_blank_lines_and_directories(tmp_path):
 
 
 @pytest.fixture
-def one_gib(monkeypatch):
-    """Pretend that 1 GiB of memory is available (the check is machine-independent)."""
-    monkeypatch.setattr(modules.memory, "available_memory", lambda: 2**30)
+def one_gib():
+    """At most 1 GiB counts as available (the check is machine-independent)."""
+    with config_context(memory_limit=2**30):
+        yield
 
 
 def test_huge_implied_size_is_refused_before_densifying(tmp_path, one_gib):
@@ -164,12 +164,14 @@ def test_every_densifying_format_is_checked(tmp_path, one_gib):
     np.testing.assert_array_equal(load_binary_matrix(tmp_path / "ok.npy"), np.eye(3))
 
 
-def test_available_memory_is_a_positive_number_or_unknown(monkeypatch):
+def test_available_memory_is_a_positive_number_or_unknown():
     avail = available_memory()
     assert avail is None or (isinstance(avail, int) and avail > 0)
-    # unknown memory: nothing is refused
-    monkeypatch.setattr(modules.memory, "available_memory", lambda: None)
-    _check_dense_size((10**6, 10**6), "x.fimi")
+    # a file that fits in what the machine has is refused under a smaller limit
+    _check_dense_size((100, 100), "x.fimi")
+    with config_context(memory_limit=10_000):
+        with pytest.raises(ValueError, match="100 x 100"):
+            _check_dense_size((100, 100), "x.fimi")
 
 
 def test_load_binary_matrix_formats(tmp_path):

@@ -62,10 +62,9 @@ def test_placeholder_thumbnail_is_recognised_by_content(tmp_path):
     assert found == ["_images/sphx_glr_plot_a_thumb.png"]
 
 
-def test_skips_without_a_browser(monkeypatch, capsys, tmp_path):
-    monkeypatch.setattr(browser_check, "find_browser", lambda: None)
+def test_static_only_skips_the_browser(capsys, tmp_path):
     _touch(tmp_path, "index.html")
-    assert browser_check.main([str(tmp_path)]) == 0
+    assert browser_check.main(["--static-only", str(tmp_path)]) == 0
     assert "skipped" in capsys.readouterr().out
 
 
@@ -153,10 +152,9 @@ def test_static_check_flags_broken_internal_links(tmp_path):
     assert "algorithms.html'" not in message and "#here" not in message
 
 
-def test_main_fails_on_static_problems_without_a_browser(monkeypatch, capsys, tmp_path):
-    monkeypatch.setattr(browser_check, "find_browser", lambda: None)
+def test_main_fails_on_static_problems_without_a_browser(capsys, tmp_path):
     _page(tmp_path, "index.html", '<a href="gone.html">gone</a>')
-    assert browser_check.main([str(tmp_path)]) == 1
+    assert browser_check.main([str(tmp_path), "--static-only"]) == 1
     out = capsys.readouterr().out
     assert "broken internal links" in out and "FAILED" in out
 

@@ -8,12 +8,13 @@ home; no test uses the outside network or files beside the repository.
 import dataclasses
 import http.server
 import os
+import re
 import threading
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from _family import _PARSERS, _REMOTE, matrix_sha256, modules, rrank
+from _family import _PARSERS, _REMOTE, matrix_sha256, rrank
 
 from sklearn_rrank.datasets import (
     fetch_abstracts,
@@ -98,9 +99,32 @@ def server(monkeypatch):
     for var in ("http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"):
         monkeypatch.delenv(var, raising=False)
     srv = _Server()
-    monkeypatch.setattr(modules.fetchers, "_BASE_URL", srv.url)
+    monkeypatch.setenv("SKLEARN_RRANK_DATA_URL", srv.url)
     yield srv
     srv.close()
+
+
+@pytest.fixture
+def no_mirror(monkeypatch):
+    monkeypatch.delenv("SKLEARN_RRANK_DATA_URL", raising=False)
+
+
+def test_the_data_url_is_github_unless_a_mirror_is_set(
+    tmp_path, monkeypatch, no_mirror
+):
+    path = _REMOTE["paleo"].url_path
+    github = f"https://raw.githubusercontent.com/{path}"
+    assert github in fetch_paleo.__doc__  # the docs show the default
+    assert "SKLEARN_RRANK_DATA_URL" in fetch_paleo.__doc__
+    for mirror in ("http://mirror.example/data", "http://mirror.example/data/"):
+        monkeypatch.setenv("SKLEARN_RRANK_DATA_URL", mirror)
+        # download_if_missing=False names the address it would download from
+        url = f"http://mirror.example/data/{path}"
+        with pytest.raises(OSError, match=re.escape(f"(source: {url})")):
+            fetch_paleo(data_home=tmp_path, download_if_missing=False)
+    monkeypatch.setenv("SKLEARN_RRANK_DATA_URL", "")  # empty: not set
+    with pytest.raises(OSError, match=re.escape(f"(source: {github})")):
+        fetch_paleo(data_home=tmp_path, download_if_missing=False)
 
 
 @pytest.fixture
@@ -204,7 +228,7 @@ def test_no_download_when_not_allowed(server, small, home):
 
 def test_a_file_placed_by_hand_is_read_and_verified(small, home, monkeypatch):
     # the file names of the shared data folder: data_home may point at it
-    monkeypatch.setattr(modules.fetchers, "_BASE_URL", "http://127.0.0.1:9")
+    monkeypatch.setenv("SKLEARN_RRANK_DATA_URL", "http://127.0.0.1:9")
     home.mkdir()
     np.savez(home / "abstracts_nsf.npz", X=small["abstracts"].astype(bool))
     b = fetch_abstracts(data_home=home, download_if_missing=False)
@@ -220,7 +244,7 @@ def test_a_file_placed_by_hand_is_read_and_verified(small, home, monkeypatch):
 @pytest.mark.parametrize("name", list(FETCHERS))
 def test_return_x_y_gives_the_matrix_and_no_target(name, small, home, monkeypatch):
     # scikit-learn's convention (data, target); these data sets have no target
-    monkeypatch.setattr(modules.fetchers, "_BASE_URL", "http://127.0.0.1:9")
+    monkeypatch.setenv("SKLEARN_RRANK_DATA_URL", "http://127.0.0.1:9")
     home.mkdir()
     np.savez(home / _REMOTE[name].filename, X=small[name])
     X, y = FETCHERS[name](data_home=home, return_X_y=True)
@@ -240,7 +264,7 @@ def test_get_data_home(tmp_path, monkeypatch):
 
 
 def test_cli_without_the_file_fails_with_one_line(small, home, monkeypatch, capsys):
-    monkeypatch.setattr(modules.fetchers, "_BASE_URL", "http://127.0.0.1:9")
+    monkeypatch.setenv("SKLEARN_RRANK_DATA_URL", "http://127.0.0.1:9")
     assert rrank(["bounds", "paleo", "-q"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "Traceback" not in err
@@ -248,7 +272,7 @@ def test_cli_without_the_file_fails_with_one_line(small, home, monkeypatch, caps
 
 
 def test_cli_reads_the_data_home(small, home, tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(modules.fetchers, "_BASE_URL", "http://127.0.0.1:9")
+    monkeypatch.setenv("SKLEARN_RRANK_DATA_URL", "http://127.0.0.1:9")
     other = tmp_path / "other"
     other.mkdir()
     np.savez(other / "paleo.npz", X=small["paleo"])

@@ -786,11 +786,10 @@ def test_sparse_add_column_matches_dense(sparse_planted):
     assert_allclose(np.linalg.norm(Us[:, -1]), np.linalg.norm(Ud[:, -1]), rtol=1e-2)
 
 
-def test_estimator_fits_and_transforms_sparse_lpca(sparse_planted, monkeypatch):
+def test_estimator_fits_and_transforms_sparse_lpca(sparse_planted):
     import scipy.sparse as sp
 
-    factorization = modules.factorization
-    from sklearn_rrank import RoundingRankFactorization
+    from sklearn_rrank import RoundingRankFactorization, config_context
 
     X = sparse_planted[:400]
     Xs = sp.csr_matrix(X)
@@ -801,10 +800,11 @@ def test_estimator_fits_and_transforms_sparse_lpca(sparse_planted, monkeypatch):
     L = sparse.transform(Xs)
     assert (sparse.inverse_transform(L) != X).sum() <= sparse.reconstruction_err_
     # a method that needs the dense matrix says so when it would not fit
-    monkeypatch.setattr(factorization, "fits_in_memory", lambda n_bytes: False)
-    with pytest.raises(ValueError, match="works on the dense matrix"):
-        RoundingRankFactorization(2, method="projlp").fit(Xs)
-    RoundingRankFactorization(2, method="lpca", max_iter=5).fit(Xs)  # stays sparse
+    # (a memory limit of one dense copy of X: a dense work array may take half)
+    with config_context(memory_limit=8 * X.size):
+        with pytest.raises(ValueError, match="works on the dense matrix"):
+            RoundingRankFactorization(2, method="projlp").fit(Xs)
+        RoundingRankFactorization(2, method="lpca", max_iter=5).fit(Xs)  # sparse
 
 
 def test_lpca_fit_keeps_sparse_input_sparse(monkeypatch):

@@ -1,13 +1,12 @@
 """ProgressPrinter: plain lines on files, in-place redraws on terminals."""
 
 import io
-import os
 import threading
 import time
 
 import numpy as np
 import pytest
-from _family import ProgressPrinter, modules
+from _family import ProgressPrinter
 
 from sklearn_rrank import rounding_rank_bounds
 
@@ -121,11 +120,7 @@ def test_tty_redraws_in_place_at_most_ten_times_a_second(clock):
 
 
 def test_tty_line_cut_to_terminal_width(clock, monkeypatch):
-    monkeypatch.setattr(
-        modules.progress.shutil,
-        "get_terminal_size",
-        lambda fallback: os.terminal_size((30, 24)),
-    )
+    monkeypatch.setenv("COLUMNS", "30")  # a terminal 30 columns wide
     out = FakeTTY()
     ProgressPrinter(out, clock=clock)(ev("step", k=1, message="x" * 200))
     line = out.getvalue()[1:].replace("\x1b[K", "")

@@ -746,7 +746,9 @@ def test_phase2_reports_every_round(planted):
     assert res.upper <= 6
 
 
-def test_phase0_runs_on_sparse_data_whose_dense_copy_is_refused(monkeypatch):
+def test_phase0_runs_on_sparse_data_whose_dense_copy_is_refused():
+    from sklearn_rrank import config_context
+
     # phase 0 reads a sparse merged matrix by blocks: ProjLP is not skipped when no
     # dense copy is allowed; the LP phases after it, which would read it dense, are
     X = make_rounding_rank_matrix(60, 40, 3, random_state=1).astype(float)
@@ -755,8 +757,8 @@ def test_phase0_runs_on_sparse_data_whose_dense_copy_is_refused(monkeypatch):
     dense = run_family("projlp", X, **kw)
     # a machine whose memory is one dense copy of X: a dense work array may take
     # half of it, so the merged matrix is not made dense
-    monkeypatch.setattr(modules.memory, "available_memory", lambda: 8 * X.size)
-    sparse = run_family("projlp", sp.csr_matrix(X), **kw)
+    with config_context(memory_limit=8 * X.size):
+        sparse = run_family("projlp", sp.csr_matrix(X), **kw)
     assert not sparse.info["message"].startswith("skipped")
     assert sparse.info["phase0_tried"] == dense.info["phase0_tried"]
     assert sparse.certified and certify_rounding(X, sparse.L, sparse.R)

@@ -227,9 +227,11 @@ def test_load_counts_the_processes_runnable_now(monkeypatch):
 
 
 def test_an_svd_that_does_not_fit_is_truncated_not_skipped(monkeypatch):
-    # memory faked small: the Gram matrix of a sparse 240 x 160 matrix does not fit,
+    # memory set small: the Gram matrix of a sparse 240 x 160 matrix does not fit,
     # ARPACK's basis for a few components does; the SVD keeps what fits, by ARPACK,
     # and certifies the blocks' rank below it
+    from sklearn_rrank import config_context
+
     memory = modules.memory
     rng = np.random.default_rng(3)
     blocks = np.array([[1, 0, 0, 1], [0, 1, 0, 0], [1, 1, 0, 0], [0, 0, 1, 0.0]])
@@ -237,14 +239,15 @@ def test_an_svd_that_does_not_fit_is_truncated_not_skipped(monkeypatch):
     X = sp.csr_matrix(X)
     room = memory.svd_bytes(240, 160, 20, lanczos=True)
     assert room < memory.svd_bytes(240, 160, 1)  # the Gram matrix alone is more
-    monkeypatch.setattr(memory, "_SVD_BYTES", room)
-    monkeypatch.setattr(memory, "available_memory", lambda: None)
-    assert memory.svd_components_that_fit(240, 160, 160) == 0
-    assert memory.svd_components_that_fit(240, 160, 160, lanczos=True) == 20
+    # an SVD may take a quarter of the memory available
+    with config_context(memory_limit=4 * room):
+        assert memory.svd_components_that_fit(240, 160, 160) == 0
+        assert memory.svd_components_that_fit(240, 160, 160, lanczos=True) == 20
     taken = []
     rsvd = modules.rsvd
     monkeypatch.setattr(rsvd, "svds", _spy(taken, "arpack", rsvd.svds))
-    res = run_family("rsvd", X, random_state=0)
+    with config_context(memory_limit=4 * room):
+        res = run_family("rsvd", X, random_state=0)
     assert taken == ["arpack"]
     assert "the SVD keeps 20 (arpack)" in res.info["message"]
     assert res.rank is not None and res.rank <= 20

@@ -471,21 +471,21 @@ def test_a_search_stopped_by_steps_resumes_to_the_same_set():
     assert size == whole[0] == 7 and np.array_equal(rows, whole[1])
 
 
-def test_without_a_time_limit_the_searches_take_turns_by_steps(monkeypatch):
+def test_without_a_time_limit_the_searches_take_turns_by_steps():
     # the first 50 binary digits: neither search with complements ends within its
     # first steps; they take turns, each running again with twice the steps
     vc = modules.vc
     calls = []
-    run = _Shattering.run
 
-    def spy(self, deadline, best_size=0, extension=None, max_steps=None):
-        out = run(self, deadline, best_size, extension, max_steps)
-        calls.append((self.search.complemented, best_size, max_steps, out[2]))
-        return out
+    class Recorded(_Shattering):  # the searches, with their turns recorded
+        def run(self, deadline, best_size=0, extension=None, max_steps=None):
+            out = super().run(deadline, best_size, extension, max_steps)
+            calls.append((self.search.complemented, best_size, max_steps, out[2]))
+            return out
 
-    monkeypatch.setattr(_Shattering, "run", spy)
-    X = load_digits_binary().data[:50]
-    bound, info = vc_lower_bound(X, return_shattered=True)
+    X = load_digits_binary().data[:50].astype(bool)
+    bound, info = vc._vc_bound(X, return_shattered=True, search=Recorded)
+    assert bound == vc_lower_bound(X)  # the searches are the package's own
     assert bound == 4 and info["complete"] and info["orientation"] == "rows"
     assert list(info["shattered"]) == [1, 2, 3, 4]
     first = vc._FIRST_STEPS
@@ -495,7 +495,7 @@ def test_without_a_time_limit_the_searches_take_turns_by_steps(monkeypatch):
     assert calls[4:] == [(True, 5, 2 * first, True)] * 2
     # within a time limit the searches run by their shares of it, not by steps
     calls.clear()
-    vc_lower_bound(X, time_limit=2)
+    vc._vc_bound(X, deadline=Deadline(2), search=Recorded)
     assert calls and all(c[2] is None for c in calls)
 
 

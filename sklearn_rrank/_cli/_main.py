@@ -343,35 +343,38 @@ def _matrix_rank(X):
     return int(np.linalg.matrix_rank(X.astype(np.float64)))
 
 
-def _matrix_rank_within(X, seconds):
+def _matrix_rank_within(X, seconds, rank=_matrix_rank):
     """The real rank, or a note if its SVD does not end within ``seconds``.
 
-    The SVD runs in a daemon thread (LAPACK cannot be stopped): on a machine busier
-    than its estimate assumed, the command reports it as not computed and ends on
-    time, leaving the thread to the process's exit.
+    The SVD (``rank(X)``) runs in a daemon thread (LAPACK cannot be stopped): on a
+    machine busier than its estimate assumed, the command reports it as not
+    computed and ends on time, leaving the thread to the process's exit.
     """
     out = []
 
-    def rank():
+    def run():
         # one BLAS thread: on a busy machine, spinning BLAS threads would hold back
         # the command's own thread and so its deadline
         with threadpool_limits(limits=1, user_api="blas"):
-            out.append(_matrix_rank(X))
+            out.append(rank(X))
 
-    thread = threading.Thread(target=rank, daemon=True)
+    thread = threading.Thread(target=run, daemon=True, name="rrank (real rank)")
     thread.start()
     thread.join(max(seconds, 0.0))
     return out[0] if out else "not computed (its SVD ran past the budget)"
 
 
-def _real_rank_plan(m, n, time_limit):
-    """``(compute, seconds kept back, note)`` for the real-rank line."""
+def _real_rank_plan(m, n, time_limit, svd_seconds=_svd_seconds):
+    """``(compute, seconds kept back, note)`` for the real-rank line.
+
+    ``svd_seconds(m, n)`` estimates the SVD's seconds on this machine now.
+    """
     if m * n > _REAL_RANK_ENTRIES:
         # a full SVD of a large matrix would delay the first progress line
         return False, 0.0, "not computed (large)"
     if time_limit is None:
         return True, 0.0, ""
-    seconds = _svd_seconds(m, n)
+    seconds = svd_seconds(m, n)
     if seconds > _REAL_RANK_SHARE * time_limit:
         return False, 0.0, f"not computed (an SVD of about {seconds:.1f} s)"
     return True, seconds, ""

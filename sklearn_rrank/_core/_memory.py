@@ -10,6 +10,8 @@ import tempfile
 
 import numpy as np
 
+from sklearn_rrank._core._config import get_config
+
 __all__ = [
     "available_memory",
     "check_sparse_memory",
@@ -41,8 +43,17 @@ def available_memory():
 
     ``MemAvailable`` of ``/proc/meminfo``, else ``sysconf`` (available, then
     physical pages), lowered to what a cgroup memory limit (a container) still
-    allows.
+    allows, and to the ``memory_limit`` of :func:`~sklearn_rrank.set_config`.
     """
+    avail = _system_memory()
+    limit = get_config()["memory_limit"]
+    if limit != "auto":  # the user's cap, in bytes
+        avail = limit if avail is None else min(avail, limit)
+    return avail
+
+
+def _system_memory():
+    """Bytes the operating system reports available (a cgroup's limit too), or None."""
     avail = None
     try:
         with open("/proc/meminfo") as fh:

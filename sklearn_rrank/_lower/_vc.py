@@ -351,11 +351,15 @@ def _sparse_pattern(X):
     return P
 
 
-def _vc_bound(X, *, deadline=None, return_shattered=False, complements=True):
+def _vc_bound(
+    X, *, deadline=None, return_shattered=False, complements=True, search=_Shattering
+):
     """:func:`vc_lower_bound` on validated ``X`` (the bound does not depend on tau).
 
     ``deadline`` is a :class:`~sklearn_rrank._search._skeleton.Deadline` (None: no
-    limit).
+    limit). ``search`` makes the resumable searches (the class
+    :class:`~sklearn_rrank._lower._vc_search._Shattering`, or one that records
+    their turns).
     """
     deadline = Deadline.coerce(deadline)
     # sparse data stays sparse: the search reads the supports of its lines
@@ -422,7 +426,7 @@ def _vc_bound(X, *, deadline=None, return_shattered=False, complements=True):
                 # the reduction is checked against the whole deadline, not the
                 # share: once made, it serves every later pass
                 cols = None if comp else distinct[name]
-                searchers[key] = _Shattering(views[name], comp, deadline, cols)
+                searchers[key] = search(views[name], comp, deadline, cols)
             steps = None
             if not deadline.limited and passes < _STEP_PASSES:
                 steps = _FIRST_STEPS * _STEP_GROWTH ** (passes - 1)

@@ -88,8 +88,10 @@ _PAPER = {
     },
 }
 
-# Downloads come from here; tests point it at a local server.
+# Downloads come from here, unless this environment variable names a mirror (a
+# site without access to GitHub, a local copy; the tests' local server)
 _BASE_URL = "https://raw.githubusercontent.com"
+_URL_ENV = "SKLEARN_RRANK_DATA_URL"
 # seconds without an answer from the server before a download fails
 _TIMEOUT = 60
 _CHUNK = 1 << 16
@@ -101,7 +103,8 @@ class _Remote:
 
     ``sha256`` is the SHA-256 of the matrix as C-ordered uint8 bytes
     (:func:`matrix_sha256`), ``shape`` its shape, ``n_ones`` its number of ones.
-    ``url_path`` is ``owner/repository/commit/path`` below :data:`_BASE_URL`.
+    ``url_path`` is ``owner/repository/commit/path`` below the base URL
+    (:func:`_url`).
     """
 
     filename: str
@@ -238,8 +241,12 @@ def get_data_home(data_home=None):
     return path
 
 
-def _url(remote):
-    return f"{_BASE_URL}/{remote.url_path}"
+def _url(remote, base=None):
+    """Where ``remote`` is downloaded from: below ``base``, else the environment
+    variable ``SKLEARN_RRANK_DATA_URL`` if set, else ``_BASE_URL``."""
+    if base is None:
+        base = os.environ.get(_URL_ENV) or _BASE_URL
+    return f"{base.rstrip('/')}/{remote.url_path}"
 
 
 def _how_to_place(remote, folder):
@@ -442,7 +449,10 @@ Looks for ``<data_home>/{filename}``; if it is not there, downloads
 ``{url}`` (the source file at a pinned commit), parses it, checks the
 matrix's SHA-256 and stores it there (``numpy.savez``, key ``X``). A file
 placed there by hand (e.g. ``data_home`` pointing at a folder that holds
-``{filename}``) is read the same way and verified by the same SHA-256.
+``{filename}``) is read the same way and verified by the same SHA-256. The
+environment variable ``SKLEARN_RRANK_DATA_URL`` replaces
+``https://raw.githubusercontent.com`` in that address with a mirror that holds
+the same paths.
 
 Source: {source}
 
@@ -519,7 +529,7 @@ for _func, _name in [
         title=_r.title,
         what=_r.what,
         filename=_r.filename,
-        url=_url(_r),
+        url=_url(_r, _BASE_URL),  # the docs show the default, not this machine's
         source=_r.source,
         licence=_r.licence,
         shape=_r.shape,
