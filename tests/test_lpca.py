@@ -1,7 +1,5 @@
 """Tests of logistic PCA (``sklearn_rrank._lpca._fit``)."""
 
-import time
-
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -838,6 +836,8 @@ def test_sweep_loop_starts_no_sweep_the_deadline_cannot_hold():
     # at 1e9 entries a sweep takes minutes: one that cannot end in time is not
     # started, so that the time left goes to the fit's final passes (an estimator
     # fit on 1800 s took 1976 s)
+    now = [0.0]  # a fake clock: each sweep takes 0.3 s of it
+
     class SlowSweep:
         start = (10.0, 5)
 
@@ -846,10 +846,11 @@ def test_sweep_loop_starts_no_sweep_the_deadline_cannot_hold():
 
         def __call__(self, U, V, mu, stop_when_exact):
             self.calls += 1
-            time.sleep(0.3)
+            now[0] += 0.3
             return U, V, mu, 10.0 - self.calls, 5
 
-    loop = FitLoop(10, 0.0, stop_when_exact=False, deadline=Deadline(0.5))
+    deadline = Deadline(0.5, clock=lambda: now[0])
+    loop = FitLoop(10, 0.0, stop_when_exact=False, deadline=deadline)
     sweep = SlowSweep()
     out = _lpca_newton._sweep_loop(sweep, 1, 2, 3, loop, 10)
     assert out[4:] == (1, "time_limit") and sweep.calls == 1  # 0.2 s left < 0.3 s

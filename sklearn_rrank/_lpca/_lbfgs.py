@@ -310,7 +310,9 @@ def _lbfgs_fit(data, U, V, mu, loop, *, alpha, tau, parallel):
             return fg[0], fg[1].copy()
         return fun(y)
 
-    state = {"status": "max_iter", "n_iter": 0, "x": z0, "t": time.monotonic()}
+    # iterations are timed on the deadline's clock, as the sweeps
+    clock = time.monotonic if deadline is None else deadline.now
+    state = {"status": "max_iter", "n_iter": 0, "x": z0, "t": clock()}
 
     def callback(intermediate_result):
         state["n_iter"] += 1
@@ -334,7 +336,7 @@ def _lbfgs_fit(data, U, V, mu, loop, *, alpha, tau, parallel):
             state["status"] = "stalled"
             raise StopIteration
         # no room for another iteration as long as this one: stop (see _sweep_loop)
-        now = time.monotonic()
+        now = clock()
         took, state["t"] = now - state["t"], now
         if deadline is not None and not deadline.leaves_room_for(took):
             state["status"] = "time_limit"
