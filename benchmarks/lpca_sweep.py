@@ -214,7 +214,7 @@ def main():
     )
     for k in args.ks:
         solvers = [("lbfgs", memory) for memory in args.lbfgs_memory]
-        if _lpca._resolve_solver("auto", k, m, n) == "newton":
+        if _lpca._resolve_solver("auto", k) == "newton":
             solvers.append(("newton", None))
         for dtype in args.dtypes:
             base = unavoidable(m, n, k, dtype, args.n_jobs)

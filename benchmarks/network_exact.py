@@ -84,6 +84,7 @@ def rates_row(A, k, seconds, seed, n_jobs):
     """Iterations per second: working-set fit vs the dense L-BFGS, same start."""
     from sklearn_rrank._lpca._lbfgs import _lbfgs_fit
     from sklearn_rrank._lpca._model import _Data, _make_parallel
+    from sklearn_rrank._lpca._newton import FitLoop
     from sklearn_rrank._lpca._options import LPCAOptions
     from sklearn_rrank._lpca._start import _svd_init
     from sklearn_rrank._lpca._working_set import _do_scan, _w_cap, _ws_fit_core
@@ -126,14 +127,10 @@ def rates_row(A, k, seconds, seed, n_jobs):
             U.astype(np.float32),
             V.astype(np.float32),
             mu,
+            FitLoop.of(options, deadline=Deadline(seconds)),
             alpha=1e-3,
-            max_iter=1 << 30,
-            tol=0.0,
             tau=0.5,
             parallel=parallel,
-            stop_when_exact=True,
-            deadline=Deadline(seconds),
-            verbose=0,
         )
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     row["dense_lbfgs"] = {

@@ -50,6 +50,7 @@ from sklearn_rrank._lpca import _lbfgs as _lpca_lbfgs
 from sklearn_rrank._lpca import _margin as _lpca_margin
 from sklearn_rrank._lpca import _model as _lpca_model
 from sklearn_rrank._lpca import _newton as _lpca_newton
+from sklearn_rrank._lpca import _options as _lpca_options
 from sklearn_rrank._lpca import _refine as _lpca_refine_module
 from sklearn_rrank._lpca import _scan as _lpca_scan
 from sklearn_rrank._lpca import _search as _lpca_search_module
@@ -78,6 +79,10 @@ __all__ = [
     "_lpca_search",
     "_scan",
     "_LPCAData",
+    "_lpca_fit",
+    "FitLoop",
+    "Kernels",
+    "LPCAOptions",
     "WORKING_SET_MIN_ENTRIES",
     "_far_zeros",
     "_use_working_set",
@@ -213,6 +218,10 @@ _column_counts = _separation._column_counts  # rounding errors per column
 
 # L-PCA (_lpca*, the public doors being lpca_fit_distributed and the estimator)
 lpca_fit = _lpca.lpca_fit  # minimum-error rank-k fit by logistic PCA
+_lpca_fit = _lpca._lpca_fit  # lpca_fit on validated data, from an options record
+LPCAOptions = _lpca_options.LPCAOptions  # the options record of one L-PCA fit
+Kernels = _lpca_options.Kernels  # L-PCA's block sizes and size thresholds
+FitLoop = _lpca_newton.FitLoop  # how an L-PCA fit's loop runs and stops
 lpca_transform = _lpca_transform_module.lpca_transform  # new rows' left factor, R fixed
 _lpca_search = _lpca_search_module._lpca_search  # L-PCA's rank search
 _lpca_refine = _lpca_refine_module._lpca_refine  # alternating L1-slack LPs

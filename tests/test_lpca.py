@@ -1,12 +1,14 @@
 """Tests of logistic PCA (``sklearn_rrank._lpca._fit``)."""
 
-import time
-
 import numpy as np
 import pytest
 import scipy.sparse as sp
 from _family import (
     Deadline,
+    FitLoop,
+    Kernels,
+    LPCAOptions,
+    _lpca_fit,
     _lpca_refine,
     check_binary_matrix,
     lpca_fit,
@@ -27,6 +29,8 @@ _lpca_newton = modules.lpca_newton
 _lpca_search = modules.lpca_search
 
 MODELS = [True, False, "global"]
+# many chunks of rows on small data (Gram chunks the same): the threaded paths run
+SMALL_BLOCKS = Kernels(chunk_entries=64, gram_rows=1)
 
 
 def _random_binary(rng, m, n, density=0.4, missing=0.0):
@@ -281,10 +285,10 @@ def test_lbfgs_decreases_from_the_same_start(rng):
     assert b.info["loss"][-1] == pytest.approx(a.info["loss"][-1], rel=0.05)
 
 
-def test_lbfgs_runs_the_global_offset_scaled_to_its_curvature(rng, monkeypatch):
+def test_lbfgs_runs_the_global_offset_scaled_to_its_curvature(rng):
     # a tall planted matrix: the offset's curvature (m n) is far above the
-    # factors'; L-BFGS runs it scaled (a change of variables only: the same start,
-    # the same objective, an exact fit whose offset keeps its bound)
+    # factors'; L-BFGS runs it scaled (a change of variables only: the start has
+    # the objective the Newton fit sees, the fit is exact, its offset keeps its bound)
     m, n = 2000, 40
     L, R = rng.uniform(-0.5, 0.5, (m, 3)), rng.uniform(-0.5, 0.5, (n, 3))
     P = L @ R.T
@@ -294,14 +298,12 @@ def test_lbfgs_runs_the_global_offset_scaled_to_its_curvature(rng, monkeypatch):
     typical = (np.sum(U**2) + np.sum(V**2)) / 12
     assert scale == pytest.approx(np.sqrt(max(typical, 1.0) / (m * n)))
     assert scale < 0.1
-    kwargs = dict(fit_bias="global", solver="lbfgs", alpha=1e-4, random_state=0)
-    fits = [lpca_fit(X, 6, stop_when_exact=True, max_iter=3000, **kwargs)]
-    monkeypatch.setattr(_lpca_lbfgs, "_offset_scale", lambda *args: 1.0)
-    fits.append(lpca_fit(X, 6, stop_when_exact=True, max_iter=3000, **kwargs))
-    assert fits[0].info["loss"][0] == pytest.approx(fits[1].info["loss"][0])
-    for fit in fits:
-        assert fit.info["status"] == "exact"
-        assert certify_rounding(X, fit.L, fit.R, tau=0.5)
+    kwargs = dict(fit_bias="global", alpha=1e-4, random_state=0)
+    fit = lpca_fit(X, 6, solver="lbfgs", stop_when_exact=True, max_iter=3000, **kwargs)
+    newton = lpca_fit(X, 6, solver="newton", max_iter=1, **kwargs)
+    assert fit.info["loss"][0] == pytest.approx(newton.info["loss"][0])
+    assert fit.info["status"] == "exact" and fit.info["offset"] <= -1e-3
+    assert certify_rounding(X, fit.L, fit.R, tau=0.5)
 
 
 # ---------------------------------------------------------------------------------
@@ -490,26 +492,28 @@ def test_rank_search_with_missing_entries(rng):
 
 @pytest.mark.parametrize("solver", ["newton", "lbfgs", "mm"])
 @pytest.mark.parametrize("model", MODELS)
-def test_results_do_not_depend_on_n_jobs(monkeypatch, solver, model):
-    monkeypatch.setattr(_lpca_model, "_CHUNK_ENTRIES", 64)  # many chunks per block
-    monkeypatch.setattr(_lpca_model, "_GRAM_ROWS", 1)  # the same chunks
+def test_results_do_not_depend_on_n_jobs(solver, model):
     X = _random_binary(np.random.default_rng(0), 40, 25, missing=0.1)
-    kw = dict(fit_bias=model, solver=solver, max_iter=15, random_state=0)
-    a = lpca_fit(X, 3, n_jobs=1, **kw)
-    b = lpca_fit(X, 3, n_jobs=2, **kw)
+    options = LPCAOptions(
+        fit_bias=model, solver=solver, max_iter=15, kernels=SMALL_BLOCKS
+    )
+    a = _lpca_fit(X, 3, options, random_state=0, n_jobs=1)
+    b = _lpca_fit(X, 3, options, random_state=0, n_jobs=2)
     assert_array_equal(a.L, b.L)
     assert_array_equal(a.R, b.R)
     assert a.info["loss"] == b.info["loss"]
 
 
-def test_transform_and_search_do_not_depend_on_n_jobs(monkeypatch):
-    monkeypatch.setattr(_lpca_model, "_CHUNK_ENTRIES", 600)
-    monkeypatch.setattr(_lpca_model, "_GRAM_ROWS", 1)  # the same chunks
+def test_transform_and_search_do_not_depend_on_n_jobs():
     X = _planted(2, 60, 40, 3)
-    a = run_family("lpca", X, random_state=0, n_jobs=1, polish=False)
-    b = run_family("lpca", X, random_state=0, n_jobs=2, polish=False)
+    private = {"kernels": Kernels(chunk_entries=600, gram_rows=1)}  # 10-row chunks
+    kw = dict(random_state=0, polish=False, private=private)
+    a = run_family("lpca", X, n_jobs=1, **kw)
+    b = run_family("lpca", X, n_jobs=2, **kw)
     assert a.rank == b.rank
     assert_array_equal(a.L, b.L)
+    # the transform's chunks are the package's: 2 chunks of rows here
+    X = _planted(2, 600, 500, 3)
     for model in MODELS:
         R = lpca_fit(X, 3, fit_bias=model, random_state=0, max_iter=20).R
         La = lpca_transform(X, R, fit_bias_column=model, n_jobs=1)
@@ -605,7 +609,7 @@ class _ReadDeadline(Deadline):
         return super().remaining()
 
 
-def test_refine_hands_its_deadline_to_the_lp_engine(monkeypatch):
+def test_refine_hands_its_deadline_to_the_lp_engine():
     # the refinement passes the Deadline itself; only the engine's HiGHS leaf reads
     # it as seconds (once per LP it runs), so every LP sees the same end
     X = check_binary_matrix(_planted(5, 40, 30, 3), method="lpca")
@@ -808,9 +812,10 @@ def test_estimator_fits_and_transforms_sparse_lpca(sparse_planted):
 
 
 def test_lpca_fit_keeps_sparse_input_sparse(monkeypatch):
-    # the door used to densify CSR input (8 bytes per entry: 8 GB at 1e9 entries)
+    # the door used to densify CSR input (8 bytes per entry: 8 GB at 1e9 entries);
+    # 3e5 entries: more than one chunk of rows (2**18 entries)
     rng = np.random.default_rng(0)
-    X = (rng.random((300, 200)) < 0.05).astype(float)
+    X = (rng.random((1000, 300)) < 0.05).astype(float)
     dense = lpca_fit(X, 5, random_state=0, max_iter=20)
     Xs = sp.csr_matrix(X)
     toarray = sp.csr_matrix.toarray
@@ -821,8 +826,6 @@ def test_lpca_fit_keeps_sparse_input_sparse(monkeypatch):
         return toarray(self, *args, **kwargs)
 
     monkeypatch.setattr(sp.csr_matrix, "toarray", blocks_only)
-    monkeypatch.setattr(_lpca_model, "_CHUNK_ENTRIES", 2000)  # blocks of 10 rows
-    monkeypatch.setattr(_lpca_model, "_GRAM_ROWS", 1)  # the same chunks
     sparse = lpca_fit(Xs, 5, random_state=0, max_iter=20)
     assert sparse.info["n_errors"] == dense.info["n_errors"]
     assert_allclose(sparse.L @ sparse.R.T, dense.L @ dense.R.T, atol=1e-9)
@@ -833,6 +836,8 @@ def test_sweep_loop_starts_no_sweep_the_deadline_cannot_hold():
     # at 1e9 entries a sweep takes minutes: one that cannot end in time is not
     # started, so that the time left goes to the fit's final passes (an estimator
     # fit on 1800 s took 1976 s)
+    now = [0.0]  # a fake clock: each sweep takes 0.3 s of it
+
     class SlowSweep:
         start = (10.0, 5)
 
@@ -841,37 +846,27 @@ def test_sweep_loop_starts_no_sweep_the_deadline_cannot_hold():
 
         def __call__(self, U, V, mu, stop_when_exact):
             self.calls += 1
-            time.sleep(0.3)
+            now[0] += 0.3
             return U, V, mu, 10.0 - self.calls, 5
 
-    kwargs = dict(n_observed=10, max_iter=10, tol=0.0, stall=None)
-    kwargs.update(stop_when_exact=False, verbose=0)
+    deadline = Deadline(0.5, clock=lambda: now[0])
+    loop = FitLoop(10, 0.0, stop_when_exact=False, deadline=deadline)
     sweep = SlowSweep()
-    out = _lpca_newton._sweep_loop(sweep, 1, 2, 3, deadline=Deadline(0.5), **kwargs)
+    out = _lpca_newton._sweep_loop(sweep, 1, 2, 3, loop, 10)
     assert out[4:] == (1, "time_limit") and sweep.calls == 1  # 0.2 s left < 0.3 s
     assert Deadline(None).leaves_room_for(1e9)
     assert not Deadline(1.0).leaves_room_for(2.0)
 
 
 @pytest.mark.parametrize("tau", [0.5, -0.5])
-def test_package_without_bias_scales_rows_by_blocks(monkeypatch, tau):
+def test_package_without_bias_scales_rows_by_blocks(tau):
     # the per-row scale of the no-bias model needs each row's reference logit: it
     # is found by blocks of rows (the whole m x n logits took 8 bytes per entry
     # in every fit of the default model, whose transform packages this way)
     rng = np.random.default_rng(0)
     U, V = rng.normal(size=(57, 3)), rng.normal(size=(23, 3))
     U[5] = 0.0  # a row without a logit on the scaled side keeps its scale 1
-    original = _lpca_model._row_batches
-    blocks = []
-
-    def small(n_rows, n_cols, entries=None):
-        out = original(n_rows, n_cols, 100)
-        blocks.append(len(out))
-        return out
-
-    monkeypatch.setattr(_lpca_model, "_row_batches", small)
-    L, R = _lpca_model._package(U, V, None, tau)
-    assert blocks and blocks[0] > 1
+    L, R = _lpca_model._package(U, V, None, tau, entries=100)  # blocks of 4 rows
     theta = U @ V.T
     side = theta > 0 if tau > 0 else theta < 0
     ref = np.where(side, theta, np.inf if tau > 0 else -np.inf)
@@ -884,29 +879,13 @@ def test_package_without_bias_scales_rows_by_blocks(monkeypatch, tau):
     assert_array_equal((L @ R.T >= tau)[nonzero], (theta >= 0)[nonzero])
 
 
-def test_lbfgs_keeps_the_global_offset_on_its_side_without_scipy_bounds(monkeypatch):
-    # scipy's L-BFGS-B converts bounds by a Python loop over all parameters (8.4 s
-    # per fit at the 2.1e6 of Abstracts at k = 120): the offset keeps its side by
-    # evaluation at the clamped offset instead, and scipy gets no bounds
+def test_lbfgs_keeps_the_global_offset_on_its_side():
+    # the offset keeps its side by evaluation at the clamped offset (scipy's
+    # bounds cost a Python loop over all parameters): nearly full or empty data
+    # push it across its edge, where it stays
     rng = np.random.default_rng(0)
-    seen = []
-    minimize = _lpca_lbfgs.scipy.optimize.minimize
-
-    def spy(*args, **kwargs):
-        seen.append(kwargs.get("bounds"))
-        return minimize(*args, **kwargs)
-
-    monkeypatch.setattr(_lpca_lbfgs.scipy.optimize, "minimize", spy)
-    joint, offsets = _lpca_lbfgs._joint_objective, []
-
-    def evaluated(z, *args, **kwargs):
-        offsets.append(float(z[-1]))
-        return joint(z, *args, **kwargs)
-
-    monkeypatch.setattr(_lpca_lbfgs, "_joint_objective", evaluated)
     for density, tau, k in [(0.97, 0.5, 1), (0.97, 0.5, 2), (0.03, -0.5, 1)]:
         X = (rng.random((200, 60)) < density).astype(float)
-        offsets.clear()
         fit = lpca_fit(
             X,
             k,
@@ -919,26 +898,3 @@ def test_lbfgs_keeps_the_global_offset_on_its_side_without_scipy_bounds(monkeypa
         b, loss = fit.info["offset"], fit.info["loss"]
         assert (b <= -1e-3) if tau > 0 else (b >= 1e-3)
         assert loss[-1] < 0.7 * loss[0]
-        if k == 2:
-            # here the offset passes its edge during the fit and is evaluated
-            # clamped to it (the fit ended at the edge on an AVX2 machine, 0.0026
-            # inside it on an AVX-512 one: the restoring quadratic pulls it back)
-            assert any(abs(o + 1e-3) < 1e-12 for o in offsets)
-    assert len(seen) == 3 and all(bounds is None for bounds in seen)
-
-
-def test_lbfgs_evaluates_its_start_once(rng, monkeypatch):
-    # scipy evaluates the start again after the fit's own evaluation of it: it gets
-    # that one (on Abstracts at k = 120 an evaluation takes about 1.1 s)
-    X = _random_binary(rng, 60, 40, density=0.2)
-    points = []
-    joint = _lpca_lbfgs._joint_objective
-
-    def spy(z, *args, **kwargs):
-        points.append(np.array(z, copy=True))
-        return joint(z, *args, **kwargs)
-
-    monkeypatch.setattr(_lpca_lbfgs, "_joint_objective", spy)
-    fit = lpca_fit(X, 3, fit_bias="global", solver="lbfgs", max_iter=5, random_state=0)
-    assert fit.n_iter >= 1 and len(points) >= 2
-    assert not np.array_equal(points[0], points[1])

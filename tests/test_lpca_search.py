@@ -7,13 +7,13 @@ import pytest
 import scipy.sparse as sp
 from _family import (
     Deadline,
+    Kernels,
     SearchPolicy,
     StallRule,
     _lpca_search,
     modules,
     run_family,
     run_rank_search,
-    spy,
 )
 
 from sklearn_rrank import certify_rounding, rounding_rank_bounds
@@ -104,12 +104,10 @@ def test_stall_rule_stops_a_fit_whose_rounding_no_longer_improves():
     assert rule.scaled(3).window == 30
 
 
-def test_search_runs_lbfgs_beyond_the_newton_limit_and_certifies(monkeypatch):
-    _lpca = modules.lpca
-
-    monkeypatch.setattr(_lpca, "_AUTO_NEWTON_MAX_P", 2)
+def test_search_runs_lbfgs_beyond_the_newton_limit_and_certifies():
     X = _planted(0, 120, 90, 6)
-    res = run_family("lpca", X, random_state=0, polish=False)
+    private = {"kernels": Kernels(newton_max_p=2)}
+    res = run_family("lpca", X, random_state=0, polish=False, private=private)
     assert res.certified and certify_rounding(X, res.L, res.R)
     solvers = res.info["solver_by_k"]
     assert set(solvers) == set(res.info["failed_by_k"])
@@ -117,32 +115,29 @@ def test_search_runs_lbfgs_beyond_the_newton_limit_and_certifies(monkeypatch):
     assert any(s == "lbfgs" for s in solvers.values())
 
 
-def test_a_later_run_continues_the_model_a_deadline_cut_short(monkeypatch):
+def test_a_later_run_continues_the_model_a_deadline_cut_short():
     # the portfolio's second pass hands L-PCA's search the memo of its first run:
-    # the fit at k continues that model instead of a fresh SVD start
-    search_module = modules.lpca_search
-    _model_kind = modules.lpca._model_kind
+    # the fit at k continues that model instead of a fresh SVD start (here a model
+    # already exact: it certifies without a sweep, a fresh start needs sweeps)
+    lpca = modules.lpca
     _svd_init = modules.lpca_init._svd_init
     _Data = modules.lpca_model._Data
 
     X = _planted(4, 80, 60, 3)
-    kind = _model_kind("global", 0.5)
-    memo = {3: _svd_init(_Data(X), 3, kind, 0, 0.5)}
-
-    def no_fresh_start(*args, **kwargs):
-        raise AssertionError("a fresh SVD start although a model was kept")
-
-    monkeypatch.setattr(search_module, "_svd_init", no_fresh_start)
-    res = run_rank_search(
-        _lpca_search,
-        X,
-        method="lpca",
-        tau=0.5,
-        random_state=0,
-        params={"start": 3, "max_rank": 3, "polish": False},
-        memo=memo,
+    data = _Data(X)
+    state = _svd_init(data, 3, lpca._model_kind("global", 0.5), 0, 0.5)
+    options = lpca.LPCAOptions(alpha=1e-4, stop_when_exact=True)
+    *state, _, finfo = lpca._fit_core(
+        data, *state, options, n_jobs=1, verbose=0, deadline=Deadline(None)
     )
-    assert memo == {} and res.info["sweeps_by_k"][3] >= 1
+    assert finfo["status"] == "exact"
+    kwargs = dict(method="lpca", tau=0.5, random_state=0)
+    params = {"start": 3, "max_rank": 3, "polish": False}
+    fresh = run_rank_search(_lpca_search, X, params=params, **kwargs)
+    assert fresh.rank == 3 and fresh.info["sweeps_by_k"][3] >= 1
+    memo = {3: tuple(state)}
+    res = run_rank_search(_lpca_search, X, params=params, memo=memo, **kwargs)
+    assert memo == {} and res.rank == 3 and res.info["sweeps_by_k"][3] == 0
 
 
 def test_only_fits_cut_by_the_deadline_are_kept_for_later():
@@ -220,7 +215,7 @@ def test_entry_weights_are_the_dense_weights_by_blocks_of_rows():
             weights[3]
 
 
-def test_boost_of_sparse_data_is_the_dense_boost_by_blocks_of_rows(monkeypatch):
+def test_boost_of_sparse_data_is_the_dense_boost_by_blocks_of_rows():
     # the boost reweights sparse data without an m x n array (it used to densify,
     # or give up past the dense-copy limit: 12 GB on 1e9 entries) and ends where
     # the boost of the same dense data ends
@@ -242,18 +237,19 @@ def test_boost_of_sparse_data_is_the_dense_boost_by_blocks_of_rows(monkeypatch):
     Ud, Vd, mud, exact_dense = modules.lpca_refine._boost(
         dense, U, V, mu, options, **args
     )
-    monkeypatch.setattr(model, "_CHUNK_ENTRIES", 600)  # chunks of 10 rows
-    monkeypatch.setattr(model, "_GRAM_ROWS", 16)
     blocks = []
-    read = model._SparseSigns.__getitem__
-    monkeypatch.setattr(
-        model._SparseSigns,
-        "__getitem__",
-        lambda self, rows: (
-            blocks.append(rows.indices(self.shape[0])) or read(self, rows)
-        ),
-    )
-    sparse = model._Data(sp.csr_matrix(X))
+
+    class Recorded(model._SparseSigns):  # the signs, recording the rows read
+        def __getitem__(self, rows):
+            blocks.append(rows.indices(self.shape[0]))
+            return super().__getitem__(rows)
+
+    # chunks of 10 rows, Gram chunks of 16
+    kernels = Kernels(chunk_entries=600, gram_rows=16)
+    sparse = model._Data(sp.csr_matrix(X), kernels=kernels)
+    for name in ("q", "qt"):
+        signs = getattr(sparse, name)
+        setattr(sparse, name, Recorded(signs.indptr, signs.indices, signs.shape))
     Us, Vs, mus, exact_sparse = modules.lpca_refine._boost(
         sparse, U, V, mu, options, **args
     )
@@ -262,59 +258,46 @@ def test_boost_of_sparse_data_is_the_dense_boost_by_blocks_of_rows(monkeypatch):
     assert np.allclose(Us, Ud) and np.allclose(Vs, Vd) and np.allclose(mus, mud)
 
 
-def test_a_jump_adds_its_columns_in_one_block(monkeypatch):
-    lpca_search = modules.lpca_search
-    blocks = []
-    real = lpca_search._add_columns
-
-    def add_columns(data, U, V, mu, r, deadline):
-        blocks.append((U.shape[1], r))
-        return real(data, U, V, mu, r, deadline)
-
-    monkeypatch.setattr(lpca_search, "_add_columns", add_columns)
+def test_a_jump_starts_from_the_fit_below_on_dense_and_sparse_data():
+    # a jump of more than one rank starts from the fit below with its columns
+    # added in one block (test_block_of_columns_is_the_top_pairs_of_one_gradient);
+    # sparse data of as many entries take the same ranks
     X = (np.random.default_rng(0).random((60, 40)) < 0.5).astype(float)
     params = {"polish": False, "max_rank": 4}
     kwargs = dict(method="lpca", tau=0.5, random_state=0, params=params)
     # a limited budget: the search gallops from 1 while far
-    run_rank_search(_lpca_search, X, deadline=1000.0, **kwargs)
-    dense_blocks = list(blocks)
-    # a jump of more than one rank adds its columns in one block
-    assert any(r > 1 for _, r in dense_blocks)
-    blocks.clear()  # sparse data of as many entries: the same blocks
-    import scipy.sparse as sp
-
-    run_rank_search(_lpca_search, sp.csr_matrix(X), deadline=1000.0, **kwargs)
-    assert blocks == dense_blocks
+    dense = run_rank_search(_lpca_search, X, deadline=1000.0, **kwargs)
+    tried = dense.info["tried"]
+    assert any(b - a > 1 for a, b in zip(tried, tried[1:], strict=False))
+    sparse = run_rank_search(_lpca_search, sp.csr_matrix(X), deadline=1000.0, **kwargs)
+    assert sparse.info["tried"] == tried
 
 
-def test_search_in_float32_fits_in_float32_and_certifies_in_float64(monkeypatch):
+def test_search_in_float32_fits_in_float32_and_certifies_in_float64():
     # Abstracts: one float32 fit at k = 100 certified in about 7 minutes, float64
     # did not in 30; the search takes the estimator's dtype, the certificate stays
     # the float64 one
     X = _planted(3, 50, 40, 3)
-    dtypes = spy(
-        monkeypatch, modules.lpca_search, "_fit_core", lambda data, *a, **k: data.dtype
-    )
     res = run_family("lpca", X, random_state=0, dtype="float32")
-    assert res.certified and set(dtypes) == {np.dtype(np.float32)}
+    assert res.certified
     assert res.L.dtype == np.float64 and certify_rounding(X, res.L, res.R)
     assert res.info["fit_params"] == {"fit_bias": "global", "dtype": "float32"}
     plain = run_family("lpca", X, random_state=0)
     assert "dtype" not in plain.info["fit_params"]
+    # the sweeps ran in float32: other factors than the float64 sweeps'
+    assert res.L.shape != plain.L.shape or not np.array_equal(res.L, plain.L)
 
 
-def test_search_sweeps_in_float32_by_default_on_large_data(monkeypatch):
-    # dtype="auto": float32 from _FLOAT32_ENTRIES entries on (lowered here)
+def test_search_sweeps_in_float32_by_default_on_large_data():
+    # dtype="auto": float32 from Kernels.float32_entries entries on (lowered here)
     X = _planted(3, 50, 40, 3)
-    monkeypatch.setattr(modules.lpca_search, "_FLOAT32_ENTRIES", 50 * 40)
-    dtypes = spy(
-        monkeypatch, modules.lpca_search, "_fit_core", lambda data, *a, **k: data.dtype
-    )
-    res = run_family("lpca", X, random_state=0)
-    assert set(dtypes) == {np.dtype(np.float32)}
-    assert res.info["fit_params"]["dtype"] == "float32"
-    monkeypatch.setattr(modules.lpca_search, "_FLOAT32_ENTRIES", 50 * 40 + 1)
-    assert "dtype" not in run_family("lpca", X, random_state=0).info["fit_params"]
+    float32 = run_family("lpca", X, random_state=0, dtype="float32")
+    float64 = run_family("lpca", X, random_state=0, dtype="float64")
+    for entries, same in [(50 * 40, float32), (50 * 40 + 1, float64)]:
+        private = {"kernels": Kernels(float32_entries=entries)}
+        res = run_family("lpca", X, random_state=0, private=private)
+        assert res.info["fit_params"] == same.info["fit_params"]
+        assert res.rank == same.rank and np.array_equal(res.L, same.L)
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
@@ -367,22 +350,25 @@ def test_truncated_start_keeps_the_dominant_part_of_a_certificate(dtype):
     np.testing.assert_allclose(U1, U2)
 
 
-def test_truncated_start_chooses_the_scale_on_blocks_of_rows(monkeypatch):
+def test_truncated_start_chooses_the_scale_on_blocks_of_rows():
     # on large data the scale comes from evenly spaced blocks of rows, not a pass
-    # over all entries (11 s per pass on 1e9 entries): here 8 blocks of 2 rows
+    # over all entries (11 s per pass on 1e9 entries): here 8 blocks of 2 rows,
+    # which miss row 5, the one row the certificate rounds wrong
     lpca_init, lpca_model = modules.lpca_init, modules.lpca_model
     rng = np.random.default_rng(0)
-    L, R = rng.standard_normal((80, 6)), rng.standard_normal((50, 6))
-    X = (L @ R.T >= 0.5).astype(float)
-    flip = rng.random(X.shape) < 0.1
-    data = lpca_model._Data(np.where(flip, 1 - X, X))
-    full = lpca_init._truncated_start(data, L, R, 5, 0.5)
-    seen = spy(monkeypatch, lpca_init, "_loss_terms", lambda theta, q: theta.shape)
-    monkeypatch.setattr(lpca_init, "_TRUNCATED_SAMPLE", 16 * 50)
+    L0, R0 = rng.standard_normal((80, 5)), rng.standard_normal((50, 5))
+    L = np.hstack([L0, 1e-3 * rng.standard_normal((80, 1))])
+    R = np.hstack([R0, 1e-3 * rng.standard_normal((50, 1))])
+    X = (L0 @ R0.T >= 0.5).astype(float)
+    X[5] = 1 - X[5]
+    full = lpca_init._truncated_start(lpca_model._Data(X), L, R, 5, 0.5)
+    kernels = Kernels(truncated_sample=16 * 50)
+    data = lpca_model._Data(X, kernels=kernels)
     sampled = lpca_init._truncated_start(data, L, R, 5, 0.5)
-    assert seen and set(seen) == {(16, 50)}
     np.testing.assert_allclose(
         sampled[0] @ sampled[1].T,
         full[0] @ full[1].T * (float(sampled[2]) / float(full[2])),
     )
-    assert 0.25 <= float(sampled[2]) / float(full[2]) <= 4
+    # the sample is separable: the scale grows to its last step; all rows: less
+    c_sampled, c_full = -float(sampled[2]) / 0.5, -float(full[2]) / 0.5
+    assert c_sampled == 2.0**lpca_init._TRUNCATED_MAX_STEPS > c_full

@@ -2,8 +2,9 @@
 
 import numpy as np
 import pytest
-from _family import Deadline, lpca_fit, modules
+from _family import Deadline, Kernels, LPCAOptions, _lpca_fit, lpca_fit, modules
 from numpy.testing import assert_array_equal
+from sklearn.utils.extmath import randomized_svd
 
 from sklearn_rrank import certify_rounding
 
@@ -39,36 +40,36 @@ def test_float32_exact_stop_is_certifiable():
     assert certify_rounding(X, res.L, res.R)
 
 
-def test_auto_solver_picks_by_size(monkeypatch):
-    assert _lpca._resolve_solver("auto", 10, 100, 100) == "newton"
-    assert _lpca._resolve_solver("auto", 100, 100, 100) == "lbfgs"
-    assert _lpca._resolve_solver("mm", 100, 100, 100) == "mm"
-    monkeypatch.setattr(_lpca, "_AUTO_NEWTON_MAX_P", 2)
-    res = lpca_fit(_planted(2, 40, 30), 4, max_iter=5, random_state=0)
+def test_auto_solver_picks_by_size():
+    assert _lpca._resolve_solver("auto", 10) == "newton"
+    assert _lpca._resolve_solver("auto", 100) == "lbfgs"
+    assert _lpca._resolve_solver("mm", 100) == "mm"
+    X = _planted(2, 40, 30)
+    res = lpca_fit(X, 4, max_iter=5, random_state=0)
+    assert res.info["solver_used"] == "newton"
+    options = LPCAOptions(max_iter=5, kernels=Kernels(newton_max_p=2))
+    res = _lpca_fit(X, 4, options, random_state=0)
     assert res.info["solver_used"] == "lbfgs"
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
-def test_chunked_buffers_do_not_depend_on_n_jobs(monkeypatch, dtype):
-    monkeypatch.setattr(_lpca_model, "_CHUNK_ENTRIES", 256)
-    monkeypatch.setattr(_lpca_model, "_GRAM_ROWS", 1)  # the same chunks
+def test_chunked_buffers_do_not_depend_on_n_jobs(dtype):
     X = _planted(3, 60, 40)
     X[np.random.default_rng(0).random(X.shape) < 0.1] = np.nan
-    kw = dict(max_iter=10, random_state=0, dtype=dtype, solver="newton")
-    a = lpca_fit(X, 3, n_jobs=1, **kw)
-    b = lpca_fit(X, 3, n_jobs=2, **kw)
+    kernels = Kernels(chunk_entries=256, gram_rows=1)  # 10 chunks a pass
+    options = LPCAOptions(max_iter=10, dtype=dtype, solver="newton", kernels=kernels)
+    a = _lpca_fit(X, 3, options, random_state=0, n_jobs=1)
+    b = _lpca_fit(X, 3, options, random_state=0, n_jobs=2)
     assert_array_equal(a.L, b.L)
     assert a.info["loss"] == b.info["loss"]
 
 
-def _cut_after_one_sweep(monkeypatch, counting_deadline, extra, **kw):
+def _cut_after_one_sweep(counting_deadline, extra, kernels, **kw):
     """Fits of 1 and of up to 50 sweeps, the latter on a deadline expiring after
     the checks of the first fit plus ``extra`` (inside its second sweep)."""
-    monkeypatch.setattr(_lpca_model, "_CHUNK_ENTRIES", 256)  # 10 chunks a pass
-    monkeypatch.setattr(_lpca_model, "_GRAM_ROWS", 1)  # the same chunks
     X = _planted(4, 60, 40)
     n_jobs = kw.pop("n_jobs", None)
-    options = dict(tol=0.0, **kw)
+    options = dict(tol=0.0, kernels=kernels, **kw)
     run = dict(random_state=0, n_jobs=n_jobs)
     counter = counting_deadline()
     opts = _lpca.LPCAOptions(max_iter=1, **options)
@@ -79,7 +80,7 @@ def _cut_after_one_sweep(monkeypatch, counting_deadline, extra, **kw):
         X, 3, opts, deadline=counting_deadline(n_checks + extra), **run
     )
     # the same one-sweep fit without a deadline: checks change no result
-    free = lpca_fit(X, 3, max_iter=1, **options, **run)
+    free = _lpca._lpca_fit(X, 3, _lpca.LPCAOptions(max_iter=1, **options), **run)
     assert_array_equal(free.L, one.L)
     assert_array_equal(free.R, one.R)
     return one, cut, n_checks
@@ -89,12 +90,12 @@ def _cut_after_one_sweep(monkeypatch, counting_deadline, extra, **kw):
 @pytest.mark.parametrize("solver", ["newton", "mm"])
 @pytest.mark.parametrize("model", [True, False, "global"])
 def test_deadline_inside_a_sweep_keeps_the_last_full_sweep(
-    monkeypatch, counting_deadline, n_jobs, solver, model
+    counting_deadline, n_jobs, solver, model
 ):
-    # threads check before each run of _CHECK_GROUP chunks: 2 here
-    monkeypatch.setattr(_lpca_model, "_CHECK_GROUP", 2)
+    # 10 chunks a pass; threads check before each run of check_group chunks
+    kernels = Kernels(chunk_entries=256, gram_rows=1, check_group=2)
     one, cut, n_checks = _cut_after_one_sweep(
-        monkeypatch, counting_deadline, 2, solver=solver, fit_bias=model, n_jobs=n_jobs
+        counting_deadline, 2, kernels, solver=solver, fit_bias=model, n_jobs=n_jobs
     )
     assert n_checks >= 6  # the deadline is checked inside the sweep
     assert cut.info["status"] == "time_limit" and cut.n_iter == 1
@@ -106,15 +107,13 @@ def test_deadline_inside_a_sweep_keeps_the_last_full_sweep(
 
 @pytest.mark.parametrize("n_jobs", [None, 2])
 def test_deadline_inside_an_lbfgs_iteration_keeps_the_last_iterate(
-    monkeypatch, counting_deadline, n_jobs
+    counting_deadline, n_jobs
 ):
-    _lpca_lbfgs = modules.lpca_lbfgs
-
-    monkeypatch.setattr(_lpca_lbfgs, "_TASK_CHUNKS", 1)
-    monkeypatch.setattr(_lpca_lbfgs, "_CHECK_GROUP", 2)
+    # one chunk per task of the joint objective, a check every two tasks
+    kernels = Kernels(chunk_entries=256, gram_rows=1, task_chunks=1, check_group=2)
     # expires at the first check of the second iteration: inside the objective
     one, cut, n_checks = _cut_after_one_sweep(
-        monkeypatch, counting_deadline, 0, solver="lbfgs", n_jobs=n_jobs
+        counting_deadline, 0, kernels, solver="lbfgs", n_jobs=n_jobs
     )
     assert n_checks >= 3
     assert cut.info["status"] == "time_limit" and cut.n_iter == 1
@@ -122,25 +121,19 @@ def test_deadline_inside_an_lbfgs_iteration_keeps_the_last_iterate(
     assert_array_equal(cut.R, one.R)
 
 
-def test_dense_svd_start_shrinks_to_the_time_left(monkeypatch):
+def test_dense_svd_start_shrinks_to_the_time_left():
+    # all the power iterations when they fit in the time left, none when it is gone
     _lpca_init = modules.lpca_init
 
-    seen = []
-    original = _lpca_init.randomized_svd
-
-    def spy(*args, **kw):
-        seen.append(kw["n_iter"])
-        return original(*args, **kw)
-
-    monkeypatch.setattr(_lpca_init, "randomized_svd", spy)
     Z = np.random.default_rng(0).standard_normal((50, 30))
     full = _lpca_init._randomized_svd(Z, 2, 0)
     timed = _lpca_init._randomized_svd(Z, 2, 0, Deadline(1e6))
     cut = _lpca_init._randomized_svd(Z, 2, 0, Deadline(0.0))
-    assert seen == [_lpca_init._INIT_POWER_ITER] * 2 + [0]
-    for a, b in zip(full, timed, strict=True):
-        assert_array_equal(a, b)
-    assert [a.shape for a in cut] == [a.shape for a in full]
+    kw = dict(n_oversamples=_lpca_init._INIT_OVERSAMPLES, random_state=0)
+    n_iter = _lpca_init._INIT_POWER_ITER
+    for got, n in [(full, n_iter), (timed, n_iter), (cut, 0)]:
+        for a, b in zip(got, randomized_svd(Z, 2, n_iter=n, **kw), strict=True):
+            assert_array_equal(a, b)
 
 
 def test_gram_chunks_have_enough_rows_for_a_matrix_product():
@@ -148,7 +141,7 @@ def test_gram_chunks_have_enough_rows_for_a_matrix_product():
     # memory-bound pass over the pair products per column
     n_cols = 200_000
     chunks = _lpca_model._gram_chunks(5000, n_cols)
-    assert {c.stop - c.start for c in chunks[:-1]} == {_lpca_model._GRAM_ROWS}
+    assert {c.stop - c.start for c in chunks[:-1]} == {Kernels().gram_rows}
     assert _lpca_model._chunks(5000, n_cols)[0].stop == 1
     # never more than _GRAM_MAX_ENTRIES entries, never fewer rows than _chunks
     huge = _lpca_model._gram_chunks(10, 10 * _lpca_model._GRAM_MAX_ENTRIES)

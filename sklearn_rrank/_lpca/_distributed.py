@@ -54,7 +54,6 @@ from sklearn_rrank._lpca._fit import (
     _model_kind,
 )
 from sklearn_rrank._lpca._model import (
-    _CHUNK_ENTRIES,
     _gram_rows,
     _is_global,
     _offset_sign,
@@ -69,8 +68,10 @@ from sklearn_rrank._lpca._newton import (
     _ARMIJO,
     _MAX_HALVINGS,
     _MIN_RIDGE,
+    FitLoop,
     _sweep_loop,
 )
+from sklearn_rrank._lpca._options import KERNELS, LPCAOptions
 from sklearn_rrank._lpca._start import _GLOBAL_INIT, _INIT_SCALE, _init_from_factors
 from sklearn_rrank._search._skeleton import Deadline
 
@@ -210,7 +211,7 @@ def _assign_blocks(m, n, n_blocks):
     """Row ranges of the blocks: runs of whole chunks of the serial warm start
     (:func:`~sklearn_rrank._lpca._model._chunks`) and of the serial ``U`` half step
     (:func:`~sklearn_rrank._lpca._model._gram_chunks`)."""
-    size = math.lcm(max(1, _CHUNK_ENTRIES // max(n, 1)), _gram_rows(n))
+    size = math.lcm(max(1, KERNELS.chunk_entries // max(n, 1)), _gram_rows(n))
     n_chunks = -(-m // size)
     n_blocks = max(1, min(n_blocks, n_chunks))
     bounds = (np.arange(n_blocks + 1) * n_chunks // n_blocks) * size
@@ -564,20 +565,24 @@ def lpca_fit_distributed(
     """
     deadline = Deadline(time_limit)  # the budget counts from the door
     X = check_binary_matrix(X, accept_sparse=True, method="lpca")
-    return _lpca_fit_distributed(
-        X,
-        n_components,
-        client=client,
+    options = LPCAOptions(
         tau=check_tau(tau),
         fit_bias=fit_bias,
+        solver="newton",
         alpha=float(alpha),
         max_iter=int(max_iter),
         tol=float(tol),
+        stop_when_exact=bool(stop_when_exact),
+    )
+    return _lpca_fit_distributed(
+        X,
+        n_components,
+        options,
+        client=client,
         init=init,
         random_state=random_state,
         n_blocks=n_blocks,
         verbose=verbose,
-        stop_when_exact=stop_when_exact,
         deadline=deadline,
         certify=certify,
     )
@@ -650,25 +655,25 @@ def _fit_info(parts, history, status, col_counts, m, **fields):
 def _lpca_fit_distributed(
     X,
     n_components,
+    options,
     *,
     client,
-    tau,
-    fit_bias,
-    alpha,
-    max_iter,
-    tol,
     init,
     random_state,
     n_blocks,
     verbose,
-    stop_when_exact,
     deadline,
     certify,
 ):
     """:func:`lpca_fit_distributed` on validated data; no checks.
 
-    ``deadline`` is the call's :class:`~sklearn_rrank._search._skeleton.Deadline`.
+    ``options`` is an :class:`~sklearn_rrank._lpca._options.LPCAOptions` (its
+    ``tau``, ``fit_bias``, ``alpha``, ``max_iter``, ``tol`` and
+    ``stop_when_exact`` are read: the solver is Newton in float64); ``deadline``
+    is the call's :class:`~sklearn_rrank._search._skeleton.Deadline`.
     """
+    tau, fit_bias, alpha = options.tau, options.fit_bias, options.alpha
+    max_iter, tol = options.max_iter, options.tol
     start = time.perf_counter()
     m, n = X.shape
     k = int(n_components)
@@ -699,18 +704,9 @@ def _lpca_fit_distributed(
             blocks, V, mu, alpha=alpha, tau=tau, stats=stats
         )
         loop_start = time.perf_counter()
+        loop = FitLoop.of(options, stall=_FIT_STALL, deadline=deadline, verbose=verbose)
         _, V, mu, history, n_iter, status = _sweep_loop(
-            sweep,
-            sweep,
-            V,
-            mu,
-            n_observed=m * n,
-            max_iter=max_iter,
-            tol=tol,
-            stall=_FIT_STALL,
-            stop_when_exact=stop_when_exact,
-            deadline=deadline,
-            verbose=verbose,
+            sweep, sweep, V, mu, loop, m * n
         )
         loop_seconds = time.perf_counter() - loop_start
         R = _package(np.zeros((1, p)), V, mu, tau)[1]

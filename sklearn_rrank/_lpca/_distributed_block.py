@@ -15,7 +15,6 @@ from threadpoolctl import threadpool_limits
 
 from sklearn_rrank._core._rounding import _row_error_counts
 from sklearn_rrank._lpca._model import (
-    _CHUNK_ENTRIES,
     _buffer,
     _chunks,
     _count_unsafe,
@@ -28,6 +27,7 @@ from sklearn_rrank._lpca._model import (
     _run_chunks,
 )
 from sklearn_rrank._lpca._newton import _newton_block, _offset_chunk, _offset_loss_chunk
+from sklearn_rrank._lpca._options import KERNELS
 
 # entries per chunk of rows in the column (V) half step: larger than the serial
 # chunks, so that the (n, (p + 1)(p + 2) / 2) Hessian sums are updated less often
@@ -93,6 +93,7 @@ class _BlockData:
         self.w = None
         self.n_missing = np.zeros(X.shape[0], dtype=np.int64)
         self.shape = X.shape
+        self.kernels = KERNELS  # the serial fit's chunks
 
     def side(self, transpose):
         return self.q, self.w, self.n_missing
@@ -169,7 +170,8 @@ class _LPCABlock:
         self.Y = None
         if n_extra:
             extra = np.empty((U.shape[0], n_extra))
-            first = self.start // max(1, _CHUNK_ENTRIES // max(self.X.shape[1], 1))
+            per = KERNELS.chunk_entries // max(self.X.shape[1], 1)
+            first = self.start // max(1, per)
             for i, rows in enumerate(self.chunks):
                 rng = np.random.RandomState((seed + first + i) % (2**32))
                 extra[rows] = 1e-2 * rng.standard_normal(

@@ -66,6 +66,7 @@ from sklearn_rrank._lpca._model import (
     lpca_deviances,
 )
 from sklearn_rrank._lpca._newton import (
+    FitLoop,
     StallRule,
     _MMSweep,
     _NewtonSweep,
@@ -75,6 +76,7 @@ from sklearn_rrank._lpca._options import (
     DEFAULT_ALPHA,
     FIT_MAX_ITER,
     FIT_TOL,
+    KERNELS,
     LPCAOptions,
 )
 from sklearn_rrank._lpca._start import _init_from_factors, _svd_init
@@ -124,24 +126,14 @@ def _fit_core(
             tick=tick,
             verbose=verbose,
         )
-    tau, solver, alpha = options.tau, options.solver, float(options.alpha)
-    max_iter, tol = options.max_iter, options.tol
-    stop_when_exact = options.stop_when_exact
+    tau, alpha = options.tau, float(options.alpha)
     start = time.perf_counter()
-    solver = _resolve_solver(solver, U.shape[1], *data.shape)
+    solver = _resolve_solver(options.solver, U.shape[1], options.kernels)
     if data.dtype != np.float64:
         U, V = U.astype(data.dtype), V.astype(data.dtype)
-    unsafe_history = []
     parallel = _make_parallel(n_jobs, verbose)
-    common = dict(
-        max_iter=max_iter,
-        tol=tol,
-        stall=stall,
-        stop_when_exact=stop_when_exact,
-        deadline=deadline,
-        verbose=verbose,
-        tick=tick,
-        unsafe_history=unsafe_history,
+    loop = FitLoop.of(
+        options, stall=stall, deadline=deadline, verbose=verbose, tick=tick
     )
     # BLAS runs single-threaded: the products here are per block of rows, and
     # multithreaded BLAS on small products is slow on a busy machine; parallelism
@@ -149,7 +141,7 @@ def _fit_core(
     with threadpool_limits(limits=1, user_api="blas"), parallel or nullcontext():
         if solver == "lbfgs":
             U, V, mu, history, n_iter, status = _lbfgs_fit(
-                data, U, V, mu, alpha=alpha, tau=tau, parallel=parallel, **common
+                data, U, V, mu, loop, alpha=alpha, tau=tau, parallel=parallel
             )
         else:
             kind = _NewtonSweep if solver == "newton" else _MMSweep
@@ -164,7 +156,7 @@ def _fit_core(
                 deadline=deadline,
             )
             U, V, mu, history, n_iter, status = _sweep_loop(
-                sweep, U, V, mu, n_observed=data.n_observed, **common
+                sweep, U, V, mu, loop, data.n_observed
             )
         U, V = U.astype(np.float64), V.astype(np.float64)
         if mu is not None:
@@ -178,7 +170,7 @@ def _fit_core(
             _, n_wrong, _ = _evaluate(parallel, U, V, mu, data, tau)
     info = {
         "solver_used": solver,
-        "unsafe_history": unsafe_history,
+        "unsafe_history": loop.unsafe_history,
         "loss": [float(v) for v in history],
         "status": status,
         "n_errors_logit": int(n_wrong),
@@ -192,16 +184,14 @@ def _fit_core(
 # ---------------------------------------------------------------------------------
 
 _SOLVERS = ("auto", "newton", "lbfgs", "mm")
-# "auto": Newton up to this many latent factors, L-BFGS beyond (a Newton half step
-# costs O(m n p^2 / 2) for the p x p systems, L-BFGS O(m n p) per iteration)
-_AUTO_NEWTON_MAX_P = 24
 
 
-def _resolve_solver(solver, p, m, n):
-    """The solver that ``"auto"`` stands for with ``p`` latent factors."""
+def _resolve_solver(solver, p, kernels=KERNELS):
+    """The solver that ``"auto"`` stands for with ``p`` latent factors: Newton up to
+    ``kernels.newton_max_p``, L-BFGS beyond."""
     if solver != "auto":
         return solver
-    return "newton" if p <= _AUTO_NEWTON_MAX_P else "lbfgs"
+    return "newton" if p <= kernels.newton_max_p else "lbfgs"
 
 
 def _model_kind(fit_bias, tau):
@@ -517,7 +507,7 @@ def _lpca_fit(
     kind = _model_kind(fit_bias, tau)
     p = _latent_factors(k, kind)
     deadline = Deadline() if deadline is None else deadline
-    data = _Data(X, dtype=dtype, working_set=opts.working_set)
+    data = _Data(X, dtype=dtype, working_set=opts.working_set, kernels=opts.kernels)
     if init is None:
         rng = check_random_state(random_state)
         U, V, mu = _svd_init(data, p, kind, rng, tau, deadline=deadline)
@@ -540,7 +530,9 @@ def _lpca_fit(
         # the stall of the rounding ends the alternating solvers' fits only: L-BFGS
         # moves all parameters at once and its rounding may rest for 50 iterations
         # and then drop again (Abstracts, k=50: stalled at a relative error of 0.54)
-        stall=_FIT_STALL if _resolve_solver(solver, p, m, n) != "lbfgs" else None,
+        stall=_FIT_STALL
+        if _resolve_solver(solver, p, opts.kernels) != "lbfgs"
+        else None,
     )
     deviance, null_deviance = lpca_deviances(X, U, V, mu)
     margin = None

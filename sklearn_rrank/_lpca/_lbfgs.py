@@ -14,7 +14,6 @@ import scipy.optimize
 
 from sklearn_rrank._lpca._model import (
     _B_MIN,
-    _CHECK_GROUP,
     _buffer,
     _chunks,
     _evaluate,
@@ -44,9 +43,6 @@ def _unpack(z, m, n, p, kind):
     return U, V, mu
 
 
-# chunks of rows per task of the joint objective, each summing its share of V's
-# gradient in place; fixed by the data shape only (never by n_jobs)
-_TASK_CHUNKS = 16
 _LOG2 = float(np.log(2.0))
 
 
@@ -156,7 +152,7 @@ def _joint_objective(
     ``counts["unsafe"]`` receives the entries that are wrong or within the stop
     margin at ``z`` (see :func:`_evaluate`), computed from the same logits. A
     limited ``deadline`` is checked before each run (threads: each
-    ``_CHECK_GROUP`` chunks' worth) and raises
+    ``data.kernels.check_group`` chunks' worth) and raises
     :class:`~sklearn_rrank._lpca._model._Expired` once it has passed.
     """
     m, n = data.shape
@@ -167,12 +163,14 @@ def _joint_objective(
     delta = _stop_delta(Uw, Vw, muw, tau)
     F = Vw if mu is None else np.column_stack([Vw, np.broadcast_to(muw, n)])
     F = np.multiply(F, 0.5, dtype=dt)
-    chunks = _chunks(m, n)
-    tasks = [chunks[i : i + _TASK_CHUNKS] for i in range(0, len(chunks), _TASK_CHUNKS)]
+    kernels = data.kernels
+    chunks = _chunks(m, n, kernels)
+    size = kernels.task_chunks  # chunks per task: fixed by the shape, not n_jobs
+    tasks = [chunks[i : i + size] for i in range(0, len(chunks), size)]
     args = (Uw, Vw, F, data.q, data.w, data.n_missing, data.ones, delta)
     # the tasks return their results (no shared output array): the same on every
     # joblib backend, threads or processes of a cluster
-    group = max(1, _CHECK_GROUP // _TASK_CHUNKS)
+    group = max(1, kernels.check_group // size)
     parts = _run_chunks(
         parallel, _joint_task, tasks, *args, deadline=deadline, group=group
     )
@@ -222,28 +220,14 @@ def _offset_scale(U, V, m, n):
     return min(1.0, math.sqrt(typical / (m * n)))
 
 
-def _lbfgs_fit(
-    data,
-    U,
-    V,
-    mu,
-    *,
-    alpha,
-    max_iter,
-    tol,
-    tau,
-    parallel,
-    stop_when_exact,
-    deadline,
-    verbose,
-    stall=None,
-    tick=None,
-    unsafe_history=None,
-):
+def _lbfgs_fit(data, U, V, mu, loop, *, alpha, tau, parallel):
     """Minimise the joint objective over ``(U, V, mu)`` with scipy's L-BFGS-B.
 
-    The stopping rules are those of :func:`_sweep_loop`, checked in scipy's
-    callback after every iteration (``tol`` is also scipy's ``ftol``). A limited
+    ``loop`` is a :class:`~sklearn_rrank._lpca._newton.FitLoop`: the stopping
+    rules are those of :func:`~sklearn_rrank._lpca._newton._sweep_loop`, checked in
+    scipy's callback after every iteration (``tol`` is also scipy's ``ftol``;
+    ``max_iter`` counts iterations). Returns ``(U, V, mu, history, n_iter,
+    status)`` as that loop does. A limited
     ``deadline`` is also checked inside every evaluation of the objective (see
     :func:`_joint_objective`); an interrupted iteration is discarded and the fit
     returns the last accepted iterate with status ``"time_limit"``. A global offset
@@ -262,8 +246,9 @@ def _lbfgs_fit(
     m, n = data.shape
     p = U.shape[1]
     kind = _kind(mu)
-    if unsafe_history is None:
-        unsafe_history = []
+    max_iter, tol, stall = loop.max_iter, loop.tol, loop.stall
+    stop_when_exact, deadline = loop.stop_when_exact, loop.deadline
+    verbose, tick, unsafe_history = loop.verbose, loop.tick, loop.unsafe_history
 
     # L-BFGS sees y: the parameters z with the global offset divided by its scale
     # (see _offset_scale); the factors and a column bias are not scaled
@@ -325,7 +310,9 @@ def _lbfgs_fit(
             return fg[0], fg[1].copy()
         return fun(y)
 
-    state = {"status": "max_iter", "n_iter": 0, "x": z0, "t": time.monotonic()}
+    # iterations are timed on the deadline's clock, as the sweeps
+    clock = time.monotonic if deadline is None else deadline.now
+    state = {"status": "max_iter", "n_iter": 0, "x": z0, "t": clock()}
 
     def callback(intermediate_result):
         state["n_iter"] += 1
@@ -349,7 +336,7 @@ def _lbfgs_fit(
             state["status"] = "stalled"
             raise StopIteration
         # no room for another iteration as long as this one: stop (see _sweep_loop)
-        now = time.monotonic()
+        now = clock()
         took, state["t"] = now - state["t"], now
         if deadline is not None and not deadline.leaves_room_for(took):
             state["status"] = "time_limit"

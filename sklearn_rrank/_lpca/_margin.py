@@ -89,7 +89,7 @@ def _working_set(data, U, V, mu, delta, deadline):
     Uc, Vc = U.astype(dtype, copy=False), V.astype(dtype, copy=False)
     offset = None if mu is None else np.asarray(mu, dtype=dtype)
     parts, n_wrong, n_unsafe = [], 0, 0
-    for rows in _chunks(*data.shape):
+    for rows in _chunks(*data.shape, data.kernels):
         if deadline.expired():
             return None
         theta = Uc[rows] @ Vc.T

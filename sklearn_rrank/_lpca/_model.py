@@ -23,6 +23,7 @@ import scipy.sparse as sp
 
 from sklearn_rrank._core._parallel import Parallel, delayed, effective_n_jobs
 from sklearn_rrank._core._rounding import _row_batches
+from sklearn_rrank._lpca._options import KERNELS
 
 __all__ = ["lpca_deviances", "row_log_likelihood"]
 
@@ -30,16 +31,9 @@ __all__ = ["lpca_deviances", "row_log_likelihood"]
 # denormal path of exp is never taken (the clipped terms are below 1e-300)
 _EXP_CLIP = 700.0
 _EXP_CLIP32 = 80.0
-# matrix entries per chunk of rows: chunks are fixed by the data shape only, never by
-# n_jobs, so results do not depend on the number of workers
-_CHUNK_ENTRIES = 1 << 18
-# chunks of the per-row Gram matrices ``h @ (F_a F_b)`` have at least this many rows
-# (fewer make each a memory-bound pass), within _GRAM_MAX_ENTRIES entries
-_GRAM_ROWS = 32
+# block sizes: the fields of Kernels (sklearn_rrank._lpca._options); a chunk of the
+# per-row Gram matrices stays within this many entries whatever its least rows
 _GRAM_MAX_ENTRIES = 1 << 23
-# chunks run in threads between two checks of a limited deadline (in the calling
-# thread): a fraction of a second of a Newton half step; serially, every chunk
-_CHECK_GROUP = 32
 # up to this fraction of ones the joint objective corrects for the ones (gather and
 # scatter) instead of reading the sign of every entry: cheaper than the full pass
 _SPARSE_ONES = 0.1
@@ -96,7 +90,7 @@ def _log1p_unit(e):
     dt = e.dtype
     if dt != np.float32:
         return np.log1p(e, out=e)
-    if e.size <= _CHUNK_ENTRIES:
+    if e.size <= KERNELS.chunk_entries:
         d = _buffer("log1p", e.shape, dt)
     else:
         d = np.empty_like(e)
@@ -229,12 +223,14 @@ class _Data:
     per row; ``qt``, ``wt`` and ``n_missing_t`` are the same for the transpose.
     A complete sparse ``X`` keeps its ones as a CSR pattern: ``q`` and ``qt`` are
     then :class:`_SparseSigns`, read by chunks of rows (``sparse`` is True), and no
-    m x n array is held.
+    m x n array is held. ``kernels`` (a :class:`~sklearn_rrank._lpca._options.
+    Kernels`) fixes the chunks of rows the passes over the data are cut into.
     """
 
-    def __init__(self, X, dtype=np.float64, working_set=False):
+    def __init__(self, X, dtype=np.float64, working_set=False, kernels=KERNELS):
         # whether a large sparse fit may take the working-set path (opt-in)
         self.working_set = bool(working_set)
+        self.kernels = kernels
         self.shape = X.shape
         self.dtype = np.dtype(dtype)
         self.sparse = sp.issparse(X) and not np.isnan(X.data).any()
@@ -379,26 +375,30 @@ def _buffer(name, shape, dtype):
     dtype = np.dtype(dtype)
     buf = bufs.get((name, dtype))
     if buf is None or buf.size < size:
-        buf = bufs[(name, dtype)] = np.empty(max(size, _CHUNK_ENTRIES), dtype=dtype)
+        buf = bufs[(name, dtype)] = np.empty(
+            max(size, KERNELS.chunk_entries), dtype=dtype
+        )
     return buf[:size].reshape(shape)
 
 
-def _chunks(n_rows, n_cols):
-    """The row blocks of :func:`~sklearn_rrank._core._rounding._row_batches`, L-PCA's
-    size."""
-    return _row_batches(n_rows, n_cols, _CHUNK_ENTRIES)
+def _chunks(n_rows, n_cols, kernels=KERNELS):
+    """The row blocks of :func:`~sklearn_rrank._core._rounding._row_batches` of
+    ``kernels.chunk_entries`` entries."""
+    return _row_batches(n_rows, n_cols, kernels.chunk_entries)
 
 
-def _gram_rows(n_cols):
+def _gram_rows(n_cols, kernels=KERNELS):
     """Rows per chunk of the Newton and bound updates: :func:`_chunks`' rows, at
-    least ``_GRAM_ROWS`` (as long as a chunk stays within ``_GRAM_MAX_ENTRIES``)."""
-    least = min(_GRAM_ROWS, _GRAM_MAX_ENTRIES // max(n_cols, 1))
-    return max(1, _CHUNK_ENTRIES // max(n_cols, 1), least)
+    least ``kernels.gram_rows`` (as long as a chunk stays within
+    ``_GRAM_MAX_ENTRIES``)."""
+    least = min(kernels.gram_rows, _GRAM_MAX_ENTRIES // max(n_cols, 1))
+    return max(1, kernels.chunk_entries // max(n_cols, 1), least)
 
 
-def _gram_chunks(n_rows, n_cols):
-    """The chunks of the Newton and bound updates (see ``_GRAM_ROWS``)."""
-    return _row_batches(n_rows, n_cols, _gram_rows(n_cols) * max(n_cols, 1))
+def _gram_chunks(n_rows, n_cols, kernels=KERNELS):
+    """The chunks of the Newton and bound updates (see :func:`_gram_rows`)."""
+    rows = _gram_rows(n_cols, kernels)
+    return _row_batches(n_rows, n_cols, rows * max(n_cols, 1))
 
 
 class _Expired(Exception):
@@ -415,14 +415,14 @@ def _run_chunks(parallel, func, chunks, *args, deadline=None, group=None):
     With a limited ``deadline`` (a :class:`~sklearn_rrank._search._skeleton.Deadline`),
     it
     is checked before each chunk (serially) or each run of ``group`` chunks
-    (threads, ``_CHECK_GROUP`` by default; checked in the calling thread) and
+    (threads, ``KERNELS.check_group`` by default; checked in the calling thread) and
     :class:`_Expired` is raised once it has passed. The results are the same as
     without it whenever it does not pass; an unlimited deadline (or None) is
     never checked.
     """
     if deadline is None or not deadline.limited:
         return _run_all(parallel, func, chunks, args)
-    step = 1 if parallel is None else group or _CHECK_GROUP
+    step = 1 if parallel is None else group or KERNELS.check_group
     out = []
     for start in range(0, len(chunks), step):
         if deadline.expired():
@@ -557,9 +557,17 @@ def _evaluate(parallel, U, V, mu, data, tau, transpose=False, deadline=None):
     else:
         P, F, offset = U, V, mu
     q, w, n_missing = data.side(transpose)
-    chunks = _chunks(P.shape[0], F.shape[0])
+    kernels = data.kernels
+    chunks = _chunks(P.shape[0], F.shape[0], kernels)
     args = (P, F, offset, q, w, n_missing, delta)
-    parts = _run_chunks(parallel, _eval_chunk, chunks, *args, deadline=deadline)
+    parts = _run_chunks(
+        parallel,
+        _eval_chunk,
+        chunks,
+        *args,
+        deadline=deadline,
+        group=kernels.check_group,
+    )
     losses = np.concatenate([q[0] for q in parts])
     return losses, sum(q[1] for q in parts), sum(q[2] for q in parts)
 
@@ -603,7 +611,7 @@ def _project_offset(b, tau):
     return np.asarray(max(float(b), _B_MIN))
 
 
-def _package(U, V, mu, tau):
+def _package(U, V, mu, tau, entries=None):
     """Factors ``L (m, k)``, ``R (n, k)`` with ``round_tau(L R^T) = round_0(theta)``.
 
     With the bias: ``L = [U, 1]``, ``R = [V, mu + tau]``. With the global offset
@@ -613,7 +621,8 @@ def _package(U, V, mu, tau):
     their side of ``tau``: for ``tau > 0`` the smallest positive logit of the row is
     scaled to ``2 tau``, for ``tau < 0`` the largest negative one to ``2 tau``. This
     is exact except for logits that are exactly 0 when ``tau > 0`` (they round to 1 at
-    logit 0 but to 0 at ``tau``).
+    logit 0 but to 0 at ``tau``). The reference logits of the rows are found by
+    blocks of about ``entries`` entries (None: the package's blocks).
     """
     m = U.shape[0]
     if _is_global(mu):
@@ -628,7 +637,7 @@ def _package(U, V, mu, tau):
         return U.copy(), V.copy()
     # the reference logit of every row, by blocks of rows (no m x n array)
     ref = np.empty(m)
-    for rows in _row_batches(m, V.shape[0]):
+    for rows in _row_batches(m, V.shape[0], entries):
         theta = U[rows] @ V.T
         if tau > 0:
             theta[theta <= 0] = np.inf

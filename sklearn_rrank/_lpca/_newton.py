@@ -9,7 +9,8 @@ use the same Newton kernel.
 """
 
 import time
-from dataclasses import dataclass, replace
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -46,22 +47,61 @@ _MIN_RIDGE = 1e-10
 _REDUCE_GROUP = 64
 
 
-def _newton_chunk(rows, P, F, offset, q, w, n_missing, alpha, pairs, delta, row_loss):
-    """One damped Newton step for the rows ``rows`` of ``P`` (independent problems).
+@dataclass(frozen=True, eq=False)
+class _HalfStep:
+    """What every chunk of one Newton half step reads (:func:`_newton_chunk`).
+
+    Attributes
+    ----------
+    P : ndarray of shape (rows, p)
+        The parameters updated (``U``, or ``[V, mu]``), in the sweeps' dtype.
+    F : ndarray of shape (cols, p)
+        The fixed factor.
+    offset : ndarray of shape (cols,), 0-d array or None
+        Added to every row's logits.
+    q, w, n_missing
+        The signs, observation weights and missing entries per row of this side
+        (:meth:`_Data.side`).
+    alpha : float
+        L2 penalty.
+    pairs : tuple
+        ``(a, b, FF)``: the upper-triangle indices and the pair products of ``F``.
+    delta : float or None
+        Stop margin of the unsafe count; None: not counted.
+    row_loss : ndarray of shape (rows,)
+        The current data losses of all rows.
+    """
+
+    P: np.ndarray
+    F: np.ndarray
+    offset: object
+    q: object
+    w: object
+    n_missing: np.ndarray
+    alpha: float
+    pairs: tuple
+    delta: object
+    row_loss: np.ndarray
+
+
+def _newton_chunk(rows, step):
+    """One damped Newton step for the rows ``rows`` of ``step`` (a :class:`_HalfStep`).
 
     The objective of row ``i`` is ``sum_j w_ij l(theta_ij) + alpha / 2 |P_i|^2`` with
-    ``theta_i = F P_i + offset``. All ``p x p`` Newton systems of the chunk are solved
-    in one batched call (in float64); the step is then halved per row until the
-    Armijo rule holds, and a row whose step never passes keeps its parameters, so no
-    row objective increases. ``row_loss`` holds the current data losses of all rows.
-    ``pairs`` is ``(a, b, FF)``: the upper-triangle indices and the pair products of
-    ``F``. The chunk's ``theta``, gradient, curvature and loss work in per-thread
-    buffers of ``P``'s dtype (float64, or float32 in the float32 mode).
+    ``theta_i = F P_i + offset``; the rows are independent problems. All ``p x p``
+    Newton systems of the chunk are solved in one batched call (in float64); the
+    step is then halved per row until the Armijo rule holds, and a row whose step
+    never passes keeps its parameters, so no row objective increases. The chunk's
+    ``theta``, gradient, curvature and loss work in per-thread buffers of ``P``'s
+    dtype (float64, or float32 in the float32 mode).
 
     Returns the new rows of ``P``, their data losses, the column sums of the new
     entry losses, and the number of unsafe entries (see :func:`_count_unsafe`) at
     the *old* parameters (-1 if ``delta`` is None).
     """
+    P, F, offset, alpha = step.P, step.F, step.offset, step.alpha
+    q, w, n_missing, delta = step.q, step.w, step.n_missing, step.delta
+    pairs, row_loss = step.pairs, step.row_loss
     Pc = P[rows]
     qc = q[rows]
     wc = None if w is None else w[rows]
@@ -149,17 +189,18 @@ def _newton_block(
     passes (checked as in :func:`~sklearn_rrank._lpca._model._run_chunks`).
     """
     q, w, n_missing = data.side(transpose)
-    chunks = _gram_chunks(P.shape[0], F.shape[0])
+    chunks = _gram_chunks(P.shape[0], F.shape[0], data.kernels)
     a, b = _pair_index(P.shape[1])
     pairs = (a, b, F[:, a] * F[:, b])
-    args = (P, F, offset, q, w, n_missing, alpha, pairs, delta, row_loss)
+    step = _HalfStep(P, F, offset, q, w, n_missing, alpha, pairs, delta, row_loss)
+    checks = dict(deadline=deadline, group=data.kernels.check_group)
     newP, new_loss, other_loss, n_unsafe = [], [], None, 0
     # each part holds a vector over the other side: the chunks run in groups whose
     # parts are summed (in chunk order) before the next group, so that the
     # vectors of all chunks of a tall matrix are never held at once
     for g in range(0, len(chunks), _REDUCE_GROUP):
         group = chunks[g : g + _REDUCE_GROUP]
-        for r in _run_chunks(parallel, _newton_chunk, group, *args, deadline=deadline):
+        for r in _run_chunks(parallel, _newton_chunk, group, step, **checks):
             newP.append(r[0])
             new_loss.append(r[1])
             n_unsafe += r[3]
@@ -198,9 +239,10 @@ def _mm_chunk(rows, P, F, offset, q, w, alpha):
 def _mm_block(parallel, P, F, offset, data, transpose, alpha, deadline=None):
     """Schein et al. bound update of every row of ``P``; see :func:`_mm_chunk`."""
     q, w, _ = data.side(transpose)
-    chunks = _gram_chunks(P.shape[0], F.shape[0])
+    chunks = _gram_chunks(P.shape[0], F.shape[0], data.kernels)
     args = (P, F, offset, q, w, alpha)
-    parts = _run_chunks(parallel, _mm_chunk, chunks, *args, deadline=deadline)
+    checks = dict(deadline=deadline, group=data.kernels.check_group)
+    parts = _run_chunks(parallel, _mm_chunk, chunks, *args, **checks)
     return np.concatenate(parts, axis=0)
 
 
@@ -230,9 +272,10 @@ def _offset_step(parallel, U, V, b, data, alpha, tau, row_loss, deadline=None):
     The step is halved until the projected Armijo rule holds; if it never does,
     ``b`` is kept. Returns the new ``b`` and the per-row data losses there.
     """
-    chunks = _chunks(*data.shape)
+    chunks = _chunks(*data.shape, data.kernels)
     args = (U, V, b, data.q, data.w)
-    parts = _run_chunks(parallel, _offset_chunk, chunks, *args, deadline=deadline)
+    checks = dict(deadline=deadline, group=data.kernels.check_group)
+    parts = _run_chunks(parallel, _offset_chunk, chunks, *args, **checks)
     grad = sum(r[0] for r in parts) + alpha * float(b)
     hess = sum(r[1] for r in parts) + max(alpha, _MIN_RIDGE)
     f0 = float(row_loss.sum()) + 0.5 * alpha * float(b) ** 2
@@ -243,9 +286,7 @@ def _offset_step(parallel, U, V, b, data, alpha, tau, row_loss, deadline=None):
         if change == 0.0:
             break
         args = (U, V, trial, data.q, data.w)
-        parts = _run_chunks(
-            parallel, _offset_loss_chunk, chunks, *args, deadline=deadline
-        )
+        parts = _run_chunks(parallel, _offset_loss_chunk, chunks, *args, **checks)
         losses = np.concatenate(parts)
         ft = float(losses.sum()) + 0.5 * alpha * float(trial) ** 2
         if ft <= f0 + _ARMIJO * grad * change:
@@ -256,7 +297,7 @@ def _offset_step(parallel, U, V, b, data, alpha, tau, row_loss, deadline=None):
 
 def _offset_mm_step(parallel, U, V, b, data, alpha, tau, deadline=None):
     """Schein-style bound update of the global offset (closed form, projected)."""
-    chunks = _chunks(*data.shape)
+    chunks = _chunks(*data.shape, data.kernels)
 
     def chunk(rows):
         theta = U[rows] @ V.T
@@ -269,7 +310,9 @@ def _offset_mm_step(parallel, U, V, b, data, alpha, tau, deadline=None):
             q = q * wc
         return float(np.sum(q) - np.sum(T * theta)), float(T.sum())
 
-    parts = _run_chunks(parallel, chunk, chunks, deadline=deadline)
+    parts = _run_chunks(
+        parallel, chunk, chunks, deadline=deadline, group=data.kernels.check_group
+    )
     num = sum(r[0] for r in parts) + float(b) * sum(r[1] for r in parts)
     den = sum(r[1] for r in parts) + max(2.0 * alpha, _MIN_RIDGE)
     return _project_offset(num / den, tau)
@@ -315,6 +358,45 @@ class StallRule:
         drop = window[0] - min(window[1:])
         floor = max(self.fraction * window[0], self.rate * n_observed)
         return drop < floor or drop <= 0
+
+
+@dataclass(frozen=True, eq=False)
+class FitLoop:
+    """How the loop of one fit runs and stops (:func:`_sweep_loop`, L-BFGS's).
+
+    Attributes
+    ----------
+    max_iter : int
+        Sweeps (L-BFGS: iterations).
+    tol : float
+        Relative objective decrease below which the fit has converged.
+    stop_when_exact : bool
+        Stop once no observed entry is wrong or within the stop margin.
+    stall : StallRule or None, default=None
+        When the rounding has stalled; None: never.
+    deadline : Deadline or None, default=None
+        The fit's :class:`~sklearn_rrank._search._skeleton.Deadline`.
+    verbose : int, default=0
+        One line per sweep if ``>= 2``.
+    tick : callable or None, default=None
+        ``tick(sweep_number, n_unsafe)`` after every sweep (progress reports).
+    unsafe_history : list, default=[]
+        Receives the unsafe count of the start and of every sweep.
+    """
+
+    max_iter: int
+    tol: float
+    stop_when_exact: bool
+    stall: StallRule | None = None
+    deadline: object = None
+    verbose: int = 0
+    tick: Callable | None = None
+    unsafe_history: list = field(default_factory=list)
+
+    @classmethod
+    def of(cls, options, **kwargs):
+        """The loop of an :class:`~sklearn_rrank._lpca._options.LPCAOptions`."""
+        return cls(options.max_iter, options.tol, options.stop_when_exact, **kwargs)
 
 
 def _stalled(counts, stall, n_observed):
@@ -401,37 +483,29 @@ class _MMSweep:
         return U, V, mu, _objective(losses, U, V, mu, alpha), n_unsafe
 
 
-def _sweep_loop(
-    sweep,
-    U,
-    V,
-    mu,
-    *,
-    n_observed,
-    max_iter,
-    tol,
-    stall,
-    stop_when_exact,
-    deadline,
-    verbose,
-    tick=None,
-    unsafe_history=None,
-):
-    """Run ``sweep`` until a stopping rule holds; the loop of every sweep solver.
+def _sweep_loop(sweep, U, V, mu, loop, n_observed):
+    """Run ``sweep`` until a stopping rule of ``loop`` (a :class:`FitLoop`) holds.
 
-    Rules, checked after each sweep in this order: ``"exact"`` (with
-    ``stop_when_exact``, no observed entry wrong or within the stop margin),
-    ``"tol"`` (relative objective decrease below ``tol``), ``"stalled"`` (see
-    :func:`_stalled`), ``"time_limit"`` (the deadline leaves no room for another
-    sweep as long as the last one, :meth:`Deadline.leaves_room_for`), else
-    ``"max_iter"``. A sweep that the deadline interrupts (it raises
+    The loop of every sweep solver. Rules, checked after each sweep in this
+    order: ``"exact"`` (with ``stop_when_exact``, no observed entry wrong or
+    within the stop margin), ``"tol"`` (relative objective decrease below
+    ``tol``), ``"stalled"`` (the ``stall`` rule over ``n_observed`` entries),
+    ``"time_limit"`` (the deadline leaves no room for another sweep as long as the
+    last one, :meth:`Deadline.leaves_room_for`), else ``"max_iter"``. A sweep that
+    the deadline interrupts (it raises
     :class:`~sklearn_rrank._lpca._model._Expired`, see :class:`_NewtonSweep`)
     also ends with ``"time_limit"``, at the state that sweep started from.
-    ``tick(sweep_number, n_unsafe)`` is called after every sweep (progress
-    reports). The unsafe counts are appended to ``unsafe_history``.
+    ``loop.tick(sweep_number, n_unsafe)`` is called after every sweep (progress
+    reports). The unsafe counts are appended to ``loop.unsafe_history``.
+
+    Returns ``(U, V, mu, history, n_iter, status)``: ``history`` the objective of
+    the start and after each sweep.
     """
-    if unsafe_history is None:
-        unsafe_history = []
+    max_iter, tol, stall = loop.max_iter, loop.tol, loop.stall
+    stop_when_exact, deadline = loop.stop_when_exact, loop.deadline
+    verbose, tick, unsafe_history = loop.verbose, loop.tick, loop.unsafe_history
+    # sweeps are timed on the deadline's clock (a test's fake clock needs no sleep)
+    clock = time.monotonic if deadline is None else deadline.now
     objective, n_unsafe = sweep.start
     history = [objective]
     unsafe_history.append(n_unsafe)
@@ -439,13 +513,13 @@ def _sweep_loop(
         return U, V, mu, history, 0, "exact"
     status, n_iter = "max_iter", 0
     for it in range(1, max_iter + 1):
-        began = time.monotonic()
+        began = clock()
         try:
             U, V, mu, objective, n_unsafe = sweep(U, V, mu, stop_when_exact)
         except _Expired:
             status = "time_limit"
             break
-        took = time.monotonic() - began
+        took = clock() - began
         n_iter = it
         prev = history[-1]
         history.append(objective)
@@ -472,7 +546,7 @@ def _sweep_loop(
 def _transform_loop(parallel, data, P, F, offset, alpha, max_iter, tol, bound=None):
     """Newton steps on all rows of ``P`` (``F`` fixed) until the objective stalls."""
     q, w, n_missing = data.side(False)
-    chunks = _gram_chunks(P.shape[0], F.shape[0])
+    chunks = _gram_chunks(P.shape[0], F.shape[0], data.kernels)
     parts = _run_chunks(
         parallel, _eval_chunk, chunks, P, F, offset, q, w, n_missing, 0.0
     )

@@ -39,7 +39,7 @@ def _unsafe_entries(U, V, mu, data, tau):
     delta = _stop_delta(U, V, mu, tau)
     n = data.shape[1]
     parts = []
-    for rows in _chunks(*data.shape):
+    for rows in _chunks(*data.shape, data.kernels):
         theta = U[rows] @ V.T
         if mu is not None:
             theta += mu

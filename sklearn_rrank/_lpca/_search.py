@@ -11,7 +11,7 @@ every candidate is certified by the incumbent, never here. Users reach it throug
 """
 
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 from sklearn.utils import check_random_state
@@ -27,6 +27,7 @@ from sklearn_rrank._lpca._fit import (
 from sklearn_rrank._lpca._margin import _margin_fit
 from sklearn_rrank._lpca._model import _Data, _is_global, _package
 from sklearn_rrank._lpca._newton import StallRule
+from sklearn_rrank._lpca._options import KERNELS, Kernels
 from sklearn_rrank._lpca._refine import _boost, _lpca_refine
 from sklearn_rrank._lpca._start import (
     _add_columns,
@@ -34,7 +35,7 @@ from sklearn_rrank._lpca._start import (
     _truncated_start,
 )
 from sklearn_rrank._search._bracket import Family, Fit, bracket_search, ticker
-from sklearn_rrank._search._policy import DEFAULT_POLICY, StartKind
+from sklearn_rrank._search._policy import DEFAULT_POLICY, SearchPolicy, StartKind
 
 __all__ = []
 
@@ -48,12 +49,28 @@ _SEARCH_OPTIONS = LPCAOptions(alpha=1e-4, max_iter=300, tol=1e-5, stop_when_exac
 # a fit ends when its unsafe entries drop by less than 2% in 30 sweeps: it has
 # settled, and a further slice is better spent at another rank
 _SEARCH_STALL = StallRule(window=30, fraction=0.02)
-# beyond _fit._AUTO_NEWTON_MAX_P latent factors the fits run L-BFGS, whose iteration
+# beyond Kernels.newton_max_p latent factors the fits run L-BFGS, whose iteration
 # costs a fraction of a Newton sweep and does less: this many times the sweeps
 _LBFGS_SWEEP_FACTOR = 10
-# on data of at least this many entries the sweeps run in float32 (certificates stay
-# float64): the elementwise kernels take about a quarter of the float64 time
-_FLOAT32_ENTRIES = 10**6
+
+
+@dataclass(frozen=True)
+class _SearchSettings:
+    """The method parameters of L-PCA's rank search (see :func:`_lpca_search`).
+
+    ``kernels`` (a :class:`~sklearn_rrank._lpca._options.Kernels`) is private:
+    not a method parameter, tests hand it through the search's keywords.
+    """
+
+    start: int = 1
+    max_rank: int | None = None
+    refine: bool = True
+    polish: bool = True
+    fit_bias: object = "global"
+    dtype: str = "auto"
+    policy: SearchPolicy | None = None
+    working_set: bool = False
+    kernels: Kernels = KERNELS
 
 
 class _LPCAFamily:
@@ -65,7 +82,10 @@ class _LPCAFamily:
         Validated binary data (NaN = missing).
     incumbent : Incumbent
         Progress events go through it (certification is the bracket search's).
-    tau, n_jobs, verbose, fit_bias, dtype, refine
+    settings : _SearchSettings
+        The search's method parameters, with ``fit_bias``, ``dtype`` and
+        ``policy`` resolved (no "auto", no None).
+    tau, n_jobs, verbose
         As :func:`_lpca_search`.
     seed : int
         Seed of the fresh SVD starts.
@@ -73,21 +93,7 @@ class _LPCAFamily:
         The search's diagnostics, filled per ``k``.
     """
 
-    def __init__(
-        self,
-        X,
-        incumbent,
-        *,
-        tau,
-        n_jobs,
-        verbose,
-        fit_bias,
-        dtype,
-        seed,
-        info,
-        policy=DEFAULT_POLICY,
-        working_set=False,
-    ):
+    def __init__(self, X, incumbent, settings, *, tau, n_jobs, verbose, seed, info):
         self.X, self.incumbent, self.tau, self.seed, self.info = (
             X,
             incumbent,
@@ -95,18 +101,23 @@ class _LPCAFamily:
             seed,
             info,
         )
-        self.data = _Data(X, dtype=dtype, working_set=working_set)
-        self.kind = _model_kind(fit_bias, tau)
-        self.fit_bias = fit_bias
-        self.options = replace(_SEARCH_OPTIONS, tau=tau)
+        self.data = _Data(
+            X,
+            dtype=settings.dtype,
+            working_set=settings.working_set,
+            kernels=settings.kernels,
+        )
+        self.kind = _model_kind(settings.fit_bias, tau)
+        self.fit_bias = settings.fit_bias
+        self.options = replace(_SEARCH_OPTIONS, tau=tau, kernels=settings.kernels)
         self.n_jobs, self.fit_verbose = n_jobs, max(verbose - 1, 0)
         self.verbose = verbose
-        self.policy = policy
+        self.policy = settings.policy
         # ranks whose rescue ran the margin phase (see rescue)
         self._margin_ran = set()
 
     def _solver(self, p):
-        solver = _resolve_solver("auto", p, *self.data.shape)
+        solver = _resolve_solver("auto", p, self.options.kernels)
         return solver, (_LBFGS_SWEEP_FACTOR if solver == "lbfgs" else 1)
 
     def _start(self, k, start, deadline):
@@ -259,22 +270,7 @@ class _LPCAFamily:
 
 
 def _lpca_search(
-    X,
-    incumbent,
-    deadline,
-    *,
-    tau,
-    random_state,
-    n_jobs,
-    verbose,
-    start=1,
-    max_rank=None,
-    refine=True,
-    polish=True,
-    fit_bias="global",
-    dtype="auto",
-    policy=None,
-    working_set=False,
+    X, incumbent, deadline, *, tau, random_state, n_jobs, verbose, **params
 ):
     """L-PCA's rank search: the family of ``methods=("lpca",)`` (trusts its input).
 
@@ -283,7 +279,8 @@ def _lpca_search(
     ``random_state`` (the seed of the randomized SVD starts), ``n_jobs`` (threads of
     L-PCA and of the LP engine; the result does not depend on it) and ``verbose``
     (one line per fit if ``>= 1``, one line per sweep if ``>= 2``) come from there;
-    ``X`` is a validated float64 array or CSR matrix (NaN = missing).
+    ``X`` is a validated float64 array or CSR matrix (NaN = missing). ``params``
+    are the method parameters below (the fields of :class:`_SearchSettings`).
 
     The ranks are chosen by the bracket search
     (:func:`~sklearn_rrank._search._bracket.bracket_search`: gallop while fits are
@@ -355,11 +352,15 @@ def _lpca_search(
     Ungar (AISTATS 2003).
     """
     m, n = X.shape
-    policy = DEFAULT_POLICY if policy is None else policy
+    settings = _SearchSettings(**params)
+    fit_bias, dtype = settings.fit_bias, settings.dtype
     if dtype == "auto":
-        dtype = "float32" if m * n >= _FLOAT32_ENTRIES else "float64"
+        big = m * n >= settings.kernels.float32_entries
+        dtype = "float32" if big else "float64"
     if fit_bias == "global" and tau == 0:
         fit_bias = False
+    policy = DEFAULT_POLICY if settings.policy is None else settings.policy
+    settings = replace(settings, fit_bias=fit_bias, dtype=dtype, policy=policy)
     seed = check_random_state(random_state).randint(np.iinfo(np.int32).max)
     info = {
         "failed_by_k": {},
@@ -377,28 +378,25 @@ def _lpca_search(
     family = _LPCAFamily(
         X,
         incumbent,
+        settings,
         tau=tau,
         n_jobs=n_jobs,
         verbose=verbose,
-        fit_bias=fit_bias,
-        dtype=dtype,
         seed=seed,
         info=info,
-        policy=policy,
-        working_set=working_set,
     )
     found = bracket_search(
         incumbent,
         deadline,
         Family(
             family.fit,
-            rescue=family.rescue if refine else None,
+            rescue=family.rescue if settings.refine else None,
             accepted=family.accepted,
         ),
         policy=policy,
-        start=start,
-        max_rank=max_rank,
-        stop_first=not polish,
+        start=settings.start,
+        max_rank=settings.max_rank,
+        stop_first=not settings.polish,
     )
     info.update(found)
     if incumbent.rank is not None:
@@ -407,7 +405,7 @@ def _lpca_search(
             f"{', '.join(map(str, found['tried']))}"
         )
     elif found["reason"] == "max_rank":
-        info["message"] = f"no certificate up to max_rank={max_rank}"
+        info["message"] = f"no certificate up to max_rank={settings.max_rank}"
     elif found["reason"] == "time limit":
         info["message"] = "no certificate before the time limit"
     else:

@@ -244,7 +244,7 @@ def _gradient_blocks(data, U, V, mu, curvature=False):
     ``g`` and ``h`` are the first and second derivatives of the entry losses at the
     logits ``U V^T + mu`` (:func:`_grad_hess_terms`), one chunk of rows at a time.
     """
-    for rows in _chunks(*data.shape):
+    for rows in _chunks(*data.shape, data.kernels):
         theta = U[rows] @ V.T
         if mu is not None:
             theta += mu
@@ -351,9 +351,8 @@ def _init_from_factors(L, R, kind, tau, m, n, k):
 
 # the scales of a truncated certificate tried: powers of 2 from 1, up or down
 _TRUNCATED_MAX_STEPS = 12
-# entries (in _TRUNCATED_BLOCKS evenly spaced blocks of rows) on which the scale is
-# chosen: a pass over all entries would cost seconds on 1e9 entries
-_TRUNCATED_SAMPLE = 1 << 21
+# evenly spaced blocks of rows on which the scale is chosen (data.kernels'
+# truncated_sample entries in all): a pass over all entries costs seconds on 1e9
 _TRUNCATED_BLOCKS = 8
 
 
@@ -367,7 +366,7 @@ def _truncated_start(data, L, R, p, tau):
     convex in the scale ``c > 0`` (the logits are linear in it): ``c`` walks by
     factors of 2 from 1 (at most ``_TRUNCATED_MAX_STEPS`` steps) while the loss of
     a sample drops (all the entries of up to ``_TRUNCATED_BLOCKS`` evenly spaced
-    blocks of whole rows, about ``_TRUNCATED_SAMPLE`` entries in all, every entry
+    blocks of whole rows, ``kernels.truncated_sample`` entries in all, every entry
     on small data), and stays at least ``_B_MIN / |tau|``. ``tau`` must not be 0
     (the global model needs the offset). Our addition (the paper starts every
     L-PCA fit afresh): measured on Abstracts (float32, L-BFGS, 2 cores), a fit at
@@ -388,7 +387,7 @@ def _truncated_start(data, L, R, p, tau):
         V0 = QR @ (Bt[:p].T * np.sqrt(s[:p]))
         # the sample: M_p - tau, the signs and the weights of whole blocks of rows
         q, w, _ = data.side(False)
-        size = max(1, min(m, _TRUNCATED_SAMPLE // max(n, 1)))
+        size = max(1, min(m, data.kernels.truncated_sample // max(n, 1)))
         per = -(-size // _TRUNCATED_BLOCKS)
         firsts = np.unique(np.linspace(0, m - per, _TRUNCATED_BLOCKS).astype(int))
         blocks = [slice(a, a + per) for a in firsts] if per < m else [slice(0, m)]

@@ -325,19 +325,10 @@ def _lpca_default_fit_bias(tau):
 
 
 def _lpca_fit(
-    X,
-    k,
-    *,
-    tau,
-    nonnegative,
-    max_iter,
-    tol,
-    deadline,
-    random_state,
-    n_jobs,
-    verbose,
-    **params,
+    X, k, *, tau, max_iter, tol, deadline, random_state, n_jobs, verbose, **params
 ):
+    # the contract's nonnegative is False here: the doors refuse it for L-PCA
+    params.pop("nonnegative")
     kw = _given(max_iter=max_iter, tol=tol)
     params.setdefault("fit_bias", _lpca_default_fit_bias(tau))
     init = params.pop("init", None)

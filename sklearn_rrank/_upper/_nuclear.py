@@ -18,6 +18,7 @@ The nuclear norm is a loose proxy for the rank: on the identity ``I_n`` the opti
 
 import time
 import warnings
+from dataclasses import dataclass
 from numbers import Integral, Real
 
 import numpy as np
@@ -405,19 +406,18 @@ def truncate_rounding(Y, X, tau=0.5, rule="prefix"):
     return _truncate(Y, X, tau, rule)
 
 
+@dataclass(frozen=True)
+class _NuclearSettings:
+    """The method parameters of Nuclear's rank search (:data:`NUCLEAR_PARAMS`)."""
+
+    delta: float = 0.5
+    max_iter: int = 5000
+    tol: float = 1e-5
+    rule: str = "prefix"
+
+
 def _nuclear_search(
-    X,
-    incumbent,
-    deadline,
-    *,
-    tau,
-    random_state=None,
-    n_jobs=None,
-    verbose=0,
-    delta=0.5,
-    max_iter=5000,
-    tol=1e-5,
-    rule="prefix",
+    X, incumbent, deadline, *, tau, random_state=None, n_jobs=None, verbose=0, **params
 ):
     """Nuclear's rank search: the family of ``methods=("nuclear",)``; trusts X.
 
@@ -430,10 +430,12 @@ def _nuclear_search(
     When the deadline ends ADMM the current iterate is truncated (any certified
     truncation is still a valid bound).
 
-    Method parameters (``method_params={"nuclear": {...}}``): ``delta`` (0.5, the
-    constraints' margin, see :func:`nuclear_norm_minimization`), ``max_iter``
-    (5000 ADMM iterations), ``tol`` (1e-5, relative ADMM tolerance) and ``rule``
-    (``"prefix"`` or ``"greedy"``, see :func:`truncate_rounding`). Returns the
+    Method parameters (``method_params={"nuclear": {...}}``, the fields of
+    :class:`_NuclearSettings`): ``delta`` (0.5, the constraints' margin, see
+    :func:`nuclear_norm_minimization`), ``max_iter`` (5000 ADMM iterations),
+    ``tol`` (1e-5, relative ADMM tolerance) and ``rule`` (``"prefix"`` or
+    ``"greedy"``, see :func:`truncate_rounding`). ``random_state`` and ``n_jobs``
+    are not read (ADMM is deterministic and runs in one thread). Returns the
     ``info`` dict: the ADMM diagnostics plus ``source``, ``rule`` and
     ``admm_seconds``.
 
@@ -442,8 +444,16 @@ def _nuclear_search(
     Neumann, Gemulla, Miettinen. ICDM 2016, Section 3 ("Nuclear norm algorithm") and
     Section 5.1; Cai, Candes, Shen (SIAM J. Optim. 2010), singular value thresholding.
     """
+    settings = _NuclearSettings(**params)
+    rule = settings.rule
     Y, Z, info = _run_admm(
-        X, tau, delta, max_iter, tol, deadline=deadline, verbose=verbose
+        X,
+        tau,
+        settings.delta,
+        settings.max_iter,
+        settings.tol,
+        deadline=deadline,
+        verbose=verbose,
     )
     info["admm_seconds"] = info.pop("seconds")
     info["rule"] = rule
