@@ -227,11 +227,11 @@ def canonical_sparse(X):
     return X
 
 
-def sparse_if_few_ones(X):
+def sparse_if_few_ones(X, *, min_entries=SPARSE_INPUT_ENTRIES):
     """A CSR copy of a large dense array with few ones, else ``X`` itself.
 
-    A numeric 2-D ``numpy.ndarray`` of at least ``SPARSE_INPUT_ENTRIES`` (1e7)
-    entries, none of them NaN, with fewer than ``SPARSE_FRACTION`` (10%) of them
+    A numeric 2-D ``numpy.ndarray`` of at least ``min_entries`` (the doors use
+    ``SPARSE_INPUT_ENTRIES``, 1e7) entries, none of them NaN, with fewer than ``SPARSE_FRACTION`` (10%) of them
     nonzero, is returned as ``scipy.sparse.csr_matrix(X)`` (same values, same
     dtype); anything else (smaller arrays, missing entries, sparse matrices, lists,
     data frames) is returned unchanged. The doors of methods that work on sparse
@@ -242,7 +242,7 @@ def sparse_if_few_ones(X):
     """
     if not (isinstance(X, np.ndarray) and X.ndim == 2 and X.dtype.kind in "biuf"):
         return X
-    if X.size < SPARSE_INPUT_ENTRIES:
+    if X.size < min_entries:
         return X
     if np.count_nonzero(X) >= SPARSE_FRACTION * X.size:
         return X
