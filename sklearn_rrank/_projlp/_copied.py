@@ -23,6 +23,7 @@ from sklearn_rrank._core._rounding import (
     _uncertified_counts,
 )
 from sklearn_rrank._core._trivial import trivial_upper_bound
+from sklearn_rrank._projlp._diagnostics import ProjLPDiagnostics
 from sklearn_rrank._projlp._projlp import LARGE_INPUT, LargeInput, _Projection
 
 # rounds of alternating separation (rows, then columns) per width tried in phase 0,
@@ -200,19 +201,21 @@ def _copied_columns_search(
     projection,
     rng,
     n_jobs,
-    info,
+    diag,
     lps,
     large=LARGE_INPUT,
 ):
     """Phase 0 of the ProjLP search on large input (see ``_projlp_search``).
 
     ``lps(Lu, cols)`` solves the feasibility LPs of the merged columns ``cols`` for
-    the left factor ``Lu`` (counting them in ``info``) and returns ``(R, feasible)``.
+    the left factor ``Lu`` (counting them in ``diag``, the search's
+    :class:`~sklearn_rrank._projlp._diagnostics.ProjLPDiagnostics`) and returns
+    ``(R, feasible)``.
     ``large`` (a :class:`~sklearn_rrank._projlp._projlp.LargeInput`) gives the
     steps of the separations and the estimate of the SVD start.
 
     0. If the known bound is at most the first width, ``min(m', n') / 12``, phase
-       0 does not run (``info["phase0_out_of_reach"]`` says why).
+       0 does not run (``diag.phase0_out_of_reach`` says why).
     1. For a few widths ``d`` (a pattern search from ``min(m', n') / 12``: up by
        half while the bound drops, else down; then up to three bisections between
        the best width and the next smaller one tried), the truncated SVD of ``X`` is
@@ -247,7 +250,7 @@ def _copied_columns_search(
         deadline=deadline,
         tau=tau,
         n_jobs=n_jobs,
-        info=info,
+        diag=diag,
         lps=lps,
         large=large,
         # nested, drawn on demand (the offset column's widths of tau <= 0 only)
@@ -264,7 +267,7 @@ def _copied_columns_search(
         # a certificate of width d has at least d columns: the first width cannot
         # beat the bound, and the widths below it are out of phase 0's reach on
         # the large data it is made for (its copied columns add to the width)
-        info["phase0_out_of_reach"] = (
+        diag.phase0_out_of_reach = (
             f"its first width {first} is not below the known bound {incumbent.bound}"
         )
         return
@@ -305,7 +308,7 @@ class _CopiedColumns:
     deadline: object
     tau: float
     n_jobs: object
-    info: dict
+    diag: ProjLPDiagnostics
     lps: object
     large: LargeInput
     proj: _Projection | None  # None for tau > 0 (no projections drawn)
@@ -329,7 +332,7 @@ class _CopiedColumns:
         return min(self.Xu.shape) - 1
 
     def tried(self, d):
-        return any(d == t for t, _ in self.info["phase0_tried"])
+        return d in self.diag.phase0_widths()
 
     def try_width(self, d, warm=None):
         """The state ``(Lu, R_sep, separated, bound)`` at width ``d``, or None."""
@@ -350,7 +353,7 @@ class _CopiedColumns:
             else:
                 start = _truncated_product(*warm, d)
             if start is None:  # the SVD start does not fit in the time left
-                self.info["phase0_skipped"] = self.svd_start.message
+                self.diag.phase0_skipped = self.svd_start.message
                 return None
             L0, R0 = start
             Lu, R_sep, counts, history = alternate_separation(
@@ -383,8 +386,8 @@ class _CopiedColumns:
             )
             history = []
         bound = d + int((~separated).sum())
-        self.info["phase0_tried"].append((d, bound))
-        self.info["phase0_alternation"].append((d, history))
+        self.diag.phase0_tried.append((d, bound))
+        self.diag.phase0_alternation.append((d, history))
         self.incumbent.record(
             bound,
             None,
@@ -402,11 +405,9 @@ class _CopiedColumns:
             Lu, R_sep, separated, self.Xu, self.tau, self.row_owner, self.col_owner
         )
         if self.incumbent.offer(L, R):
-            self.info["improvements"].append(
-                (L.shape[1], round(self.deadline.elapsed(), 4))
-            )
-            self.info["phase0_width"] = Lu.shape[1]
-            self.info["phase0_copied"] = int((~separated).sum())
+            self.diag.improved(L.shape[1], self.deadline.elapsed())
+            self.diag.phase0_width = Lu.shape[1]
+            self.diag.phase0_copied = int((~separated).sum())
 
     def pattern_search(self, best):
         """Step 1's pattern search over the width; returns the best state.
@@ -433,7 +434,7 @@ class _CopiedColumns:
         """Bisect between the best width and the largest width tried below it."""
         for _ in range(_BISECTIONS):
             d_best = best[0].shape[1]
-            below = [t for t, _ in self.info["phase0_tried"] if t < d_best]
+            below = [t for t in self.diag.phase0_widths() if t < d_best]
             if self.deadline.expired() or not below:
                 break
             d = (max(below) + d_best) // 2
@@ -484,7 +485,7 @@ class _CopiedColumns:
                     n_jobs=self.n_jobs,
                     basis=basis,
                 )
-                self.info["n_newton"] += int(cols.size)
+                self.diag.n_newton += int(cols.size)
                 label = f"Newton, {int(ok.sum())}/{cols.size}"
             else:
                 R_c, ok = self.lps(Lu, cols)

@@ -9,7 +9,6 @@ copied-columns phase 0 of :mod:`sklearn_rrank._projlp._copied`. The fit, the
 transform and the projection kernels are in :mod:`sklearn_rrank._projlp._projlp`.
 """
 
-from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -36,6 +35,7 @@ from sklearn_rrank._projlp._copied import (
     _truncated_product,
     _uncertified_columns,
 )
+from sklearn_rrank._projlp._diagnostics import ProjLPDiagnostics
 from sklearn_rrank._projlp._projlp import (
     LARGE_INPUT,
     LargeInput,
@@ -290,7 +290,7 @@ def _lp_phases_skipped(search):
     run: on large sparse data they would make the merged matrix dense (many times
     the memory of the data) and solve few LPs before the deadline.
     """
-    if not search.info["phase0_skipped"] or search.info["phase0_tried"]:
+    if not search.diag.phase0_skipped or search.diag.phase0_tried:
         return None
     m_u, n_u = search.Xu.shape
     return (
@@ -342,8 +342,8 @@ class _ProjLPSearch:
     ``Xu`` is ``X`` with identical rows and columns merged (``weights`` counts the
     rows each merged row stands for; ``row_owner``/``col_owner`` map the rows and
     columns of ``X`` to the merged ones) and ``X0u`` the projection input (made on
-    first use). The
-    phases return ``None`` to go on, or ``(stopped, message)`` to end the search.
+    first use); ``diag`` holds the diagnostics the phases write. The phases
+    return ``None`` to go on, or ``(stopped, message)`` to end the search.
     """
 
     X: np.ndarray
@@ -362,14 +362,13 @@ class _ProjLPSearch:
     n_jobs: object
     verbose: int
     rng: np.random.RandomState
-    info: dict
+    diag: ProjLPDiagnostics
     t_start: float
     # attempt order of the merged columns; failing columns move to the front
     queue: list = field(default_factory=list)
     fail_count: np.ndarray = None
     # wrong entries of X in the columns of each merged column when its r is 0
     wrong_if_zero: np.ndarray = None
-    status_counts: Counter = field(default_factory=Counter)
     parallel: object = None
     policy: SearchPolicy = DEFAULT_POLICY
     large: LargeInput = LARGE_INPUT
@@ -398,29 +397,9 @@ class _ProjLPSearch:
             weights=_column_counts(X, zero_is_one),
             minlength=n_u,
         ).astype(np.int64)
-        info = {
-            "nested": nested,
-            "projection": params["projection"],
-            "eps": params["eps"],
-            "n_lps": 0,
-            "n_infeasible_lps": 0,
-            "d_tried": [],
-            "phase1_rank": None,
-            "phase1_seconds": None,
-            "fallback": False,
-            "n_projections": 0,
-            "refine_tried": [],
-            "phase2_seconds": None,
-            "phase0_width": None,
-            "phase0_copied": None,
-            "phase0_skipped": None,
-            "phase0_out_of_reach": None,
-            "phase0_tried": [],
-            "phase0_alternation": [],
-            "n_newton": 0,
-            "improvements": [],
-            "lp_status_counts": {},
-        }
+        diag = ProjLPDiagnostics(
+            nested=nested, projection=params["projection"], eps=params["eps"]
+        )
         return cls(
             X=X,
             Xu=Xu,
@@ -433,7 +412,7 @@ class _ProjLPSearch:
             deadline=deadline,
             tau=tau,
             nonnegative=nonnegative,
-            info=info,
+            diag=diag,
             t_start=deadline.elapsed(),
             queue=list(range(n_u)),
             fail_count=np.zeros(n_u, dtype=np.int64),
@@ -461,28 +440,27 @@ class _ProjLPSearch:
         )
 
     def finish(self, stopped, message):
-        """The search's ``info``, with its message (printed at ``verbose >= 1``)."""
-        info = self.info
-        info["lp_status_counts"] = dict(self.status_counts)
-        if info["phase0_skipped"]:
-            message += f" (phase 0 stopped: {info['phase0_skipped']})"
-        info["message"] = message
-        info["stopped_early"] = bool(stopped)
+        """The ``info`` dict of the search, its message printed at ``verbose >= 1``."""
+        diag = self.diag
+        if diag.phase0_skipped:
+            message += f" (phase 0 stopped: {diag.phase0_skipped})"
+        diag.message, diag.stopped_early = message, bool(stopped)
         if self.verbose >= 1:
             print(
                 f"[projlp] rank bound {self.incumbent.rank} ({message}), "
-                f"{info['n_lps']} LPs, {self.elapsed():.2f} s"
+                f"{diag.n_lps} LPs, {self.elapsed():.2f} s"
             )
-        return info
+        return diag.as_info()
 
     def record(self, cols, codes, feasible):
         """Count the LPs run and move the first failing column up the queue."""
-        info, queue, fail_count = self.info, self.queue, self.fail_count
+        queue, fail_count = self.queue, self.fail_count
         attempted = codes != _NOT_SOLVED
-        info["n_lps"] += int(attempted.sum())
-        info["n_infeasible_lps"] += int((attempted & ~feasible).sum())
-        self.status_counts.update(STATUS_NAMES[c] for c in codes[attempted])
-        info["lp_status_counts"] = dict(self.status_counts)
+        self.diag.count_lps(
+            attempted.sum(),
+            (attempted & ~feasible).sum(),
+            (STATUS_NAMES[c] for c in codes[attempted]),
+        )
         failed = cols[attempted & ~feasible]
         if failed.size:
             first = int(failed[0])
@@ -524,7 +502,7 @@ class _ProjLPSearch:
     def certify(self, Lu, R_u):
         """Offer the full factors; on failure return the uncertified columns."""
         if self.incumbent.offer(Lu[self.row_owner], R_u[self.col_owner]):
-            self.info["improvements"].append((Lu.shape[1], round(self.elapsed(), 4)))
+            self.diag.improved(Lu.shape[1], self.elapsed())
             if self.verbose >= 2:
                 print(
                     f"[projlp] certified rank {Lu.shape[1]} at {self.elapsed():.2f} s"
@@ -539,7 +517,7 @@ class _ProjLPSearch:
 
     def phase0(self):
         """Phase 0 (large input): separation with copied columns."""
-        info, incumbent = self.info, self.incumbent
+        diag, incumbent = self.diag, self.incumbent
         _copied_columns_search(
             self.Xu,
             self.X0u if self.tau <= 0 else None,  # projected only for tau <= 0
@@ -551,18 +529,18 @@ class _ProjLPSearch:
             projection=self.projection,
             rng=self.rng,
             n_jobs=self.n_jobs,
-            info=info,
+            diag=diag,
             lps=lambda Lu, cols: self.attempt(Lu, cols, False)[:2],
             large=self.large,
         )
-        if info["phase0_out_of_reach"]:
+        if diag.phase0_out_of_reach:
             # not stopped by the deadline: the time left is not this search's to use
-            return False, f"phase 0 not run: {info['phase0_out_of_reach']}"
-        if info["phase0_width"] is not None:
+            return False, f"phase 0 not run: {diag.phase0_out_of_reach}"
+        if diag.phase0_width is not None:
             return (
                 self.deadline.expired(),
-                f"phase 0: projection width {info['phase0_width']} and "
-                f"{info['phase0_copied']} copied columns",
+                f"phase 0: projection width {diag.phase0_width} and "
+                f"{diag.phase0_copied} copied columns",
             )
         if incumbent.bound is not None:
             return True, "phase 0 did not improve the known bound"
@@ -598,8 +576,8 @@ class _ProjLPSearch:
                 R_u = np.zeros((n_u, d))
             if self._phase1_width(Lu, R_u, solved):
                 break
-        self.info["phase1_rank"] = incumbent.rank
-        self.info["phase1_seconds"] = self.elapsed()
+        self.diag.phase1_rank = incumbent.rank
+        self.diag.phase1_seconds = self.elapsed()
         return self._phase1_end(max_rank)
 
     def _phase1_width(self, Lu, R_u, solved):
@@ -607,7 +585,7 @@ class _ProjLPSearch:
         d, n_u = Lu.shape[1], self.Xu.shape[1]
         cols = np.array([j for j in self.queue if not solved[j]], dtype=np.intp)
         R_d, feasible, attempted = self.attempt(Lu, cols)
-        self.info["d_tried"].append(d)
+        self.diag.d_tried.append(d)
         R_u[cols[feasible]] = R_d[feasible]
         solved[cols[feasible]] = True
         # the candidate: feasible columns exact, the others r = 0
@@ -636,7 +614,7 @@ class _ProjLPSearch:
         if incumbent.bound is None and not deadline.expired():
             factors = _trivial_factors(self.Xu, self.tau, self.nonnegative)
             if factors is not None and factors[0].shape[1] <= max_rank:
-                self.info["fallback"] = True
+                self.diag.fallback = True
                 self.certify(*factors)
         if incumbent.bound is None:
             if deadline.expired():
@@ -661,12 +639,12 @@ class _ProjLPSearch:
                 certified = False  # the same start gives the same try
             else:
                 tried.add((width, incumbent.bound))
-                self.info["refine_tried"].append(width)
+                self.diag.refine_tried.append(width)
                 certified = self._refine_width(width, refine_iter)
             step = self.policy.descent_step(step, certified)
             if step is None:
                 break
-        self.info["phase2_seconds"] = self.elapsed() - t2
+        self.diag.phase2_seconds = self.elapsed() - t2
         if deadline.expired():
             return True, "time limit reached in phase 2"
         return None
@@ -703,8 +681,7 @@ class _ProjLPSearch:
             on_round=on_round,
             parallel=self.parallel,
         )
-        self.info["n_lps"] += out["n_lps"]
-        self.status_counts.update(out["status_counts"])
+        self.diag.count_lps(out["n_lps"], 0, out["status_counts"])
         n_wrong = self.wrong_entries(out["L"], out["R"])
         self.incumbent.record(width, n_wrong, message="phase 2 (LP descent)")
         ok = False
@@ -746,7 +723,7 @@ class _ProjLPSearch:
                     self.X0u.shape[1], width, self.projection, self.nonnegative, seed
                 )
                 lefts.append(self.X0u @ A)
-            self.info["n_projections"] += batch
+            self.diag.n_projections += batch
             failures = self._phase3_batch(width, lefts, failures)
         return None
 
