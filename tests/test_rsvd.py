@@ -1,9 +1,13 @@
-from dataclasses import replace
-
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from _family import modules, rsvd_error_curve, run_family, truncated_svd
+from _family import (
+    SearchPolicy,
+    modules,
+    rsvd_error_curve,
+    run_family,
+    truncated_svd,
+)
 
 from sklearn_rrank import (
     RoundingRankFactorization,
@@ -82,8 +86,8 @@ def test_estimator_picks_best_truncation_and_pads(rng):
 def test_blocked_scan_finds_the_first_exact_truncation(rng, monkeypatch, tau):
     X = (rng.random((60, 45)) < 0.3).astype(float)
     exhaustive = run_family("rsvd", X, tau=tau)
-    scan = modules.rsvd.Scan(exhaustive_work=0, block=7)
-    blocked = run_family("rsvd", X, tau=tau, private={"scan": scan})
+    policy = SearchPolicy(rsvd_exhaustive_work=0, rsvd_block=7)
+    blocked = run_family("rsvd", X, tau=tau, private={"policy": policy})
     assert blocked.info["scan"].startswith("blocked")
     assert blocked.certified and certify_rounding(X, blocked.L, blocked.R, tau=tau)
     # the first exact k of the curve, unless an earlier exact block end exists
@@ -182,11 +186,11 @@ def test_blocked_scan_by_blocks_of_rows_equals_one_block(rng, monkeypatch, spars
     import scipy.sparse as sp
 
     X = (rng.random((80, 40)) < 0.25).astype(float)
-    scan = modules.rsvd.Scan(exhaustive_work=0, block=5)
-    one = run_family("rsvd", X, private={"scan": scan})
+    policy = SearchPolicy(rsvd_exhaustive_work=0, rsvd_block=5)
+    one = run_family("rsvd", X, private={"policy": policy})
     # blocks of 3 rows: the failing boundary is found by another block of rows
-    rows = replace(scan, row_entries=3 * 40)
-    many = run_family("rsvd", sp.csr_matrix(X) if sparse else X, private={"scan": rows})
+    rows = {"policy": policy, "scan": modules.rsvd.Scan(row_entries=3 * 40)}
+    many = run_family("rsvd", sp.csr_matrix(X) if sparse else X, private=rows)
     assert many.rank == one.rank
     assert certify_rounding(X, many.L, many.R)
 

@@ -162,3 +162,14 @@ def test_candidates_tries_one_rank_after_the_deadline(order):
         gallop=order == "galloping",
     )
     assert (found, stopped, seen) == (None, True, [3])
+
+
+def test_policy_orders_projlp_phase0_and_rsvd_ranks():
+    # phase 0 descends to 97% of a width every column separates, always below it
+    policy = SearchPolicy()
+    assert [policy.descent_width(w) for w in (100, 10, 2)] == [97, 9, 1]
+    assert SearchPolicy(phase0_descent=0.5).descent_width(100) == 50
+    # R-SVD: every k while m n K <= 4e9, else boundaries from the top by 64
+    assert policy.rsvd_order(1000, 1000, 4000) is None
+    assert policy.rsvd_order(1000, 1000, 4001)[:2] == [4001, 3937]
+    assert SearchPolicy(rsvd_block=2).rsvd_order(1000, 1000, 5000)[-3:] == [4, 2, 0]

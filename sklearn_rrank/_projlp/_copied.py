@@ -25,6 +25,7 @@ from sklearn_rrank._core._rounding import (
 from sklearn_rrank._core._trivial import trivial_upper_bound
 from sklearn_rrank._projlp._diagnostics import ProjLPDiagnostics
 from sklearn_rrank._projlp._projlp import LARGE_INPUT, LargeInput, _Projection
+from sklearn_rrank._search._policy import DEFAULT_POLICY
 
 # rounds of alternating separation (rows, then columns) per width tried in phase 0,
 # and the relative decrease of the uncertified entries below which they stop
@@ -32,9 +33,6 @@ _ALTERNATIONS = 8
 _ALTERNATION_TOL = 0.05
 # bisection steps of the width after phase 0's pattern search
 _BISECTIONS = 3
-# phase 0 descends to this fraction of a width at which every column is separated:
-# small steps, as a width far below the last separated one rarely separates
-_DESCENT = 0.97
 # phase 0 offers a repaired certificate at most this often (seconds): each offer
 # multiplies factors of width d + |F| over all m x n entries
 _OFFER_EVERY = 60.0
@@ -204,6 +202,7 @@ def _copied_columns_search(
     diag,
     lps,
     large=LARGE_INPUT,
+    policy=DEFAULT_POLICY,
 ):
     """Phase 0 of the ProjLP search on large input (see ``_projlp_search``).
 
@@ -212,7 +211,9 @@ def _copied_columns_search(
     :class:`~sklearn_rrank._projlp._diagnostics.ProjLPDiagnostics`) and returns
     ``(R, feasible)``.
     ``large`` (a :class:`~sklearn_rrank._projlp._projlp.LargeInput`) gives the
-    steps of the separations and the estimate of the SVD start.
+    steps of the separations and the estimate of the SVD start, ``policy`` (a
+    :class:`~sklearn_rrank._search._policy.SearchPolicy`) the width of step 4
+    (:meth:`~sklearn_rrank._search._policy.SearchPolicy.descent_width`).
 
     0. If the known bound is at most the first width, ``min(m', n') / 12``, phase
        0 does not run (``diag.phase0_out_of_reach`` says why).
@@ -278,7 +279,7 @@ def _copied_columns_search(
     best = phase.bisect(phase.pattern_search(best))
     while True:
         Lu, R_sep, separated = phase.finish_copied(best)
-        d = min(Lu.shape[1] - 1, round(_DESCENT * Lu.shape[1]))  # always smaller
+        d = policy.descent_width(Lu.shape[1])  # always smaller
         if (
             not separated.all()
             or deadline.expired()

@@ -203,7 +203,9 @@ def _projlp_search(
         Phase 3 stops after this many consecutive failing projections (0: no phase 3).
     policy : SearchPolicy or None, default=None
         The rules of the search (:mod:`sklearn_rrank._search._policy`): phase 2's
-        step (:meth:`~sklearn_rrank._search._policy.SearchPolicy.descent_step`).
+        step (:meth:`~sklearn_rrank._search._policy.SearchPolicy.descent_step`)
+        and phase 0's descent
+        (:meth:`~sklearn_rrank._search._policy.SearchPolicy.descent_width`).
         None: the default rules.
 
     Returns
@@ -532,6 +534,7 @@ class _ProjLPSearch:
             diag=diag,
             lps=lambda Lu, cols: self.attempt(Lu, cols, False)[:2],
             large=self.large,
+            policy=self.policy,
         )
         if diag.phase0_out_of_reach:
             # not stopped by the deadline: the time left is not this search's to use

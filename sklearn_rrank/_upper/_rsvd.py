@@ -24,6 +24,7 @@ from threadpoolctl import threadpool_limits
 from sklearn_rrank._core._memory import gib, svd_bytes, svd_components_that_fit
 from sklearn_rrank._core._results import FactorizationResult
 from sklearn_rrank._core._rounding import _csr_ones, _row_batches
+from sklearn_rrank._search._policy import DEFAULT_POLICY
 
 __all__ = ["rsvd_error_curve", "truncated_svd"]
 
@@ -40,21 +41,16 @@ _SCAN_BLOCK_ENTRIES = 1 << 17
 
 @dataclass(frozen=True)
 class Scan:
-    """How R-SVD scans the truncations of its SVD.
+    """How R-SVD scans the truncations of its SVD (the order of the ranks is the
+    policy's: :meth:`~sklearn_rrank._search._policy.SearchPolicy.rsvd_order`).
 
     Attributes
     ----------
-    exhaustive_work : float, default=4e9
-        At most this many operations (``m n K``) for the exhaustive per-``k``
-        scan; above, the blocked scan from the top.
-    block : int, default=64
-        Components per block of the scan from the top.
     row_entries : int, default=4194304
-        Entries per block of rows of that scan (float64 and a mask: 36 MiB).
+        Entries per block of rows of the scan from the top (float64 and a mask:
+        36 MiB).
     """
 
-    exhaustive_work: float = 4e9
-    block: int = 64
     row_entries: int = 1 << 22
 
 
@@ -450,10 +446,12 @@ def _scan_exhaustive(X, incumbent, deadline, U, s, Vt, tau):
     return errors
 
 
-def _scan_blocked(X, incumbent, deadline, U, s, Vt, tau, scan=SCAN):
+def _scan_blocked(X, incumbent, deadline, U, s, Vt, tau, bounds, scan=SCAN):
     """Scan from the top: ``A -= U_b S_b V_b^T`` one block of components at a time.
 
-    The boundaries are ``K, K - block, ..., 0``. Every block of rows (the row
+    The boundaries are ``bounds``, ``K, K - block, ..., 0`` (the policy's
+    :meth:`~sklearn_rrank._search._policy.SearchPolicy.rsvd_order`). Every block of
+    rows (the row
     blocks of :func:`~sklearn_rrank._core._rounding._row_batches`, at most
     ``scan.row_entries`` entries) starts from its rank-K truncation and subtracts
     blocks of components while its rounding stays exact, down to the highest
@@ -474,8 +472,6 @@ def _scan_blocked(X, incumbent, deadline, U, s, Vt, tau, scan=SCAN):
     US = U
     US *= s  # in place: U is this search's own array (saves an m x K copy)
     s = np.ones_like(s)  # the truncations below are US[:, :k] @ Vt[:k]
-    block = scan.block
-    bounds = list(range(K, 0, -block)) + [0]  # K, K - block, ..., 0
     fail = -1  # index into bounds of the highest failing boundary (-1: none yet)
     wrong_at_fail = []  # (rows, cols, values, targets) of the entries wrong there
     batches = _row_batches(m, n, scan.row_entries)
@@ -543,12 +539,15 @@ def _rsvd_search(
     verbose=0,
     max_rank=None,
     scan=SCAN,
+    policy=DEFAULT_POLICY,
 ):
     """R-SVD's rank search: the family of ``methods=("rsvd",)``.
 
     Trusts its input (``X`` a validated float64 array or CSR matrix, no missing
     entries; parameters checked). The paper's greedy loop k = 1, 2, ... (Section 3,
-    "Rounded SVD algorithm"), computed with one SVD and a scan over the truncations.
+    "Rounded SVD algorithm"), computed with one SVD and a scan over the truncations,
+    in the order of the policy's
+    :meth:`~sklearn_rrank._search._policy.SearchPolicy.rsvd_order`.
     Small inputs (``m n K <= 4e9``) get the exhaustive incremental scan of
     :func:`rsvd_error_curve` (the error of every ``k``); larger ones an anytime
     blocked scan from the top (see :func:`_scan_blocked`: the rank-K truncation is
@@ -582,6 +581,10 @@ def _rsvd_search(
     scan : Scan, default=SCAN
         How the truncations are scanned (not a method parameter: the package's
         searches use the default; a test hands smaller blocks).
+    policy : SearchPolicy, default=DEFAULT_POLICY
+        The order of the ranks scanned
+        (:meth:`~sklearn_rrank._search._policy.SearchPolicy.rsvd_order`); not a
+        method parameter.
 
     Returns
     -------
@@ -637,13 +640,14 @@ def _rsvd_search(
     t0 = time.perf_counter()
     U, s, Vt = _target_svd(X, K, tau, random_state=random_state, route=route)
     info["svd_seconds"] = time.perf_counter() - t0
-    if float(m) * n * K <= scan.exhaustive_work:
+    bounds = policy.rsvd_order(m, n, K)
+    if bounds is None:
         info["scan"] = "exhaustive"
         if _scan_exhaustive(X, incumbent, deadline, U, s, Vt, tau) is None:
             info["stopped_early"] = True
     else:
-        info["scan"] = f"blocked ({scan.block} components per block)"
-        reason = _scan_blocked(X, incumbent, deadline, U, s, Vt, tau, scan)
+        info["scan"] = f"blocked ({policy.rsvd_block} components per block)"
+        reason = _scan_blocked(X, incumbent, deadline, U, s, Vt, tau, bounds, scan)
         if reason == "time limit":
             info["stopped_early"] = True
     if incumbent.rank is None:
