@@ -539,6 +539,29 @@ def test_phase0_skips_an_svd_start_that_does_not_fit_the_deadline(planted):
     assert unlimited.info["phase0_skipped"] is None
 
 
+def test_phase0_estimates_the_svd_start_of_sparse_data_from_its_ones(planted):
+    # issue 69: a CSR matrix with over a tenth ones gets the sparse Gram product,
+    # and its skip said what the dense one would have cost (m n, not nnz)
+    asked = []
+
+    def seconds(m, n, nnz):
+        asked.append(nnz)
+        return 1e9 if nnz is None else 1e6 + nnz
+
+    slow = {"large": LargeInput(entries=0, svd_seconds=seconds)}
+    Xs = sp.csr_matrix(planted)
+    assert Xs.nnz > 0.1 * planted.size
+    res = run_family("projlp", Xs, random_state=0, time_limit=30, private=slow)
+    (nnz,) = asked
+    assert 0 < nnz <= Xs.nnz  # the ones of the merged matrix
+    skipped = res.info["phase0_skipped"]
+    assert f"needs about {1e6 + nnz:.0f} s (sparse, {nnz} ones)" in skipped
+    # the same data dense: the dense product, estimated from m n
+    asked.clear()
+    res = run_family("projlp", planted, random_state=0, time_limit=30, private=slow)
+    assert asked == [None] and "needs about 1000000000 s," in res.info["phase0_skipped"]
+
+
 def test_sparse_data_skip_the_lp_phases_when_phase0_could_not_start(
     monkeypatch, planted
 ):

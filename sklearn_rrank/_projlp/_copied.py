@@ -147,9 +147,10 @@ class _SVDStart:
     ``X0`` is the merged matrix, missing entries set to 0. The triplets come from
     the Gram matrix (:func:`sklearn_rrank._upper._rsvd._gram_svd`), computed once for
     ``K = 1.5 d`` components and again, for ``max(2 K, 1.5 d)``,
-    when a wider start is asked for. A sparse ``X0`` (at most a tenth of the
-    entries are ones) gets the Gram matrix by a sparse product: the same integer
-    counts as the dense product, at a fraction of its ``m n^2`` operations. Neither
+    when a wider start is asked for. A sparse ``X0`` (CSR, or at most a tenth of
+    the entries are ones) gets the Gram matrix by a sparse product: the same integer
+    counts as the dense product, at a fraction of its ``m n^2`` operations, and its
+    time is estimated from the ones (``nnz``), as R-SVD's is. Neither
     the product nor the eigendecomposition can be interrupted, so a start whose
     estimated time (:func:`sklearn_rrank._upper._rsvd._gram_svd_seconds`) exceeds what
     is left
@@ -159,7 +160,8 @@ class _SVDStart:
 
     def __init__(self, X0, deadline, svd_seconds=None):
         nnz = int(X0.count_nonzero() if sp.issparse(X0) else np.count_nonzero(X0))
-        self.nnz = nnz if nnz <= 0.1 * X0.size else None
+        # the product follows the ones where X0 is sparse (CSR, or made CSR here)
+        self.nnz = nnz if sp.issparse(X0) or nnz <= 0.1 * X0.size else None
         self.X0 = sp.csr_matrix(X0) if self.nnz is not None else X0
         self.deadline = deadline
         self.svd_seconds = svd_seconds
@@ -176,9 +178,10 @@ class _SVDStart:
                 need = (self.svd_seconds or _gram_svd_seconds)(m, n, self.nnz)
                 left = self.deadline.remaining()
                 if need > left:
+                    ones = "" if self.nnz is None else f" (sparse, {self.nnz} ones)"
                     self.message = (
-                        f"the SVD start of {K} components needs about {need:.0f} s, "
-                        f"{left:.0f} s were left"
+                        f"the SVD start of {K} components needs about {need:.0f} s"
+                        f"{ones}, {left:.0f} s were left"
                     )
                     return None
             self.K = K
