@@ -110,6 +110,7 @@ __all__ = [
     "_STRATEGIES",
     "_sign_change_ordering",
     "_SVDStart",
+    "_ProjLPSearch",
     "_Shattering",
     "_best_upper_sets",
     "_bmna",
@@ -258,6 +259,9 @@ LARGE_INPUT = _projlp.LARGE_INPUT  # the rules the fit and search use by default
 _check_solver = _projlp._check_solver  # ProjLP's solver="auto" -> "lp" or "hinge"
 _copied_columns_factors = _projlp_copied._copied_columns_factors  # width d + |F|
 _SVDStart = _projlp_copied._SVDStart  # phase 0's start factors (truncated SVD)
+_ProjLPSearch = (
+    _projlp_search_module._ProjLPSearch
+)  # a ProjLP search's state and phases
 
 # permutation (_permutation_order)
 _STRATEGIES = _permutation_order._STRATEGIES  # names of the ordering strategies

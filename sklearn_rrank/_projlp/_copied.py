@@ -23,9 +23,8 @@ from sklearn_rrank._core._rounding import (
     _uncertified_counts,
 )
 from sklearn_rrank._core._trivial import trivial_upper_bound
-from sklearn_rrank._projlp._diagnostics import ProjLPDiagnostics
-from sklearn_rrank._projlp._projlp import LARGE_INPUT, LargeInput, _Projection
-from sklearn_rrank._search._policy import DEFAULT_POLICY
+from sklearn_rrank._projlp._projlp import LargeInput, _Projection
+from sklearn_rrank._projlp._records import ProjLPDiagnostics
 
 # rounds of alternating separation (rows, then columns) per width tried in phase 0,
 # and the relative decrease of the uncertified entries below which they stop
@@ -72,24 +71,21 @@ def _truncated_product(L, R, width):
     return F, G
 
 
-def _test_projection(Lu, Xu, cols, weights, tau, eps, nonnegative, deadline):
+def _test_projection(Lu, Xu, cols, weights, lp, deadline):
     """Feasibility of all ``cols`` for one projection, stopping at the first failure.
 
     Module-level (picklable) task of phase 3 of the ProjLP search
-    (:mod:`sklearn_rrank._projlp._search`); columns are tried serially in blocks of
-    1, 2, 4, ...
+    (:mod:`sklearn_rrank._projlp._search`); ``lp`` are the feasibility LPs
+    (:class:`~sklearn_rrank._core._lp_engine.ColumnLPs`); columns are tried serially
+    in blocks of 1, 2, 4, ...
     """
     R_d, codes, _, feasible = _solve(
         Lu,
         Xu,
-        tau=tau,
-        eps=eps,
-        nonnegative=nonnegative,
-        feasibility=True,
+        lp,
         n_jobs=1,
         deadline=deadline,
         columns=cols,
-        stop_at_first_infeasible=True,
         weights=weights,
         first_block=1,
     )
@@ -190,31 +186,20 @@ class _SVDStart:
         return self.L[:, :d], self.R[:, :d]
 
 
-def _copied_columns_search(
-    Xu,
-    X0u,
-    row_owner,
-    col_owner,
-    incumbent,
-    deadline,
-    *,
-    tau,
-    projection,
-    rng,
-    n_jobs,
-    diag,
-    lps,
-    large=LARGE_INPUT,
-    policy=DEFAULT_POLICY,
-):
+def _copied_columns_search(search, lps):
     """Phase 0 of the ProjLP search on large input (see ``_projlp_search``).
 
+    ``search`` is the state of the ProjLP search
+    (:class:`~sklearn_rrank._projlp._search._ProjLPSearch`): phase 0 reads its
+    merged matrix ``Xu`` (and for ``tau <= 0`` the projection input ``X0u``), the
+    owners of the rows and columns of ``X``, its incumbent, deadline, ``tau``,
+    ``projection``, ``rng`` and ``n_jobs``, and writes its diagnostics
+    (``search.diag``, a :class:`~sklearn_rrank._projlp._records.ProjLPDiagnostics`).
     ``lps(Lu, cols)`` solves the feasibility LPs of the merged columns ``cols`` for
-    the left factor ``Lu`` (counting them in ``diag``, the search's
-    :class:`~sklearn_rrank._projlp._diagnostics.ProjLPDiagnostics`) and returns
-    ``(R, feasible)``.
-    ``large`` (a :class:`~sklearn_rrank._projlp._projlp.LargeInput`) gives the
-    steps of the separations and the estimate of the SVD start, ``policy`` (a
+    the left factor ``Lu`` (counting them in ``search.diag``) and returns
+    ``(R, feasible)``. ``search.large`` (a
+    :class:`~sklearn_rrank._projlp._projlp.LargeInput`) gives the steps of the
+    separations and the estimate of the SVD start, ``search.policy`` (a
     :class:`~sklearn_rrank._search._policy.SearchPolicy`) the width of step 4
     (:meth:`~sklearn_rrank._search._policy.SearchPolicy.descent_width`).
 
@@ -241,6 +226,7 @@ def _copied_columns_search(
        (:func:`_truncated_product`), then 2 and 3), until the deadline or the lower
        bound.
     """
+    Xu, incumbent, deadline = search.Xu, search.incumbent, search.deadline
     m_u, n_u = Xu.shape
     if min(m_u, n_u) - 1 < 1:
         return
@@ -248,21 +234,26 @@ def _copied_columns_search(
     missing = None if sp.issparse(Xu) else np.isnan(Xu)
     phase = _CopiedColumns(
         Xu=Xu,
-        row_owner=row_owner,
-        col_owner=col_owner,
+        row_owner=search.row_owner,
+        col_owner=search.col_owner,
         incumbent=incumbent,
         deadline=deadline,
-        tau=tau,
-        n_jobs=n_jobs,
-        diag=diag,
+        tau=search.tau,
+        n_jobs=search.n_jobs,
+        diag=search.diag,
         lps=lps,
-        large=large,
-        # nested, drawn on demand (the offset column's widths of tau <= 0 only)
-        proj=None if X0u is None else _Projection(X0u, projection, False, rng),
+        large=search.large,
+        # nested, drawn on demand (the offset column's widths of tau <= 0 only; the
+        # projection input is made only then)
+        proj=(
+            None
+            if search.tau > 0
+            else _Projection(search.X0u, search.projection, False, search.rng)
+        ),
         svd_start=_SVDStart(
             np.where(missing, 0.0, Xu) if missing is not None and missing.any() else Xu,
             deadline,
-            large.svd_seconds,
+            search.large.svd_seconds,
         ),
     )
     del missing
@@ -271,7 +262,7 @@ def _copied_columns_search(
         # a certificate of width d has at least d columns: the first width cannot
         # beat the bound, and the widths below it are out of phase 0's reach on
         # the large data it is made for (its copied columns add to the width)
-        diag.phase0_out_of_reach = (
+        search.diag.phase0_out_of_reach = (
             f"its first width {first} is not below the known bound {incumbent.bound}"
         )
         return
@@ -282,7 +273,7 @@ def _copied_columns_search(
     best = phase.bisect(phase.pattern_search(best))
     while True:
         Lu, R_sep, separated = phase.finish_copied(best)
-        d = policy.descent_width(Lu.shape[1])  # always smaller
+        d = search.policy.descent_width(Lu.shape[1])  # always smaller
         if (
             not separated.all()
             or deadline.expired()

@@ -18,8 +18,8 @@ from sklearn.utils import check_random_state
 
 from sklearn_rrank._core._lp_engine import (
     _NOT_SOLVED,
-    DEFAULT_EPS,
     STATUS_NAMES,
+    ColumnLPs,
     _solve,
 )
 from sklearn_rrank._core._memory import dense_copy_refused, gib
@@ -35,7 +35,6 @@ from sklearn_rrank._projlp._copied import (
     _truncated_product,
     _uncertified_columns,
 )
-from sklearn_rrank._projlp._diagnostics import ProjLPDiagnostics
 from sklearn_rrank._projlp._projlp import (
     LARGE_INPUT,
     LargeInput,
@@ -44,6 +43,7 @@ from sklearn_rrank._projlp._projlp import (
     _projection_input,
     _projection_matrix,
 )
+from sklearn_rrank._projlp._records import ProjLPDiagnostics, ProjLPSearchOptions
 from sklearn_rrank._search._policy import DEFAULT_POLICY, SearchPolicy
 
 __all__ = []
@@ -74,16 +74,8 @@ def _projlp_search(
     random_state=None,
     n_jobs=None,
     verbose=0,
-    nested=True,
-    projection="dense",
-    eps=DEFAULT_EPS,
-    refine=True,
-    refine_iter=20,
-    n_retries=0,
-    nonnegative=False,
-    max_rank=None,
-    policy=None,
     large=LARGE_INPUT,
+    **params,
 ):
     """ProjLP's rank search: the family of ``methods=("projlp",)``.
 
@@ -181,7 +173,8 @@ def _projlp_search(
     depend on it) and ``verbose`` (1: summary line; 2: one line per ``d`` and per
     improvement) come from there.
 
-    Method parameters (``method_params={"projlp": {...}}``)
+    Method parameters (``method_params={"projlp": {...}}``, the keywords
+    ``params``, a :class:`~sklearn_rrank._projlp._records.ProjLPSearchOptions`)
     ------------------------------------------------------
     nested : bool, default=True
         Nested projections or the paper's fresh projection per ``d`` (phase 1).
@@ -235,8 +228,9 @@ def _projlp_search(
     Neumann, Gemulla, Miettinen (ICDM 2016), Section 3, "Projection-based algorithm
     (ProjLP)", and Table 2 (ProjLP bounds: paleo 26, apj 29).
     """
-    if max_rank is None:
-        max_rank = min(X.shape) + 1
+    opts = ProjLPSearchOptions(**params)
+    nonnegative = bool(opts.nonnegative)
+    max_rank = min(X.shape) + 1 if opts.max_rank is None else opts.max_rank
     if sp.issparse(X):  # sparse data: only the merged rows are made dense
         row_rep, col_rep = (
             incumbent.data.unique_rows[0],
@@ -245,24 +239,24 @@ def _projlp_search(
         shape = (row_rep.size, col_rep.size)
         refused = dense_copy_refused(row_rep.size, X.shape[1])
         # phase 0 reads a sparse merged matrix by blocks: it runs where no copy fits
-        if refused and not _sparse_phase0(X, shape, tau, bool(nonnegative), large):
+        if refused and not _sparse_phase0(X, shape, tau, nonnegative, large):
             return {"message": f"skipped: {refused}"}
     search = _ProjLPSearch.merged(
         X,
         incumbent,
         deadline,
         tau=tau,
-        eps=eps,
-        nonnegative=bool(nonnegative),
-        projection=projection,
+        eps=opts.eps,
+        nonnegative=nonnegative,
+        projection=opts.projection,
         n_jobs=n_jobs,
         verbose=verbose,
         rng=check_random_state(random_state),
-        nested=bool(nested),
+        nested=bool(opts.nested),
         large=large,
     )
-    if policy is not None:
-        search.policy = policy
+    if opts.policy is not None:
+        search.policy = opts.policy
     with Parallel(n_jobs=n_jobs, prefer="threads") as parallel:
         search.parallel = parallel
         end = None
@@ -272,9 +266,9 @@ def _projlp_search(
             end = _lp_phases_skipped(search) or _dense_refused(search)
             if end is None:
                 search.Xu = search.Xu.toarray()  # the LP phases read it dense
-        end = end or search.phase1(bool(nested), max_rank)
-        end = end or search.phase2(bool(refine), int(refine_iter))
-        end = end or search.phase3(int(n_retries))
+        end = end or search.phase1(bool(opts.nested), max_rank)
+        end = end or search.phase2(bool(opts.refine), int(opts.refine_iter))
+        end = end or search.phase3(int(opts.n_retries))
     if end is None:
         if incumbent.rank is None:
             end = (False, f"no certificate below {incumbent.limit_text()}")
@@ -435,6 +429,10 @@ class _ProjLPSearch:
     def elapsed(self):
         return self.deadline.elapsed() - self.t_start
 
+    def lps(self, feasibility):
+        """The search's LPs (:class:`~sklearn_rrank._core._lp_engine.ColumnLPs`)."""
+        return ColumnLPs(self.tau, self.eps, self.nonnegative, feasibility)
+
     def wrong_entries(self, Lu, R_u):
         """Wrong entries of ``X`` (not of the merged matrix) of merged factors."""
         return _count_errors_factors(
@@ -486,17 +484,13 @@ class _ProjLPSearch:
         R_d, codes, _, feasible = _solve(
             Lu,
             X,
-            tau=self.tau,
-            eps=self.eps,
-            nonnegative=self.nonnegative,
-            feasibility=True,
+            self.lps(feasibility=True),
             n_jobs=self.n_jobs,
             deadline=self.deadline,
             columns=columns,
-            stop_at_first_infeasible=stop_at_first_infeasible,
             weights=self.weights,
             parallel=self.parallel,
-            first_block=8,
+            first_block=8 if stop_at_first_infeasible else None,
         )
         attempted = self.record(cols, codes, feasible)
         return R_d, feasible, attempted
@@ -520,22 +514,7 @@ class _ProjLPSearch:
     def phase0(self):
         """Phase 0 (large input): separation with copied columns."""
         diag, incumbent = self.diag, self.incumbent
-        _copied_columns_search(
-            self.Xu,
-            self.X0u if self.tau <= 0 else None,  # projected only for tau <= 0
-            self.row_owner,
-            self.col_owner,
-            incumbent,
-            self.deadline,
-            tau=self.tau,
-            projection=self.projection,
-            rng=self.rng,
-            n_jobs=self.n_jobs,
-            diag=diag,
-            lps=lambda Lu, cols: self.attempt(Lu, cols, False)[:2],
-            large=self.large,
-            policy=self.policy,
-        )
+        _copied_columns_search(self, lambda Lu, cols: self.attempt(Lu, cols, False)[:2])
         if diag.phase0_out_of_reach:
             # not stopped by the deadline: the time left is not this search's to use
             return False, f"phase 0 not run: {diag.phase0_out_of_reach}"
@@ -674,9 +653,7 @@ class _ProjLPSearch:
         out = _alternate(
             self.Xu,
             L0,
-            tau=self.tau,
-            eps=self.eps,
-            nonnegative=self.nonnegative,
+            self.lps(feasibility=False),
             n_jobs=self.n_jobs,
             max_iter=refine_iter,
             tol=_REFINE_TOL,
@@ -733,15 +710,7 @@ class _ProjLPSearch:
     def _phase3_batch(self, width, lefts, failures):
         """Test a batch of left factors; the count of consecutive failures after it."""
         cols = np.array(self.queue, dtype=np.intp)
-        args = (
-            self.Xu,
-            cols,
-            self.weights,
-            self.tau,
-            self.eps,
-            self.nonnegative,
-            self.deadline,
-        )
+        args = (self.Xu, cols, self.weights, self.lps(True), self.deadline)
         if len(lefts) == 1 or effective_n_jobs(self.n_jobs) == 1:
             results = [_test_projection(Lu, *args) for Lu in lefts]
         else:

@@ -1,6 +1,8 @@
-"""What one ProjLP rank search did: its diagnostics as a typed record.
+"""The records of a ProjLP rank search: its options and its diagnostics.
 
-The phases of :func:`~sklearn_rrank._projlp._search._projlp_search` (and phase 0 of
+:class:`ProjLPSearchOptions` holds the method parameters of
+:func:`~sklearn_rrank._projlp._search._projlp_search`
+(``method_params={"projlp": {...}}``). The phases of the search (and phase 0 of
 :mod:`sklearn_rrank._projlp._copied`) write their counts into one
 :class:`ProjLPDiagnostics`; the search returns it to the skeleton as the ``info``
 dict users see (:meth:`ProjLPDiagnostics.as_info`: the same keys as before the
@@ -10,7 +12,41 @@ record).
 from collections import Counter
 from dataclasses import dataclass, field, fields
 
+from sklearn_rrank._core._lp_engine import DEFAULT_EPS
+from sklearn_rrank._search._policy import SearchPolicy
+
 __all__ = []
+
+
+@dataclass(frozen=True)
+class ProjLPSearchOptions:
+    """The method parameters of the ProjLP rank search, checked by the registry.
+
+    Their meaning is documented with the search
+    (:func:`~sklearn_rrank._projlp._search._projlp_search`, "Method parameters").
+
+    Attributes
+    ----------
+    nested : bool, default=True
+    projection : {"dense", "sign", "sparse"}, default="dense"
+    eps : float, default=1e-6
+    refine : bool, default=True
+    refine_iter : int, default=20
+    n_retries : int, default=0
+    nonnegative : bool, default=False
+    max_rank : int or None, default=None
+    policy : SearchPolicy or None, default=None
+    """
+
+    nested: bool = True
+    projection: str = "dense"
+    eps: float = DEFAULT_EPS
+    refine: bool = True
+    refine_iter: int = 20
+    n_retries: int = 0
+    nonnegative: bool = False
+    max_rank: int | None = None
+    policy: SearchPolicy | None = None
 
 
 @dataclass
