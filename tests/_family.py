@@ -104,6 +104,7 @@ __all__ = [
     "ProgressPrinter",
     "_REMOTE",
     "_Portfolio",
+    "RunSettings",
     "_merge_rows",
     "_PAPER",
     "_PARSERS",
@@ -201,6 +202,7 @@ rank_zero_possible = _ranksearch.rank_zero_possible  # is X round_tau(0)?
 _count_errors_factors = _rounding._count_errors_factors  # errors of L R^T, blocked
 trivial_upper_bound = _trivial.trivial_upper_bound  # certified rank-min(m, n) factors
 _run_portfolio = _portfolio_run._run_portfolio  # the bounds' portfolio, trusted
+RunSettings = _portfolio_run.RunSettings  # what a portfolio hands every method
 _Portfolio = _portfolio_run._Portfolio  # the state of one portfolio run
 _merge_rows = _portfolio_run._merge_rows  # a method's two portfolio runs in one row
 

@@ -8,6 +8,7 @@ from _family import (
     BinaryData,
     Certificate,
     Deadline,
+    RunSettings,
     SearchPolicy,
     _Portfolio,
     _run_portfolio,
@@ -393,7 +394,11 @@ def test_projlp_on_sparse_data_densifies_only_the_merged_rows(sparse_small):
 def test_portfolio_holds_the_best_certificate_only(sparse_small):
     X, _ = sparse_small
     run = _run_portfolio(
-        X, ("trivial", "rsvd", "projlp"), tau=0.5, deadline=Deadline(), random_state=0
+        X,
+        ("trivial", "rsvd", "projlp"),
+        tau=0.5,
+        deadline=Deadline(),
+        settings=RunSettings(random_state=0),
     )
     rank, method = run.best.rank, run.best.method
     assert rank < min(X.shape) and method in ("rsvd", "projlp")
@@ -570,7 +575,7 @@ def test_second_pass_runs_without_any_certificate():
         ("lpca", "projlp"),
         tau=0.5,
         deadline=Deadline(8.0),
-        random_state=0,
+        settings=RunSettings(random_state=0),
         registry=registry,
     )
     assert len(starts) == 2
@@ -598,7 +603,8 @@ def test_a_large_certificate_is_held_on_disk_while_later_methods_run():
             for name in ("rsvd", "lpca")
         }
     )
-    kw = dict(tau=0.5, deadline=Deadline(None), random_state=0, registry=registry)
+    kw = dict(tau=0.5, deadline=Deadline(None), registry=registry)
+    kw["settings"] = RunSettings(random_state=0)
     plain = _run_portfolio(X, ("rsvd", "lpca"), **kw).best
     assert seen[1] is not None and not isinstance(seen[1][0], np.memmap)
     seen.clear()
