@@ -11,6 +11,7 @@ cache. The error is not monotone in k, so the scan is exhaustive (no bisection).
 import contextlib
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -49,9 +50,14 @@ class Scan:
     row_entries : int, default=4194304
         Entries per block of rows of the scan from the top (float64 and a mask:
         36 MiB).
+    svd_seconds : callable or None, default=None
+        ``svd_seconds(m, n, K, nnz, route=route)``: the estimated seconds of the
+        SVD, which no deadline stops (an SVD that does not fit the time left is
+        skipped); None: :func:`_svd_seconds`.
     """
 
     row_entries: int = 1 << 22
+    svd_seconds: Callable | None = None
 
 
 #: the scan every search uses
@@ -390,18 +396,19 @@ def _load_factor():
     return max(1.0, _load_average())
 
 
-def _load_average():
+def _load_average(loadavg=None):
     """Processes wanting a core per core: the larger of now and the last minute.
 
     The 1-minute load average lags behind processes started a few seconds
     before a call. Where ``/proc`` exists, the
     threads of other processes runnable at this moment count as well, plus one for
     this process (its own BLAS threads, which spin for a while after a product,
-    are not a load). 0 where the platform tells neither.
+    are not a load). 0 where the platform tells neither. ``loadavg`` reads the
+    load averages (None: :func:`os.getloadavg`; a test hands a fixed reading).
     """
     cores = max(os.cpu_count() or 1, 1)
     try:
-        average = os.getloadavg()[0]
+        average = (loadavg or os.getloadavg)()[0]
     except (AttributeError, OSError):
         average = 0.0
     return max(average, _runnable_elsewhere() + 1.0) / cores
@@ -589,10 +596,12 @@ def _rsvd_search(
     Returns
     -------
     info : dict
-        Diagnostics: ``scan``, ``svd_seconds`` (``svd_seconds_estimate`` with a
-        limited deadline), ``message`` and ``stopped_early`` when the SVD was skipped,
-        the scan was cut by the deadline or ``max_rank`` ended it without a
-        certificate. The skeleton adds ``errors_by_k`` (dict ``k -> wrong entries``
+        Diagnostics: ``scan``, ``svd_route`` (``"arpack"``, ``"gram"`` or
+        ``"gesdd"``: the SVD's route, of which the estimate is),
+        ``svd_seconds`` (``svd_seconds_estimate`` with a limited deadline),
+        ``message`` and ``stopped_early`` when the SVD was skipped, the scan was
+        cut by the deadline or ``max_rank`` ended it without a certificate. The
+        skeleton adds ``errors_by_k`` (dict ``k -> wrong entries``
         for the ``k`` scanned) and ``curve``.
 
     References
@@ -626,8 +635,10 @@ def _rsvd_search(
             return info | {"message": f"skipped: {info['memory']}"}
         K = fit
         info["memory"] += f"; the SVD keeps {K} ({route})"
+    info["svd_route"] = route
     if deadline.limited:
-        estimate = _svd_seconds(m, n, K, X.nnz if sparse else None, route=route)
+        seconds = scan.svd_seconds or _svd_seconds
+        estimate = seconds(m, n, K, X.nnz if sparse else None, route=route)
         info["svd_seconds_estimate"] = estimate
         if estimate > deadline.remaining():
             info["message"] = (
