@@ -623,22 +623,30 @@ def test_held_on_disk_keeps_small_and_sparse_factors_as_they_are():
     assert modules.memory.held_on_disk(L, R) == (L, R)
 
 
-def test_interrupt_while_a_method_starts_marks_it(monkeypatch):
-    # Ctrl-C after a method's report row exists but before its own handler runs
-    # (here: while its input is fetched) still marks that method "interrupted"
-    _bounds = modules.portfolio
-    X, _, _ = _planted_rank_two()
-    original = _bounds._DenseCopy.get
-    calls = []
+class _CopyInterrupted(sp.csr_matrix):
+    """CSR data whose dense copy is interrupted (Ctrl-C while it is made).
 
-    def get(self):
-        calls.append(1)
-        if len(calls) == 3:  # spectral, rsvd, then lpca's fetch
+    Only the instance marked ``interrupt`` raises: its slices, which methods make
+    dense by blocks, do not.
+    """
+
+    interrupt = False
+
+    def toarray(self, *args, **kwargs):
+        if self.interrupt:
             raise KeyboardInterrupt
-        return original(self)
+        return super().toarray(*args, **kwargs)
 
-    monkeypatch.setattr(_bounds._DenseCopy, "get", get)
+
+def test_interrupt_while_a_method_starts_marks_it():
+    # Ctrl-C after a method's report row exists but before its own handler runs
+    # (here: while the portfolio makes the dense copy the nuclear-norm method
+    # needs) still marks that method "interrupted"
+    X, _, _ = _planted_rank_two()
+    Xs = _CopyInterrupted(sp.csr_matrix(X, dtype=np.float64))
+    Xs.interrupt = True
+    methods = ("rank_one", "rsvd", "nuclear")
     with pytest.raises(KeyboardInterrupt) as caught:
-        rounding_rank_bounds(X, methods=("spectral", "rsvd", "lpca"))
-    status = {row["method"]: row["status"] for row in caught.value.bounds.report}
-    assert status == {"spectral": "ok", "rsvd": "ok", "lpca": "interrupted"}
+        _run_portfolio(Xs, methods, tau=0.5, deadline=Deadline())
+    status = {row["method"]: row["status"] for row in caught.value.portfolio.report}
+    assert status == {"rank_one": "ok", "rsvd": "ok", "nuclear": "interrupted"}
