@@ -13,7 +13,8 @@ Sections:
 * :func:`run_family`: one method's rank search through the skeleton;
 * :func:`rrank`: the ``rrank`` command line, as its console script runs it;
 * :func:`swapped`: the registry with some fields replaced (``registry=`` of
-  ``_run_portfolio``); :func:`swap_methods`: the same behind the public doors;
+  ``_run_portfolio``); :func:`bounds_with`: the result of the public door
+  ``rounding_rank_bounds`` on such a registry;
 * private names, grouped by family, one line each saying what it is (the name
   is the one it has in the package);
 * :data:`modules`: the private modules whose attributes tests read, or patch
@@ -432,11 +433,23 @@ def swapped(**changes):
     return table
 
 
-def swap_methods(monkeypatch, **changes):
-    """Replace fields of registry entries for one test, behind the public doors.
+def bounds_with(X, methods, registry, *, tau=0.5, time_limit=None, **kwargs):
+    """:func:`~sklearn_rrank.rounding_rank_bounds` run on another ``registry``.
 
-    ``swap_methods(monkeypatch, lpca={"search": fake})``: the method registry
-    (``_methods.METHODS``) is :func:`swapped` until the end of the test. Tests of
-    the portfolio pass ``registry=swapped(...)`` to ``_run_portfolio`` instead.
+    ``bounds_with(X, ("rsvd", "lpca"), swapped(lpca={"search": fake}))``: ``X``
+    and ``tau`` checked as the door checks them, then the door's own result
+    (``_bounds._bounds_result``, a ``RoundingRankBounds``; on Ctrl-C its
+    ``KeyboardInterrupt`` carries it as ``.bounds``) from the portfolio of
+    ``registry`` (:func:`swapped`). ``kwargs``: ``random_state``, ``n_jobs``,
+    ``verbose``, ``progress``, ``method_params``.
     """
-    monkeypatch.setattr(modules.methods, "METHODS", swapped(**changes))
+    X = check_binary_matrix(X, accept_sparse=True, method="rounding_rank_bounds")
+    return _bounds._bounds_result(
+        X,
+        tuple(methods),
+        tau=check_tau(tau),
+        deadline=Deadline(time_limit),
+        time_limit=time_limit,
+        registry=registry,
+        **kwargs,
+    )

@@ -12,8 +12,8 @@ from _family import (
     SearchPolicy,
     _Portfolio,
     _run_portfolio,
+    bounds_with,
     modules,
-    swap_methods,
     swapped,
     trivial_upper_bound,
 )
@@ -159,7 +159,7 @@ def _planted_rank_two():
 
 
 @pytest.mark.parametrize("where", ["rsvd", "vc"])
-def test_keyboard_interrupt_keeps_the_bounds(monkeypatch, where):
+def test_keyboard_interrupt_keeps_the_bounds(where):
     # Ctrl-C inside a method: KeyboardInterrupt is raised again, carrying the
     # bounds reached so far (with what the interrupted search had certified)
     X, L, R = _planted_rank_two()
@@ -173,13 +173,12 @@ def test_keyboard_interrupt_keeps_the_bounds(monkeypatch, where):
     def lower(X, *, tau, deadline):
         raise KeyboardInterrupt
 
-    swap_methods(
-        monkeypatch,
+    registry = swapped(
         rsvd={"search": search},
         **({"vc": {"lower": lower}} if where == "vc" else {}),
     )
     with pytest.raises(KeyboardInterrupt) as caught:
-        rounding_rank_bounds(X, methods=("spectral", "rsvd", "vc", "lpca"))
+        bounds_with(X, ("spectral", "rsvd", "vc", "lpca"), registry)
     res = caught.value.bounds
     assert res.interrupted and res.to_dict()["interrupted"]
     assert (res.upper, res.upper_method) == (2, "rsvd")

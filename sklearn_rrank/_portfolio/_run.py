@@ -85,11 +85,14 @@ class _DenseCopy:
         return self.dense
 
 
-def _portfolio(X, methods, *, tau, deadline, lower=0, method_params=None, **settings):
+def _portfolio(
+    X, methods, *, tau, deadline, lower=0, method_params=None, registry=None, **settings
+):
     """Run ``methods`` cheap-first under one deadline, sharing bounds (trusts X).
 
     ``settings`` are the fields of :class:`RunSettings` (``n_jobs``,
-    ``random_state``, ``verbose``, ``progress``).
+    ``random_state``, ``verbose``, ``progress``); ``registry`` as in
+    :func:`_run_portfolio`.
 
     A first pass runs every method once, each on its weighted share of what is left
     of the budget (:meth:`_Portfolio._held`: with the weight of a search whose share
@@ -107,6 +110,7 @@ def _portfolio(X, methods, *, tau, deadline, lower=0, method_params=None, **sett
         lower=lower,
         method_params=method_params,
         settings=RunSettings(**settings),
+        registry=registry,
     )
     return run.outcome()
 
