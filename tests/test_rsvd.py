@@ -89,7 +89,7 @@ def test_blocked_scan_finds_the_first_exact_truncation(rng, tau):
     X = (rng.random((60, 45)) < 0.3).astype(float)
     exhaustive = run_family("rsvd", X, tau=tau)
     policy = SearchPolicy(rsvd_exhaustive_work=0, rsvd_block=7)
-    blocked = run_family("rsvd", X, tau=tau, private={"policy": policy})
+    blocked = run_family("rsvd", X, tau=tau, policy=policy)  # a method parameter
     assert blocked.info["scan"].startswith("blocked")
     assert blocked.certified and certify_rounding(X, blocked.L, blocked.R, tau=tau)
     # the first exact k of the curve, unless an earlier exact block end exists
@@ -177,10 +177,11 @@ def test_blocked_scan_by_blocks_of_rows_equals_one_block(rng, sparse):
 
     X = (rng.random((80, 40)) < 0.25).astype(float)
     policy = SearchPolicy(rsvd_exhaustive_work=0, rsvd_block=5)
-    one = run_family("rsvd", X, private={"policy": policy})
+    one = run_family("rsvd", X, policy=policy)
     # blocks of 3 rows: the failing boundary is found by another block of rows
-    rows = {"policy": policy, "scan": modules.rsvd.Scan(row_entries=3 * 40)}
-    many = run_family("rsvd", sp.csr_matrix(X) if sparse else X, private=rows)
+    rows = {"scan": modules.rsvd.Scan(row_entries=3 * 40)}
+    data = sp.csr_matrix(X) if sparse else X
+    many = run_family("rsvd", data, policy=policy, private=rows)
     assert many.rank == one.rank
     assert certify_rounding(X, many.L, many.R)
 

@@ -484,7 +484,9 @@ METHODS = MappingProxyType(
                 fit=_rsvd_fit,
                 sparse=True,
                 sparse_fit=True,
-                search_params=MappingProxyType({"max_rank": [*_POSITIVE_INT, None]}),
+                search_params=MappingProxyType(
+                    {"max_rank": [*_POSITIVE_INT, None], "policy": [SearchPolicy, None]}
+                ),
                 uses_random_state=True,
                 cost=2,
                 weight=_rsvd_weight,

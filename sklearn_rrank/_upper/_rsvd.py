@@ -545,8 +545,8 @@ def _rsvd_search(
     n_jobs=None,
     verbose=0,
     max_rank=None,
+    policy=None,
     scan=SCAN,
-    policy=DEFAULT_POLICY,
 ):
     """R-SVD's rank search: the family of ``methods=("rsvd",)``.
 
@@ -581,17 +581,18 @@ def _rsvd_search(
     n_jobs, verbose : ignored
         Part of the family-search signature.
     max_rank : int or None
-        Largest k tried (None = ``min(m, n)``): the ``method_params`` of ``"rsvd"``.
+        Largest k tried (None = ``min(m, n)``): a ``method_params`` of ``"rsvd"``.
+    policy : SearchPolicy or None
+        The order of the ranks scanned
+        (:meth:`~sklearn_rrank._search._policy.SearchPolicy.rsvd_order`), a
+        ``method_params`` of ``"rsvd"`` as of ``"lpca"`` and ``"projlp"``; None:
+        the default rules.
 
     Other Parameters
     ----------------
     scan : Scan, default=SCAN
         How the truncations are scanned (not a method parameter: the package's
         searches use the default; a test hands smaller blocks).
-    policy : SearchPolicy, default=DEFAULT_POLICY
-        The order of the ranks scanned
-        (:meth:`~sklearn_rrank._search._policy.SearchPolicy.rsvd_order`); not a
-        method parameter.
 
     Returns
     -------
@@ -651,6 +652,7 @@ def _rsvd_search(
     t0 = time.perf_counter()
     U, s, Vt = _target_svd(X, K, tau, random_state=random_state, route=route)
     info["svd_seconds"] = time.perf_counter() - t0
+    policy = DEFAULT_POLICY if policy is None else policy
     bounds = policy.rsvd_order(m, n, K)
     if bounds is None:
         info["scan"] = "exhaustive"
