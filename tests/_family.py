@@ -72,7 +72,6 @@ from sklearn_rrank.datasets import _base as _datasets_base
 from sklearn_rrank.datasets import _fetchers as _datasets_fetchers
 
 __all__ = [
-    "spy",
     "swapped",
     "round_matrix",
     "_blocks_received",
@@ -403,22 +402,6 @@ def run_family(
         progress=progress,
         params=check_method_params(spec, params, "search"),
     )
-
-
-def spy(monkeypatch, module, name, record):
-    """Wrap ``module.name``: each call appends ``record(*args, **kwargs)`` to a list.
-
-    Returns the list; the wrapped function still runs and returns as before.
-    """
-    seen = []
-    real = getattr(module, name)
-
-    def wrapper(*args, **kwargs):
-        seen.append(record(*args, **kwargs))
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(module, name, wrapper)
-    return seen
 
 
 def swapped(**changes):

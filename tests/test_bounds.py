@@ -233,14 +233,14 @@ def test_sparse_input_gives_the_dense_bounds(sparse_small):
     assert certify_rounding(Xs, sparse.L, sparse.R)
 
 
-def test_dense_only_method_is_skipped_when_it_would_not_fit(sparse_small, monkeypatch):
+def test_dense_only_method_is_skipped_when_it_would_not_fit(sparse_small):
+    from sklearn_rrank import config_context
+
     _, Xs = sparse_small
     # a machine whose memory holds one dense copy of X (a dense work array may take
     # half of it) and the sparse one
-    monkeypatch.setattr(
-        modules.memory, "available_memory", lambda: 8 * np.prod(Xs.shape)
-    )
-    res = rounding_rank_bounds(Xs, methods=("rank_one", "nuclear"), random_state=0)
+    with config_context(memory_limit=8 * int(np.prod(Xs.shape))):
+        res = rounding_rank_bounds(Xs, methods=("rank_one", "nuclear"), random_state=0)
     row = next(r for r in res.report if r["method"] == "nuclear")
     assert row["status"] == "skipped"
     assert "needs the dense matrix" in row["message"]

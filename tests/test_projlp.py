@@ -15,7 +15,6 @@ from _family import (
     _projlp_search,
     _ProjLPSearch,
     _SVDStart,
-    modules,
     projlp_fit,
     projlp_transform,
     run_family,
