@@ -230,7 +230,8 @@ def _kwargs(params):
     """Keyword arguments of ``rounding_rank_bounds`` from ``--params``' JSON.
 
     A ``"policy"`` entry holds fields of ``SearchPolicy``: the policy they make is
-    handed to the searches that take one (L-PCA's and ProjLP's ``method_params``).
+    handed to the searches that take one (the ``method_params`` of L-PCA, ProjLP
+    and R-SVD).
     """
     params = dict(params or {})
     fields = params.pop("policy", None)
@@ -239,7 +240,7 @@ def _kwargs(params):
 
         policy = SearchPolicy(**fields)
         method_params = dict(params.get("method_params") or {})
-        for method in ("lpca", "projlp"):
+        for method in ("lpca", "projlp", "rsvd"):
             method_params[method] = {**method_params.get(method, {}), "policy": policy}
         params["method_params"] = method_params
     return params

@@ -305,7 +305,7 @@ class RoundingRankCV(MetaEstimatorMixin, TransformerMixin, BaseEstimator):
         (the rank-one test, the spectral and the VC bound), under the same seeds,
         so that both report the same k for the method.
         """
-        from sklearn_rrank._portfolio._run import _run_portfolio
+        from sklearn_rrank._portfolio._run import RunSettings, _run_portfolio
 
         spec = METHODS[estimator.method]
         firsts = tuple(
@@ -320,16 +320,19 @@ class RoundingRankCV(MetaEstimatorMixin, TransformerMixin, BaseEstimator):
             tuple(dict.fromkeys((*firsts, spec.name))),
             tau=tau,
             deadline=deadline,
-            n_jobs=n_jobs,
-            # the estimator's seed, else this search's: RoundingRankCV(random_state=s)
-            # and rounding_rank_bounds(random_state=s) then run the same search
-            random_state=(
-                self.random_state
-                if estimator.random_state is None
-                else estimator.random_state
-            ),
-            verbose=max(self.verbose - 1, 0),
             method_params={spec.name: estimator.method_params},
+            settings=RunSettings(
+                n_jobs=n_jobs,
+                # the estimator's seed, else this search's: RoundingRankCV(
+                # random_state=s) and rounding_rank_bounds(random_state=s) then run
+                # the same search
+                random_state=(
+                    self.random_state
+                    if estimator.random_state is None
+                    else estimator.random_state
+                ),
+                verbose=max(self.verbose - 1, 0),
+            ),
         )
         res = run.results.get(spec.name)
         row = next(r for r in run.report if r["method"] == spec.name)

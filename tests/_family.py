@@ -13,7 +13,8 @@ Sections:
 * :func:`run_family`: one method's rank search through the skeleton;
 * :func:`rrank`: the ``rrank`` command line, as its console script runs it;
 * :func:`swapped`: the registry with some fields replaced (``registry=`` of
-  ``_run_portfolio``); :func:`swap_methods`: the same behind the public doors;
+  ``_run_portfolio``); :func:`bounds_with`: the result of the public door
+  ``rounding_rank_bounds`` on such a registry;
 * private names, grouped by family, one line each saying what it is (the name
   is the one it has in the package);
 * :data:`modules`: the private modules whose attributes tests read, or patch
@@ -71,7 +72,6 @@ from sklearn_rrank.datasets import _base as _datasets_base
 from sklearn_rrank.datasets import _fetchers as _datasets_fetchers
 
 __all__ = [
-    "spy",
     "swapped",
     "round_matrix",
     "_blocks_received",
@@ -104,12 +104,14 @@ __all__ = [
     "ProgressPrinter",
     "_REMOTE",
     "_Portfolio",
+    "RunSettings",
     "_merge_rows",
     "_PAPER",
     "_PARSERS",
     "_STRATEGIES",
     "_sign_change_ordering",
     "_SVDStart",
+    "_ProjLPSearch",
     "_Shattering",
     "_best_upper_sets",
     "_bmna",
@@ -200,6 +202,7 @@ rank_zero_possible = _ranksearch.rank_zero_possible  # is X round_tau(0)?
 _count_errors_factors = _rounding._count_errors_factors  # errors of L R^T, blocked
 trivial_upper_bound = _trivial.trivial_upper_bound  # certified rank-min(m, n) factors
 _run_portfolio = _portfolio_run._run_portfolio  # the bounds' portfolio, trusted
+RunSettings = _portfolio_run.RunSettings  # what a portfolio hands every method
 _Portfolio = _portfolio_run._Portfolio  # the state of one portfolio run
 _merge_rows = _portfolio_run._merge_rows  # a method's two portfolio runs in one row
 
@@ -258,6 +261,9 @@ LARGE_INPUT = _projlp.LARGE_INPUT  # the rules the fit and search use by default
 _check_solver = _projlp._check_solver  # ProjLP's solver="auto" -> "lp" or "hinge"
 _copied_columns_factors = _projlp_copied._copied_columns_factors  # width d + |F|
 _SVDStart = _projlp_copied._SVDStart  # phase 0's start factors (truncated SVD)
+_ProjLPSearch = (
+    _projlp_search_module._ProjLPSearch
+)  # a ProjLP search's state and phases
 
 # permutation (_permutation_order)
 _STRATEGIES = _permutation_order._STRATEGIES  # names of the ordering strategies
@@ -398,22 +404,6 @@ def run_family(
     )
 
 
-def spy(monkeypatch, module, name, record):
-    """Wrap ``module.name``: each call appends ``record(*args, **kwargs)`` to a list.
-
-    Returns the list; the wrapped function still runs and returns as before.
-    """
-    seen = []
-    real = getattr(module, name)
-
-    def wrapper(*args, **kwargs):
-        seen.append(record(*args, **kwargs))
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(module, name, wrapper)
-    return seen
-
-
 def swapped(**changes):
     """A copy of the method registry with fields of some entries replaced.
 
@@ -426,11 +416,23 @@ def swapped(**changes):
     return table
 
 
-def swap_methods(monkeypatch, **changes):
-    """Replace fields of registry entries for one test, behind the public doors.
+def bounds_with(X, methods, registry, *, tau=0.5, time_limit=None, **kwargs):
+    """:func:`~sklearn_rrank.rounding_rank_bounds` run on another ``registry``.
 
-    ``swap_methods(monkeypatch, lpca={"search": fake})``: the method registry
-    (``_methods.METHODS``) is :func:`swapped` until the end of the test. Tests of
-    the portfolio pass ``registry=swapped(...)`` to ``_run_portfolio`` instead.
+    ``bounds_with(X, ("rsvd", "lpca"), swapped(lpca={"search": fake}))``: ``X``
+    and ``tau`` checked as the door checks them, then the door's own result
+    (``_bounds._bounds_result``, a ``RoundingRankBounds``; on Ctrl-C its
+    ``KeyboardInterrupt`` carries it as ``.bounds``) from the portfolio of
+    ``registry`` (:func:`swapped`). ``kwargs``: ``random_state``, ``n_jobs``,
+    ``verbose``, ``progress``, ``method_params``.
     """
-    monkeypatch.setattr(modules.methods, "METHODS", swapped(**changes))
+    X = check_binary_matrix(X, accept_sparse=True, method="rounding_rank_bounds")
+    return _bounds._bounds_result(
+        X,
+        tuple(methods),
+        tau=check_tau(tau),
+        deadline=Deadline(time_limit),
+        time_limit=time_limit,
+        registry=registry,
+        **kwargs,
+    )

@@ -8,11 +8,12 @@ from _family import (
     BinaryData,
     Certificate,
     Deadline,
+    RunSettings,
     SearchPolicy,
     _Portfolio,
     _run_portfolio,
+    bounds_with,
     modules,
-    swap_methods,
     swapped,
     trivial_upper_bound,
 )
@@ -158,7 +159,7 @@ def _planted_rank_two():
 
 
 @pytest.mark.parametrize("where", ["rsvd", "vc"])
-def test_keyboard_interrupt_keeps_the_bounds(monkeypatch, where):
+def test_keyboard_interrupt_keeps_the_bounds(where):
     # Ctrl-C inside a method: KeyboardInterrupt is raised again, carrying the
     # bounds reached so far (with what the interrupted search had certified)
     X, L, R = _planted_rank_two()
@@ -172,13 +173,12 @@ def test_keyboard_interrupt_keeps_the_bounds(monkeypatch, where):
     def lower(X, *, tau, deadline):
         raise KeyboardInterrupt
 
-    swap_methods(
-        monkeypatch,
+    registry = swapped(
         rsvd={"search": search},
         **({"vc": {"lower": lower}} if where == "vc" else {}),
     )
     with pytest.raises(KeyboardInterrupt) as caught:
-        rounding_rank_bounds(X, methods=("spectral", "rsvd", "vc", "lpca"))
+        bounds_with(X, ("spectral", "rsvd", "vc", "lpca"), registry)
     res = caught.value.bounds
     assert res.interrupted and res.to_dict()["interrupted"]
     assert (res.upper, res.upper_method) == (2, "rsvd")
@@ -233,14 +233,14 @@ def test_sparse_input_gives_the_dense_bounds(sparse_small):
     assert certify_rounding(Xs, sparse.L, sparse.R)
 
 
-def test_dense_only_method_is_skipped_when_it_would_not_fit(sparse_small, monkeypatch):
+def test_dense_only_method_is_skipped_when_it_would_not_fit(sparse_small):
+    from sklearn_rrank import config_context
+
     _, Xs = sparse_small
     # a machine whose memory holds one dense copy of X (a dense work array may take
     # half of it) and the sparse one
-    monkeypatch.setattr(
-        modules.memory, "available_memory", lambda: 8 * np.prod(Xs.shape)
-    )
-    res = rounding_rank_bounds(Xs, methods=("rank_one", "nuclear"), random_state=0)
+    with config_context(memory_limit=8 * int(np.prod(Xs.shape))):
+        res = rounding_rank_bounds(Xs, methods=("rank_one", "nuclear"), random_state=0)
     row = next(r for r in res.report if r["method"] == "nuclear")
     assert row["status"] == "skipped"
     assert "needs the dense matrix" in row["message"]
@@ -393,7 +393,11 @@ def test_projlp_on_sparse_data_densifies_only_the_merged_rows(sparse_small):
 def test_portfolio_holds_the_best_certificate_only(sparse_small):
     X, _ = sparse_small
     run = _run_portfolio(
-        X, ("trivial", "rsvd", "projlp"), tau=0.5, deadline=Deadline(), random_state=0
+        X,
+        ("trivial", "rsvd", "projlp"),
+        tau=0.5,
+        deadline=Deadline(),
+        settings=RunSettings(random_state=0),
     )
     rank, method = run.best.rank, run.best.method
     assert rank < min(X.shape) and method in ("rsvd", "projlp")
@@ -570,7 +574,7 @@ def test_second_pass_runs_without_any_certificate():
         ("lpca", "projlp"),
         tau=0.5,
         deadline=Deadline(8.0),
-        random_state=0,
+        settings=RunSettings(random_state=0),
         registry=registry,
     )
     assert len(starts) == 2
@@ -598,7 +602,8 @@ def test_a_large_certificate_is_held_on_disk_while_later_methods_run():
             for name in ("rsvd", "lpca")
         }
     )
-    kw = dict(tau=0.5, deadline=Deadline(None), random_state=0, registry=registry)
+    kw = dict(tau=0.5, deadline=Deadline(None), registry=registry)
+    kw["settings"] = RunSettings(random_state=0)
     plain = _run_portfolio(X, ("rsvd", "lpca"), **kw).best
     assert seen[1] is not None and not isinstance(seen[1][0], np.memmap)
     seen.clear()
@@ -617,22 +622,30 @@ def test_held_on_disk_keeps_small_and_sparse_factors_as_they_are():
     assert modules.memory.held_on_disk(L, R) == (L, R)
 
 
-def test_interrupt_while_a_method_starts_marks_it(monkeypatch):
-    # Ctrl-C after a method's report row exists but before its own handler runs
-    # (here: while its input is fetched) still marks that method "interrupted"
-    _bounds = modules.portfolio
-    X, _, _ = _planted_rank_two()
-    original = _bounds._DenseCopy.get
-    calls = []
+class _CopyInterrupted(sp.csr_matrix):
+    """CSR data whose dense copy is interrupted (Ctrl-C while it is made).
 
-    def get(self):
-        calls.append(1)
-        if len(calls) == 3:  # spectral, rsvd, then lpca's fetch
+    Only the instance marked ``interrupt`` raises: its slices, which methods make
+    dense by blocks, do not.
+    """
+
+    interrupt = False
+
+    def toarray(self, *args, **kwargs):
+        if self.interrupt:
             raise KeyboardInterrupt
-        return original(self)
+        return super().toarray(*args, **kwargs)
 
-    monkeypatch.setattr(_bounds._DenseCopy, "get", get)
+
+def test_interrupt_while_a_method_starts_marks_it():
+    # Ctrl-C after a method's report row exists but before its own handler runs
+    # (here: while the portfolio makes the dense copy the nuclear-norm method
+    # needs) still marks that method "interrupted"
+    X, _, _ = _planted_rank_two()
+    Xs = _CopyInterrupted(sp.csr_matrix(X, dtype=np.float64))
+    Xs.interrupt = True
+    methods = ("rank_one", "rsvd", "nuclear")
     with pytest.raises(KeyboardInterrupt) as caught:
-        rounding_rank_bounds(X, methods=("spectral", "rsvd", "lpca"))
-    status = {row["method"]: row["status"] for row in caught.value.bounds.report}
-    assert status == {"spectral": "ok", "rsvd": "ok", "lpca": "interrupted"}
+        _run_portfolio(Xs, methods, tau=0.5, deadline=Deadline())
+    status = {row["method"]: row["status"] for row in caught.value.portfolio.report}
+    assert status == {"rank_one": "ok", "rsvd": "ok", "nuclear": "interrupted"}

@@ -7,19 +7,19 @@ import pytest
 import scipy.sparse as sp
 from _family import (
     Deadline,
+    Incumbent,
     LargeInput,
     _check_solver,
     _copied_columns_factors,
     _projection_matrix,
     _projlp_search,
+    _ProjLPSearch,
     _SVDStart,
-    modules,
     projlp_fit,
     projlp_transform,
     run_family,
     run_rank_search,
     solve_columns_l1,
-    spy,
 )
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -284,20 +284,12 @@ def test_max_iter_hit_while_improving_still_warns(digits150):
         est.fit(digits150)
 
 
-def test_search_stays_below_the_cap_and_descends_from_its_factors(monkeypatch):
+def test_search_stays_below_the_cap_and_descends_from_its_factors():
     X, L, R, X0 = make_rounding_rank_matrix(
         40, 30, 4, random_state=0, return_factors=True
     )
     X0 = X0.astype(float)
     assert certify_rounding(X0, L, R)
-    starts = []
-    original = modules.projlp_search._truncated_product
-
-    def spy(Lb, Rb, width):
-        starts.append((Lb, Rb))
-        return original(Lb, Rb, width)
-
-    monkeypatch.setattr(modules.projlp_search, "_truncated_product", spy)
     res = run_rank_search(
         _projlp_search,
         X0,
@@ -308,16 +300,11 @@ def test_search_stays_below_the_cap_and_descends_from_its_factors(monkeypatch):
         random_state=0,
         params={"nested": True, "refine": True},
     )
-    # phase 1 only tried widths below the cap, phase 2 started from the cap's factors
+    # phase 1 only tried widths below the cap and certified none, so phase 2
+    # started one below the cap, from the cap's factors (the only certificate)
     assert res.info["d_tried"] and max(res.info["d_tried"]) < 4
     assert res.info["phase1_rank"] is None
     assert res.info["refine_tried"][0] == 3
-    Lb, Rb = starts[0]
-    assert Lb.shape[1] == 4
-    for row in Lb:  # the merged rows of the given L
-        assert np.any(np.all(row == L, axis=1))
-    for row in Rb:
-        assert np.any(np.all(row == R, axis=1))
     assert res.rank is None or res.rank < 4
     if res.rank is not None:
         assert certify_rounding(X0, res.L, res.R)
@@ -460,23 +447,39 @@ def test_phase0_certifies_and_is_reproducible(planted, tau):
     np.testing.assert_array_equal(again.L, res.L)
 
 
+def _projlp_state(X, tau):
+    """The state of a ProjLP search of ``X`` (phase 0 from 0 entries), not run."""
+    return _ProjLPSearch.merged(
+        X,
+        Incumbent(X, tau, "projlp"),
+        Deadline(None),
+        tau=tau,
+        nonnegative=False,
+        nested=True,
+        eps=1e-6,
+        projection="dense",
+        n_jobs=1,
+        verbose=0,
+        rng=np.random.RandomState(0),
+        large=AS_LARGE,
+    )
+
+
 @pytest.mark.parametrize("tau", [0.5, 0.7])
-def test_phase0_on_sparse_input_never_densifies_the_merged_matrix(monkeypatch, tau):
+def test_phase0_on_sparse_input_never_densifies_the_merged_matrix(tau):
     # issue 28: sparse data stays sparse through phase 0 (0.5 GB on Abstracts); the
     # bound and the certificate are those of the dense input
     X = make_rounding_rank_matrix(60, 40, 3, random_state=1).astype(float)
     X[:, :4] = 0.0  # fewer ones, and a merged (repeated) column
     X[5] = X[4]  # a merged row
-    seen = spy(
-        monkeypatch,
-        modules.projlp_search,
-        "_copied_columns_search",
-        lambda Xu, *a, **kw: sp.issparse(Xu),
-    )
+    # the merged matrix phase 0 reads: CSR for sparse X, dense for dense X
+    merged = _projlp_state(X, tau).Xu
+    state = _projlp_state(sp.csr_matrix(X), tau)
+    assert not sp.issparse(merged) and sp.issparse(state.Xu)
+    np.testing.assert_array_equal(state.Xu.toarray(), merged)
     kw = dict(tau=tau, random_state=0, n_jobs=1, private={"large": AS_LARGE})
     dense = run_family("projlp", X, **kw)
     sparse = run_family("projlp", sp.csr_matrix(X), **kw)
-    assert seen == [False, True]
     assert sparse.certified and sparse.rank == dense.rank
     assert certify_rounding(X, sparse.L, sparse.R, tau=tau)
     assert sparse.info["phase0_tried"] == dense.info["phase0_tried"]
@@ -501,22 +504,13 @@ def test_phase0_reports_its_steps(planted):
 
 
 @pytest.mark.parametrize("tau", [0.5, 0.0])
-def test_phase0_makes_the_projection_input_only_when_it_projects(
-    monkeypatch, planted, tau
-):
+def test_phase0_makes_the_projection_input_only_when_it_projects(planted, tau):
     # with tau > 0 phase 0 never projects: no m x n copy of the points (500 MB
     # on Abstracts); its offset column for tau <= 0 is a projection
-    made = spy(monkeypatch, modules.projlp_search, "_projection_input", lambda *a: 1)
-    res = run_family(
-        "projlp",
-        planted,
-        tau=tau,
-        random_state=0,
-        n_jobs=1,
-        private={"large": AS_LARGE},
-    )
-    assert res.info["phase0_tried"] and res.certified
-    assert (len(made) > 0) == (tau <= 0)
+    state = _projlp_state(planted, tau)
+    state.phase0()
+    assert state.diag.phase0_tried and state.incumbent.rank is not None
+    assert ("X0u" in vars(state)) == (tau <= 0)  # made on first use only
 
 
 def test_phase0_respects_the_deadline(planted):
@@ -539,19 +533,39 @@ def test_phase0_skips_an_svd_start_that_does_not_fit_the_deadline(planted):
     assert unlimited.info["phase0_skipped"] is None
 
 
-def test_sparse_data_skip_the_lp_phases_when_phase0_could_not_start(
-    monkeypatch, planted
-):
+def test_phase0_estimates_the_svd_start_of_sparse_data_from_its_ones(planted):
+    # issue 69: a CSR matrix with over a tenth ones gets the sparse Gram product,
+    # and its skip said what the dense one would have cost (m n, not nnz)
+    asked = []
+
+    def seconds(m, n, nnz):
+        asked.append(nnz)
+        return 1e9 if nnz is None else 1e6 + nnz
+
+    slow = {"large": LargeInput(entries=0, svd_seconds=seconds)}
+    Xs = sp.csr_matrix(planted)
+    assert Xs.nnz > 0.1 * planted.size
+    res = run_family("projlp", Xs, random_state=0, time_limit=30, private=slow)
+    (nnz,) = asked
+    assert 0 < nnz <= Xs.nnz  # the ones of the merged matrix
+    skipped = res.info["phase0_skipped"]
+    assert f"needs about {1e6 + nnz:.0f} s (sparse, {nnz} ones)" in skipped
+    # the same data dense: the dense product, estimated from m n
+    asked.clear()
+    res = run_family("projlp", planted, random_state=0, time_limit=30, private=slow)
+    assert asked == [None] and "needs about 1000000000 s," in res.info["phase0_skipped"]
+
+
+def test_sparse_data_skip_the_lp_phases_when_phase0_could_not_start(planted):
     # a 22,627 x 11,313 CSR matrix with a 60 s budget: phase 0's SVD start did not
     # fit, and the LP phases made the merged matrix dense (4.3 GB peak) for 32 LPs
     slow = {"large": LargeInput(entries=0, svd_seconds=lambda m, n, nnz: 1e9)}
-    made_dense = spy(monkeypatch, sp.csr_matrix, "toarray", lambda *a: 1)
     Xs = sp.csr_matrix(planted)
     res = run_family("projlp", Xs, random_state=0, time_limit=30, private=slow)
     info = res.info
     assert info["phase0_tried"] == [] and "SVD start" in info["phase0_skipped"]
     assert "LP phases were not run" in info["message"] and res.stopped_early
-    assert info["n_lps"] == 0 and not made_dense and not res.certified
+    assert info["n_lps"] == 0 and not res.certified  # no LP phase ran
     # dense data keep the LP phases (the test above), as does sparse data whose
     # phase 0 ran
     large = {"large": AS_LARGE}
@@ -627,7 +641,7 @@ def test_hinge_solver_choice_and_validation(planted):
     assert not res.converged or res.info["stop_reason"] == "exact"
 
 
-def test_hinge_transform_rows_and_choice(monkeypatch):
+def test_hinge_transform_rows_and_choice():
     from sklearn_rrank import RoundingRankFactorization
 
     X, L, R, _ = make_rounding_rank_matrix(
@@ -643,45 +657,39 @@ def test_hinge_transform_rows_and_choice(monkeypatch):
         projlp_transform(X, np.abs(R), solver="hinge", nonnegative=True)
     with pytest.raises(ValueError, match="rows"):
         projlp_transform(X, R[:5], solver="hinge")
-    # the estimator hands the solver to transform, so fit_transform stays cheap
-    calls = []
-    original = modules.projlp._projlp_transform
-
-    def spy(*args, **kwargs):
-        calls.append(kwargs.get("solver"))
-        return original(*args, **kwargs)
-
-    monkeypatch.setattr(modules.projlp, "_projlp_transform", spy)
+    # the estimator hands the solver to transform, so fit_transform stays cheap:
+    # new rows get the hinge rows of the public transform, not the LP ones
     est = RoundingRankFactorization(
         3, method="projlp", random_state=0, method_params={"solver": "hinge"}
     ).fit(X)
-    assert calls == ["hinge"] and est.solver_info_["solver"] == "hinge"
+    assert est.solver_info_["solver"] == "hinge"
     assert est.transform(X).shape == (150, 3)
+    X_new = make_rounding_rank_matrix(40, 60, 3, random_state=5).astype(float)
+    L_new = est.transform(X_new)
+    R_fit = est.components_.T
+    np.testing.assert_allclose(
+        L_new, projlp_transform(X_new, R_fit, solver="hinge"), atol=1e-6
+    )
+    assert not np.allclose(L_new, projlp_transform(X_new, R_fit, solver="lp"))
 
 
 @pytest.mark.parametrize("method", ["projlp", "lpca"])
-def test_time_limit_keeps_the_fitted_rows(digits150, monkeypatch, method):
+def test_time_limit_keeps_the_fitted_rows(digits150, method):
     """With a budget, fit never re-solves the training rows (transform has no
     deadline): on Abstracts k=100 that re-solve ran minutes past the limit."""
-    import dataclasses
-
     from sklearn_rrank import RoundingRankFactorization
 
-    methods = dict(modules.factorization.METHODS)
-    spec = methods[method]
-
-    def no_transform(*args, **kwargs):
-        raise AssertionError("transform called inside a budgeted fit")
-
-    methods[method] = dataclasses.replace(spec, transform=no_transform)
-    monkeypatch.setattr(modules.factorization, "METHODS", methods)
-    est = RoundingRankFactorization(5, method=method, random_state=0, time_limit=60)
-    L = est.fit_transform(digits150)
-    assert L.shape == (digits150.shape[0], 5)
-    # without a budget the rows are solved again (and the patched transform runs)
-    est = RoundingRankFactorization(5, method=method, random_state=0)
-    with pytest.raises(AssertionError, match="transform called"):
-        est.fit(digits150)
+    budget = RoundingRankFactorization(5, method=method, random_state=0, time_limit=60)
+    L = budget.fit_transform(digits150)
+    plain = RoundingRankFactorization(5, method=method, random_state=0)
+    L_plain = plain.fit_transform(digits150)
+    # the same fit: with a budget its rows stay as fitted (not those transform
+    # solves), without one they are transform's
+    np.testing.assert_array_equal(budget.components_, plain.components_)
+    assert not np.array_equal(L, budget.transform(digits150))
+    np.testing.assert_array_equal(L_plain, plain.transform(digits150))
+    if method == "projlp":
+        np.testing.assert_array_equal(L, projlp_fit(digits150, 5, random_state=0).L)
 
 
 def test_estimator_max_iter_zero_is_the_one_shot_projlp(planted):

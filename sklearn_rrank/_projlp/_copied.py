@@ -23,7 +23,8 @@ from sklearn_rrank._core._rounding import (
     _uncertified_counts,
 )
 from sklearn_rrank._core._trivial import trivial_upper_bound
-from sklearn_rrank._projlp._projlp import LARGE_INPUT, LargeInput, _Projection
+from sklearn_rrank._projlp._projlp import LargeInput, _Projection
+from sklearn_rrank._projlp._records import ProjLPDiagnostics
 
 # rounds of alternating separation (rows, then columns) per width tried in phase 0,
 # and the relative decrease of the uncertified entries below which they stop
@@ -31,9 +32,6 @@ _ALTERNATIONS = 8
 _ALTERNATION_TOL = 0.05
 # bisection steps of the width after phase 0's pattern search
 _BISECTIONS = 3
-# phase 0 descends to this fraction of a width at which every column is separated:
-# small steps, as a width far below the last separated one rarely separates
-_DESCENT = 0.97
 # phase 0 offers a repaired certificate at most this often (seconds): each offer
 # multiplies factors of width d + |F| over all m x n entries
 _OFFER_EVERY = 60.0
@@ -73,24 +71,21 @@ def _truncated_product(L, R, width):
     return F, G
 
 
-def _test_projection(Lu, Xu, cols, weights, tau, eps, nonnegative, deadline):
+def _test_projection(Lu, Xu, cols, weights, lp, deadline):
     """Feasibility of all ``cols`` for one projection, stopping at the first failure.
 
     Module-level (picklable) task of phase 3 of the ProjLP search
-    (:mod:`sklearn_rrank._projlp._search`); columns are tried serially in blocks of
-    1, 2, 4, ...
+    (:mod:`sklearn_rrank._projlp._search`); ``lp`` are the feasibility LPs
+    (:class:`~sklearn_rrank._core._lp_engine.ColumnLPs`); columns are tried serially
+    in blocks of 1, 2, 4, ...
     """
     R_d, codes, _, feasible = _solve(
         Lu,
         Xu,
-        tau=tau,
-        eps=eps,
-        nonnegative=nonnegative,
-        feasibility=True,
+        lp,
         n_jobs=1,
         deadline=deadline,
         columns=cols,
-        stop_at_first_infeasible=True,
         weights=weights,
         first_block=1,
     )
@@ -148,9 +143,10 @@ class _SVDStart:
     ``X0`` is the merged matrix, missing entries set to 0. The triplets come from
     the Gram matrix (:func:`sklearn_rrank._upper._rsvd._gram_svd`), computed once for
     ``K = 1.5 d`` components and again, for ``max(2 K, 1.5 d)``,
-    when a wider start is asked for. A sparse ``X0`` (at most a tenth of the
-    entries are ones) gets the Gram matrix by a sparse product: the same integer
-    counts as the dense product, at a fraction of its ``m n^2`` operations. Neither
+    when a wider start is asked for. A sparse ``X0`` (CSR, or at most a tenth of
+    the entries are ones) gets the Gram matrix by a sparse product: the same integer
+    counts as the dense product, at a fraction of its ``m n^2`` operations, and its
+    time is estimated from the ones (``nnz``), as R-SVD's is. Neither
     the product nor the eigendecomposition can be interrupted, so a start whose
     estimated time (:func:`sklearn_rrank._upper._rsvd._gram_svd_seconds`) exceeds what
     is left
@@ -160,7 +156,8 @@ class _SVDStart:
 
     def __init__(self, X0, deadline, svd_seconds=None):
         nnz = int(X0.count_nonzero() if sp.issparse(X0) else np.count_nonzero(X0))
-        self.nnz = nnz if nnz <= 0.1 * X0.size else None
+        # the product follows the ones where X0 is sparse (CSR, or made CSR here)
+        self.nnz = nnz if sp.issparse(X0) or nnz <= 0.1 * X0.size else None
         self.X0 = sp.csr_matrix(X0) if self.nnz is not None else X0
         self.deadline = deadline
         self.svd_seconds = svd_seconds
@@ -177,9 +174,10 @@ class _SVDStart:
                 need = (self.svd_seconds or _gram_svd_seconds)(m, n, self.nnz)
                 left = self.deadline.remaining()
                 if need > left:
+                    ones = "" if self.nnz is None else f" (sparse, {self.nnz} ones)"
                     self.message = (
-                        f"the SVD start of {K} components needs about {need:.0f} s, "
-                        f"{left:.0f} s were left"
+                        f"the SVD start of {K} components needs about {need:.0f} s"
+                        f"{ones}, {left:.0f} s were left"
                     )
                     return None
             self.K = K
@@ -188,31 +186,25 @@ class _SVDStart:
         return self.L[:, :d], self.R[:, :d]
 
 
-def _copied_columns_search(
-    Xu,
-    X0u,
-    row_owner,
-    col_owner,
-    incumbent,
-    deadline,
-    *,
-    tau,
-    projection,
-    rng,
-    n_jobs,
-    info,
-    lps,
-    large=LARGE_INPUT,
-):
+def _copied_columns_search(search, lps):
     """Phase 0 of the ProjLP search on large input (see ``_projlp_search``).
 
+    ``search`` is the state of the ProjLP search
+    (:class:`~sklearn_rrank._projlp._search._ProjLPSearch`): phase 0 reads its
+    merged matrix ``Xu`` (and for ``tau <= 0`` the projection input ``X0u``), the
+    owners of the rows and columns of ``X``, its incumbent, deadline, ``tau``,
+    ``projection``, ``rng`` and ``n_jobs``, and writes its diagnostics
+    (``search.diag``, a :class:`~sklearn_rrank._projlp._records.ProjLPDiagnostics`).
     ``lps(Lu, cols)`` solves the feasibility LPs of the merged columns ``cols`` for
-    the left factor ``Lu`` (counting them in ``info``) and returns ``(R, feasible)``.
-    ``large`` (a :class:`~sklearn_rrank._projlp._projlp.LargeInput`) gives the
-    steps of the separations and the estimate of the SVD start.
+    the left factor ``Lu`` (counting them in ``search.diag``) and returns
+    ``(R, feasible)``. ``search.large`` (a
+    :class:`~sklearn_rrank._projlp._projlp.LargeInput`) gives the steps of the
+    separations and the estimate of the SVD start, ``search.policy`` (a
+    :class:`~sklearn_rrank._search._policy.SearchPolicy`) the width of step 4
+    (:meth:`~sklearn_rrank._search._policy.SearchPolicy.descent_width`).
 
     0. If the known bound is at most the first width, ``min(m', n') / 12``, phase
-       0 does not run (``info["phase0_out_of_reach"]`` says why).
+       0 does not run (``diag.phase0_out_of_reach`` says why).
     1. For a few widths ``d`` (a pattern search from ``min(m', n') / 12``: up by
        half while the bound drops, else down; then up to three bisections between
        the best width and the next smaller one tried), the truncated SVD of ``X`` is
@@ -234,6 +226,7 @@ def _copied_columns_search(
        (:func:`_truncated_product`), then 2 and 3), until the deadline or the lower
        bound.
     """
+    Xu, incumbent, deadline = search.Xu, search.incumbent, search.deadline
     m_u, n_u = Xu.shape
     if min(m_u, n_u) - 1 < 1:
         return
@@ -241,21 +234,26 @@ def _copied_columns_search(
     missing = None if sp.issparse(Xu) else np.isnan(Xu)
     phase = _CopiedColumns(
         Xu=Xu,
-        row_owner=row_owner,
-        col_owner=col_owner,
+        row_owner=search.row_owner,
+        col_owner=search.col_owner,
         incumbent=incumbent,
         deadline=deadline,
-        tau=tau,
-        n_jobs=n_jobs,
-        info=info,
+        tau=search.tau,
+        n_jobs=search.n_jobs,
+        diag=search.diag,
         lps=lps,
-        large=large,
-        # nested, drawn on demand (the offset column's widths of tau <= 0 only)
-        proj=None if X0u is None else _Projection(X0u, projection, False, rng),
+        large=search.large,
+        # nested, drawn on demand (the offset column's widths of tau <= 0 only; the
+        # projection input is made only then)
+        proj=(
+            None
+            if search.tau > 0
+            else _Projection(search.X0u, search.projection, False, search.rng)
+        ),
         svd_start=_SVDStart(
             np.where(missing, 0.0, Xu) if missing is not None and missing.any() else Xu,
             deadline,
-            large.svd_seconds,
+            search.large.svd_seconds,
         ),
     )
     del missing
@@ -264,7 +262,7 @@ def _copied_columns_search(
         # a certificate of width d has at least d columns: the first width cannot
         # beat the bound, and the widths below it are out of phase 0's reach on
         # the large data it is made for (its copied columns add to the width)
-        info["phase0_out_of_reach"] = (
+        search.diag.phase0_out_of_reach = (
             f"its first width {first} is not below the known bound {incumbent.bound}"
         )
         return
@@ -275,7 +273,7 @@ def _copied_columns_search(
     best = phase.bisect(phase.pattern_search(best))
     while True:
         Lu, R_sep, separated = phase.finish_copied(best)
-        d = min(Lu.shape[1] - 1, round(_DESCENT * Lu.shape[1]))  # always smaller
+        d = search.policy.descent_width(Lu.shape[1])  # always smaller
         if (
             not separated.all()
             or deadline.expired()
@@ -305,7 +303,7 @@ class _CopiedColumns:
     deadline: object
     tau: float
     n_jobs: object
-    info: dict
+    diag: ProjLPDiagnostics
     lps: object
     large: LargeInput
     proj: _Projection | None  # None for tau > 0 (no projections drawn)
@@ -329,7 +327,7 @@ class _CopiedColumns:
         return min(self.Xu.shape) - 1
 
     def tried(self, d):
-        return any(d == t for t, _ in self.info["phase0_tried"])
+        return d in self.diag.phase0_widths()
 
     def try_width(self, d, warm=None):
         """The state ``(Lu, R_sep, separated, bound)`` at width ``d``, or None."""
@@ -350,7 +348,7 @@ class _CopiedColumns:
             else:
                 start = _truncated_product(*warm, d)
             if start is None:  # the SVD start does not fit in the time left
-                self.info["phase0_skipped"] = self.svd_start.message
+                self.diag.phase0_skipped = self.svd_start.message
                 return None
             L0, R0 = start
             Lu, R_sep, counts, history = alternate_separation(
@@ -383,8 +381,8 @@ class _CopiedColumns:
             )
             history = []
         bound = d + int((~separated).sum())
-        self.info["phase0_tried"].append((d, bound))
-        self.info["phase0_alternation"].append((d, history))
+        self.diag.phase0_tried.append((d, bound))
+        self.diag.phase0_alternation.append((d, history))
         self.incumbent.record(
             bound,
             None,
@@ -402,11 +400,9 @@ class _CopiedColumns:
             Lu, R_sep, separated, self.Xu, self.tau, self.row_owner, self.col_owner
         )
         if self.incumbent.offer(L, R):
-            self.info["improvements"].append(
-                (L.shape[1], round(self.deadline.elapsed(), 4))
-            )
-            self.info["phase0_width"] = Lu.shape[1]
-            self.info["phase0_copied"] = int((~separated).sum())
+            self.diag.improved(L.shape[1], self.deadline.elapsed())
+            self.diag.phase0_width = Lu.shape[1]
+            self.diag.phase0_copied = int((~separated).sum())
 
     def pattern_search(self, best):
         """Step 1's pattern search over the width; returns the best state.
@@ -433,7 +429,7 @@ class _CopiedColumns:
         """Bisect between the best width and the largest width tried below it."""
         for _ in range(_BISECTIONS):
             d_best = best[0].shape[1]
-            below = [t for t, _ in self.info["phase0_tried"] if t < d_best]
+            below = [t for t in self.diag.phase0_widths() if t < d_best]
             if self.deadline.expired() or not below:
                 break
             d = (max(below) + d_best) // 2
@@ -484,7 +480,7 @@ class _CopiedColumns:
                     n_jobs=self.n_jobs,
                     basis=basis,
                 )
-                self.info["n_newton"] += int(cols.size)
+                self.diag.n_newton += int(cols.size)
                 label = f"Newton, {int(ok.sum())}/{cols.size}"
             else:
                 R_c, ok = self.lps(Lu, cols)

@@ -32,6 +32,7 @@ from sklearn.utils._param_validation import Interval, validate_params
 from sklearn_rrank._core._lp_engine import (
     DEFAULT_EPS,
     STATUS_NAMES,
+    ColumnLPs,
     _solve,
     _unique_columns,
     _unique_rows,
@@ -103,8 +104,12 @@ def _solve_public(
 ):
     """Merge identical rows (and columns), solve the representatives, expand.
 
-    ``warm`` (a :class:`~sklearn_rrank._core._lp_engine.WarmStart` over the columns
-    of ``X``, or None) starts each LP from its basis of the previous call and keeps
+    ``kwargs`` hold the LPs' ``tau``, ``eps`` and ``nonnegative`` (a
+    :class:`~sklearn_rrank._core._lp_engine.ColumnLPs` with ``feasibility``),
+    ``stop_at_first_infeasible`` (blocks of 8 columns, doubling) and the engine's
+    ``n_jobs``, ``deadline`` and ``parallel``. ``warm`` (a
+    :class:`~sklearn_rrank._core._lp_engine.WarmStart` over the columns of ``X``, or
+    None) starts each LP from its basis of the previous call and keeps
     the new ones. Returns ``R``, status names, objective values and the feasible
     mask, one entry per selected column.
     """
@@ -121,8 +126,21 @@ def _solve_public(
         if rows.size < L.shape[0]:
             L, Xr, weights = L[rows], Xr[rows], counts
     bases = None if warm is None else warm.get(rows, L.shape[1], columns[rep])
+    lp = ColumnLPs(
+        tau=kwargs.pop("tau"),
+        eps=kwargs.pop("eps", DEFAULT_EPS),
+        nonnegative=kwargs.pop("nonnegative", False),
+        feasibility=feasibility,
+    )
+    stop = kwargs.pop("stop_at_first_infeasible", False)
     R, codes, objective, feasible = _solve(
-        L, Xr, feasibility=feasibility, weights=weights, bases=bases, **kwargs
+        L,
+        Xr,
+        lp,
+        weights=weights,
+        bases=bases,
+        first_block=8 if stop else None,
+        **kwargs,
     )
     if warm is not None:
         warm.put(columns[rep], bases)

@@ -43,7 +43,7 @@ from sklearn.random_projection import SparseRandomProjection
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions, validate_params
 
-from sklearn_rrank._core._lp_engine import WarmStart
+from sklearn_rrank._core._lp_engine import ColumnLPs, WarmStart
 from sklearn_rrank._core._parallel import Parallel
 from sklearn_rrank._core._results import FactorizationResult
 from sklearn_rrank._core._rounding import (
@@ -105,6 +105,41 @@ class LargeInput:
 
 #: the rules for large input every fit and search uses unless handed others
 LARGE_INPUT = LargeInput()
+
+
+@dataclass(frozen=True)
+class ProjLPFitOptions:
+    """The options of one ProjLP fit (:func:`projlp_fit`, validated there).
+
+    Attributes
+    ----------
+    tau : float, default=0.5
+        Rounding threshold.
+    projection : {"sparse", "dense", "sign"}, default="sparse"
+        Distribution of the projection.
+    nonnegative : bool, default=False
+        Non-negative projection and factors.
+    eps : float, default=1e-6
+        Separation margin of the LPs.
+    max_iter : int, default=50
+        Alternating rounds (0: the paper's one-shot LP).
+    tol : float, default=1e-4
+        Relative decrease of the objective per round below which the rounds stop.
+    solver : {"auto", "lp", "hinge"}, default="auto"
+        The LPs or the squared hinge (``"auto"``: by :attr:`LargeInput.entries`).
+    """
+
+    tau: float = 0.5
+    projection: str = "sparse"
+    nonnegative: bool = False
+    eps: float = DEFAULT_EPS
+    max_iter: int = 50
+    tol: float = 1e-4
+    solver: str = "auto"
+
+    def lps(self):
+        """The L1-slack LPs of the fit (:class:`ColumnLPs`)."""
+        return ColumnLPs(self.tau, self.eps, bool(self.nonnegative))
 
 
 # -- helpers ------------------------------------------------------------------------
@@ -315,45 +350,45 @@ def projlp_fit(
     """
     deadline = Deadline(time_limit)  # the budget counts from the door
     X = check_binary_matrix(X, allow_missing=True, accept_sparse=False, method="projlp")
-    return _projlp_fit(
-        X,
-        int(n_components),
+    options = ProjLPFitOptions(
         tau=float(tau),
         projection=projection,
         nonnegative=nonnegative,
         eps=float(eps),
         max_iter=int(max_iter),
         tol=float(tol),
+        solver=solver,
+    )
+    return _projlp_fit(
+        X,
+        int(n_components),
+        options,
         deadline=deadline,
         random_state=random_state,
         n_jobs=n_jobs,
         verbose=verbose,
-        solver=solver,
     )
 
 
 def _projlp_fit(
     X,
     k,
+    options=ProjLPFitOptions(),  # noqa: B008 - frozen, never modified
     *,
-    tau=0.5,
-    projection="sparse",
-    nonnegative=False,
-    eps=DEFAULT_EPS,
-    max_iter=50,
-    tol=1e-4,
     deadline=None,
     random_state=None,
     n_jobs=None,
     verbose=0,
-    solver="auto",
 ):
-    """:func:`projlp_fit` on validated data and parameters (``"auto"`` resolved).
+    """:func:`projlp_fit` on validated data and ``options`` (a
+    :class:`ProjLPFitOptions`; ``"auto"`` resolved here).
 
     ``deadline`` is the call's :class:`~sklearn_rrank._search._skeleton.Deadline` or
     None.
     """
-    solver = _check_solver(solver, nonnegative, X.size)
+    tau, nonnegative, max_iter = options.tau, options.nonnegative, options.max_iter
+    projection, eps = options.projection, options.eps
+    solver = _check_solver(options.solver, nonnegative, X.size)
     rng = check_random_state(random_state)
     t0 = time.perf_counter()
     m, n = X.shape
@@ -363,15 +398,12 @@ def _projlp_fit(
     L = _nonzero_columns(P, A, np.random.RandomState(seed))
     del P
     common = dict(
-        tau=tau, n_jobs=n_jobs, max_iter=max_iter, tol=float(tol), deadline=deadline
+        n_jobs=n_jobs, max_iter=max_iter, tol=float(options.tol), deadline=deadline
     )
     if solver == "hinge":
-        out = _alternate_hinge(X, L, **common)
+        out = _alternate_hinge(X, L, tau=tau, **common)
     else:
-        nonnegative = bool(nonnegative)
-        out = _alternate(
-            X, L, eps=eps, nonnegative=nonnegative, verbose=verbose, **common
-        )
+        out = _alternate(X, L, options.lps(), verbose=verbose, **common)
     n_bad = sum(c for name, c in out["status_counts"].items() if name != "optimal")
     mostly_optimal = n_bad <= 0.01 * max(out["n_lps"], 1)
     converged = (
@@ -447,10 +479,8 @@ _WARM_ROUNDS = False
 def _alternate(
     X,
     L,
+    lp,
     *,
-    tau,
-    eps,
-    nonnegative,
     n_jobs,
     max_iter,
     tol,
@@ -460,6 +490,10 @@ def _alternate(
     parallel=None,
 ):
     """Alternating L1-slack LPs from ``L``: first ``R`` for ``L``, then rounds.
+
+    ``lp`` (a :class:`~sklearn_rrank._core._lp_engine.ColumnLPs`) gives the LPs'
+    threshold, margin and sign of the factors (its ``feasibility`` is not used: the
+    rounds solve the L1-slack LPs).
 
     Each round solves the row LPs (``R`` fixed) and then the column LPs (``L``
     fixed). Both minimise the same total ``sum_ij c_ij`` of slacks, so the objective
@@ -481,9 +515,7 @@ def _alternate(
             return _alternate(
                 X,
                 L,
-                tau=tau,
-                eps=eps,
-                nonnegative=nonnegative,
+                lp,
                 n_jobs=n_jobs,
                 max_iter=max_iter,
                 tol=tol,
@@ -495,7 +527,8 @@ def _alternate(
     m, n = X.shape
     XT = np.ascontiguousarray(X.T)
     counts = Counter()
-    kw = dict(tau=tau, eps=eps, nonnegative=nonnegative, n_jobs=n_jobs)
+    tau = lp.tau
+    kw = dict(tau=tau, eps=lp.eps, nonnegative=lp.nonnegative, n_jobs=n_jobs)
     # each round solves the LPs of the last one for factors that changed: with
     # _WARM_ROUNDS every LP starts from its own basis of the round before
     warm = {id(X): None, id(XT): None}

@@ -9,7 +9,6 @@ copied-columns phase 0 of :mod:`sklearn_rrank._projlp._copied`. The fit, the
 transform and the projection kernels are in :mod:`sklearn_rrank._projlp._projlp`.
 """
 
-from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -19,8 +18,8 @@ from sklearn.utils import check_random_state
 
 from sklearn_rrank._core._lp_engine import (
     _NOT_SOLVED,
-    DEFAULT_EPS,
     STATUS_NAMES,
+    ColumnLPs,
     _solve,
 )
 from sklearn_rrank._core._memory import dense_copy_refused, gib
@@ -44,6 +43,7 @@ from sklearn_rrank._projlp._projlp import (
     _projection_input,
     _projection_matrix,
 )
+from sklearn_rrank._projlp._records import ProjLPDiagnostics, ProjLPSearchOptions
 from sklearn_rrank._search._policy import DEFAULT_POLICY, SearchPolicy
 
 __all__ = []
@@ -74,16 +74,8 @@ def _projlp_search(
     random_state=None,
     n_jobs=None,
     verbose=0,
-    nested=True,
-    projection="dense",
-    eps=DEFAULT_EPS,
-    refine=True,
-    refine_iter=20,
-    n_retries=0,
-    nonnegative=False,
-    max_rank=None,
-    policy=None,
     large=LARGE_INPUT,
+    **params,
 ):
     """ProjLP's rank search: the family of ``methods=("projlp",)``.
 
@@ -181,7 +173,8 @@ def _projlp_search(
     depend on it) and ``verbose`` (1: summary line; 2: one line per ``d`` and per
     improvement) come from there.
 
-    Method parameters (``method_params={"projlp": {...}}``)
+    Method parameters (``method_params={"projlp": {...}}``, the keywords
+    ``params``, a :class:`~sklearn_rrank._projlp._records.ProjLPSearchOptions`)
     ------------------------------------------------------
     nested : bool, default=True
         Nested projections or the paper's fresh projection per ``d`` (phase 1).
@@ -203,7 +196,9 @@ def _projlp_search(
         Phase 3 stops after this many consecutive failing projections (0: no phase 3).
     policy : SearchPolicy or None, default=None
         The rules of the search (:mod:`sklearn_rrank._search._policy`): phase 2's
-        step (:meth:`~sklearn_rrank._search._policy.SearchPolicy.descent_step`).
+        step (:meth:`~sklearn_rrank._search._policy.SearchPolicy.descent_step`)
+        and phase 0's descent
+        (:meth:`~sklearn_rrank._search._policy.SearchPolicy.descent_width`).
         None: the default rules.
 
     Returns
@@ -233,8 +228,9 @@ def _projlp_search(
     Neumann, Gemulla, Miettinen (ICDM 2016), Section 3, "Projection-based algorithm
     (ProjLP)", and Table 2 (ProjLP bounds: paleo 26, apj 29).
     """
-    if max_rank is None:
-        max_rank = min(X.shape) + 1
+    opts = ProjLPSearchOptions(**params)
+    nonnegative = bool(opts.nonnegative)
+    max_rank = min(X.shape) + 1 if opts.max_rank is None else opts.max_rank
     if sp.issparse(X):  # sparse data: only the merged rows are made dense
         row_rep, col_rep = (
             incumbent.data.unique_rows[0],
@@ -243,24 +239,24 @@ def _projlp_search(
         shape = (row_rep.size, col_rep.size)
         refused = dense_copy_refused(row_rep.size, X.shape[1])
         # phase 0 reads a sparse merged matrix by blocks: it runs where no copy fits
-        if refused and not _sparse_phase0(X, shape, tau, bool(nonnegative), large):
+        if refused and not _sparse_phase0(X, shape, tau, nonnegative, large):
             return {"message": f"skipped: {refused}"}
     search = _ProjLPSearch.merged(
         X,
         incumbent,
         deadline,
         tau=tau,
-        eps=eps,
-        nonnegative=bool(nonnegative),
-        projection=projection,
+        eps=opts.eps,
+        nonnegative=nonnegative,
+        projection=opts.projection,
         n_jobs=n_jobs,
         verbose=verbose,
         rng=check_random_state(random_state),
-        nested=bool(nested),
+        nested=bool(opts.nested),
         large=large,
     )
-    if policy is not None:
-        search.policy = policy
+    if opts.policy is not None:
+        search.policy = opts.policy
     with Parallel(n_jobs=n_jobs, prefer="threads") as parallel:
         search.parallel = parallel
         end = None
@@ -270,9 +266,9 @@ def _projlp_search(
             end = _lp_phases_skipped(search) or _dense_refused(search)
             if end is None:
                 search.Xu = search.Xu.toarray()  # the LP phases read it dense
-        end = end or search.phase1(bool(nested), max_rank)
-        end = end or search.phase2(bool(refine), int(refine_iter))
-        end = end or search.phase3(int(n_retries))
+        end = end or search.phase1(bool(opts.nested), max_rank)
+        end = end or search.phase2(bool(opts.refine), int(opts.refine_iter))
+        end = end or search.phase3(int(opts.n_retries))
     if end is None:
         if incumbent.rank is None:
             end = (False, f"no certificate below {incumbent.limit_text()}")
@@ -290,7 +286,7 @@ def _lp_phases_skipped(search):
     run: on large sparse data they would make the merged matrix dense (many times
     the memory of the data) and solve few LPs before the deadline.
     """
-    if not search.info["phase0_skipped"] or search.info["phase0_tried"]:
+    if not search.diag.phase0_skipped or search.diag.phase0_tried:
         return None
     m_u, n_u = search.Xu.shape
     return (
@@ -342,8 +338,8 @@ class _ProjLPSearch:
     ``Xu`` is ``X`` with identical rows and columns merged (``weights`` counts the
     rows each merged row stands for; ``row_owner``/``col_owner`` map the rows and
     columns of ``X`` to the merged ones) and ``X0u`` the projection input (made on
-    first use). The
-    phases return ``None`` to go on, or ``(stopped, message)`` to end the search.
+    first use); ``diag`` holds the diagnostics the phases write. The phases
+    return ``None`` to go on, or ``(stopped, message)`` to end the search.
     """
 
     X: np.ndarray
@@ -362,14 +358,13 @@ class _ProjLPSearch:
     n_jobs: object
     verbose: int
     rng: np.random.RandomState
-    info: dict
+    diag: ProjLPDiagnostics
     t_start: float
     # attempt order of the merged columns; failing columns move to the front
     queue: list = field(default_factory=list)
     fail_count: np.ndarray = None
     # wrong entries of X in the columns of each merged column when its r is 0
     wrong_if_zero: np.ndarray = None
-    status_counts: Counter = field(default_factory=Counter)
     parallel: object = None
     policy: SearchPolicy = DEFAULT_POLICY
     large: LargeInput = LARGE_INPUT
@@ -398,29 +393,9 @@ class _ProjLPSearch:
             weights=_column_counts(X, zero_is_one),
             minlength=n_u,
         ).astype(np.int64)
-        info = {
-            "nested": nested,
-            "projection": params["projection"],
-            "eps": params["eps"],
-            "n_lps": 0,
-            "n_infeasible_lps": 0,
-            "d_tried": [],
-            "phase1_rank": None,
-            "phase1_seconds": None,
-            "fallback": False,
-            "n_projections": 0,
-            "refine_tried": [],
-            "phase2_seconds": None,
-            "phase0_width": None,
-            "phase0_copied": None,
-            "phase0_skipped": None,
-            "phase0_out_of_reach": None,
-            "phase0_tried": [],
-            "phase0_alternation": [],
-            "n_newton": 0,
-            "improvements": [],
-            "lp_status_counts": {},
-        }
+        diag = ProjLPDiagnostics(
+            nested=nested, projection=params["projection"], eps=params["eps"]
+        )
         return cls(
             X=X,
             Xu=Xu,
@@ -433,7 +408,7 @@ class _ProjLPSearch:
             deadline=deadline,
             tau=tau,
             nonnegative=nonnegative,
-            info=info,
+            diag=diag,
             t_start=deadline.elapsed(),
             queue=list(range(n_u)),
             fail_count=np.zeros(n_u, dtype=np.int64),
@@ -454,6 +429,10 @@ class _ProjLPSearch:
     def elapsed(self):
         return self.deadline.elapsed() - self.t_start
 
+    def lps(self, feasibility):
+        """The search's LPs (:class:`~sklearn_rrank._core._lp_engine.ColumnLPs`)."""
+        return ColumnLPs(self.tau, self.eps, self.nonnegative, feasibility)
+
     def wrong_entries(self, Lu, R_u):
         """Wrong entries of ``X`` (not of the merged matrix) of merged factors."""
         return _count_errors_factors(
@@ -461,28 +440,27 @@ class _ProjLPSearch:
         )
 
     def finish(self, stopped, message):
-        """The search's ``info``, with its message (printed at ``verbose >= 1``)."""
-        info = self.info
-        info["lp_status_counts"] = dict(self.status_counts)
-        if info["phase0_skipped"]:
-            message += f" (phase 0 stopped: {info['phase0_skipped']})"
-        info["message"] = message
-        info["stopped_early"] = bool(stopped)
+        """The ``info`` dict of the search, its message printed at ``verbose >= 1``."""
+        diag = self.diag
+        if diag.phase0_skipped:
+            message += f" (phase 0 stopped: {diag.phase0_skipped})"
+        diag.message, diag.stopped_early = message, bool(stopped)
         if self.verbose >= 1:
             print(
                 f"[projlp] rank bound {self.incumbent.rank} ({message}), "
-                f"{info['n_lps']} LPs, {self.elapsed():.2f} s"
+                f"{diag.n_lps} LPs, {self.elapsed():.2f} s"
             )
-        return info
+        return diag.as_info()
 
     def record(self, cols, codes, feasible):
         """Count the LPs run and move the first failing column up the queue."""
-        info, queue, fail_count = self.info, self.queue, self.fail_count
+        queue, fail_count = self.queue, self.fail_count
         attempted = codes != _NOT_SOLVED
-        info["n_lps"] += int(attempted.sum())
-        info["n_infeasible_lps"] += int((attempted & ~feasible).sum())
-        self.status_counts.update(STATUS_NAMES[c] for c in codes[attempted])
-        info["lp_status_counts"] = dict(self.status_counts)
+        self.diag.count_lps(
+            attempted.sum(),
+            (attempted & ~feasible).sum(),
+            (STATUS_NAMES[c] for c in codes[attempted]),
+        )
         failed = cols[attempted & ~feasible]
         if failed.size:
             first = int(failed[0])
@@ -506,17 +484,13 @@ class _ProjLPSearch:
         R_d, codes, _, feasible = _solve(
             Lu,
             X,
-            tau=self.tau,
-            eps=self.eps,
-            nonnegative=self.nonnegative,
-            feasibility=True,
+            self.lps(feasibility=True),
             n_jobs=self.n_jobs,
             deadline=self.deadline,
             columns=columns,
-            stop_at_first_infeasible=stop_at_first_infeasible,
             weights=self.weights,
             parallel=self.parallel,
-            first_block=8,
+            first_block=8 if stop_at_first_infeasible else None,
         )
         attempted = self.record(cols, codes, feasible)
         return R_d, feasible, attempted
@@ -524,7 +498,7 @@ class _ProjLPSearch:
     def certify(self, Lu, R_u):
         """Offer the full factors; on failure return the uncertified columns."""
         if self.incumbent.offer(Lu[self.row_owner], R_u[self.col_owner]):
-            self.info["improvements"].append((Lu.shape[1], round(self.elapsed(), 4)))
+            self.diag.improved(Lu.shape[1], self.elapsed())
             if self.verbose >= 2:
                 print(
                     f"[projlp] certified rank {Lu.shape[1]} at {self.elapsed():.2f} s"
@@ -539,30 +513,16 @@ class _ProjLPSearch:
 
     def phase0(self):
         """Phase 0 (large input): separation with copied columns."""
-        info, incumbent = self.info, self.incumbent
-        _copied_columns_search(
-            self.Xu,
-            self.X0u if self.tau <= 0 else None,  # projected only for tau <= 0
-            self.row_owner,
-            self.col_owner,
-            incumbent,
-            self.deadline,
-            tau=self.tau,
-            projection=self.projection,
-            rng=self.rng,
-            n_jobs=self.n_jobs,
-            info=info,
-            lps=lambda Lu, cols: self.attempt(Lu, cols, False)[:2],
-            large=self.large,
-        )
-        if info["phase0_out_of_reach"]:
+        diag, incumbent = self.diag, self.incumbent
+        _copied_columns_search(self, lambda Lu, cols: self.attempt(Lu, cols, False)[:2])
+        if diag.phase0_out_of_reach:
             # not stopped by the deadline: the time left is not this search's to use
-            return False, f"phase 0 not run: {info['phase0_out_of_reach']}"
-        if info["phase0_width"] is not None:
+            return False, f"phase 0 not run: {diag.phase0_out_of_reach}"
+        if diag.phase0_width is not None:
             return (
                 self.deadline.expired(),
-                f"phase 0: projection width {info['phase0_width']} and "
-                f"{info['phase0_copied']} copied columns",
+                f"phase 0: projection width {diag.phase0_width} and "
+                f"{diag.phase0_copied} copied columns",
             )
         if incumbent.bound is not None:
             return True, "phase 0 did not improve the known bound"
@@ -598,8 +558,8 @@ class _ProjLPSearch:
                 R_u = np.zeros((n_u, d))
             if self._phase1_width(Lu, R_u, solved):
                 break
-        self.info["phase1_rank"] = incumbent.rank
-        self.info["phase1_seconds"] = self.elapsed()
+        self.diag.phase1_rank = incumbent.rank
+        self.diag.phase1_seconds = self.elapsed()
         return self._phase1_end(max_rank)
 
     def _phase1_width(self, Lu, R_u, solved):
@@ -607,7 +567,7 @@ class _ProjLPSearch:
         d, n_u = Lu.shape[1], self.Xu.shape[1]
         cols = np.array([j for j in self.queue if not solved[j]], dtype=np.intp)
         R_d, feasible, attempted = self.attempt(Lu, cols)
-        self.info["d_tried"].append(d)
+        self.diag.d_tried.append(d)
         R_u[cols[feasible]] = R_d[feasible]
         solved[cols[feasible]] = True
         # the candidate: feasible columns exact, the others r = 0
@@ -636,7 +596,7 @@ class _ProjLPSearch:
         if incumbent.bound is None and not deadline.expired():
             factors = _trivial_factors(self.Xu, self.tau, self.nonnegative)
             if factors is not None and factors[0].shape[1] <= max_rank:
-                self.info["fallback"] = True
+                self.diag.fallback = True
                 self.certify(*factors)
         if incumbent.bound is None:
             if deadline.expired():
@@ -661,12 +621,12 @@ class _ProjLPSearch:
                 certified = False  # the same start gives the same try
             else:
                 tried.add((width, incumbent.bound))
-                self.info["refine_tried"].append(width)
+                self.diag.refine_tried.append(width)
                 certified = self._refine_width(width, refine_iter)
             step = self.policy.descent_step(step, certified)
             if step is None:
                 break
-        self.info["phase2_seconds"] = self.elapsed() - t2
+        self.diag.phase2_seconds = self.elapsed() - t2
         if deadline.expired():
             return True, "time limit reached in phase 2"
         return None
@@ -693,9 +653,7 @@ class _ProjLPSearch:
         out = _alternate(
             self.Xu,
             L0,
-            tau=self.tau,
-            eps=self.eps,
-            nonnegative=self.nonnegative,
+            self.lps(feasibility=False),
             n_jobs=self.n_jobs,
             max_iter=refine_iter,
             tol=_REFINE_TOL,
@@ -703,8 +661,7 @@ class _ProjLPSearch:
             on_round=on_round,
             parallel=self.parallel,
         )
-        self.info["n_lps"] += out["n_lps"]
-        self.status_counts.update(out["status_counts"])
+        self.diag.count_lps(out["n_lps"], 0, out["status_counts"])
         n_wrong = self.wrong_entries(out["L"], out["R"])
         self.incumbent.record(width, n_wrong, message="phase 2 (LP descent)")
         ok = False
@@ -746,22 +703,14 @@ class _ProjLPSearch:
                     self.X0u.shape[1], width, self.projection, self.nonnegative, seed
                 )
                 lefts.append(self.X0u @ A)
-            self.info["n_projections"] += batch
+            self.diag.n_projections += batch
             failures = self._phase3_batch(width, lefts, failures)
         return None
 
     def _phase3_batch(self, width, lefts, failures):
         """Test a batch of left factors; the count of consecutive failures after it."""
         cols = np.array(self.queue, dtype=np.intp)
-        args = (
-            self.Xu,
-            cols,
-            self.weights,
-            self.tau,
-            self.eps,
-            self.nonnegative,
-            self.deadline,
-        )
+        args = (self.Xu, cols, self.weights, self.lps(True), self.deadline)
         if len(lefts) == 1 or effective_n_jobs(self.n_jobs) == 1:
             results = [_test_projection(Lu, *args) for Lu in lefts]
         else:

@@ -22,7 +22,9 @@ scikit-learn's ``NewtonSolver``, the calls of one fit of the bracket search
 :meth:`~SearchPolicy.candidates` runs steps 1 and 6 over a list of candidate ranks
 for a caller that can only fit a rank and ask whether it is certified
 (:class:`~sklearn_rrank.RoundingRankCV`); :meth:`~SearchPolicy.descent_step` is the
-step of ProjLP's phase 2 (a descent below its certificate); the ``portfolio_*``
+step of ProjLP's phase 2 (a descent below its certificate) and
+:meth:`~SearchPolicy.descent_width` the width of its phase 0;
+:meth:`~SearchPolicy.rsvd_order` is the order of R-SVD's ranks; the ``portfolio_*``
 fields, :meth:`~SearchPolicy.reserve` and :meth:`~SearchPolicy.resume_rank` are the
 shares and resumes of the portfolio of :func:`~sklearn_rrank.rounding_rank_bounds`.
 
@@ -146,6 +148,18 @@ class SearchPolicy:
         budget (at least ``portfolio_lower_cap_min`` s) first, and what the
         searches leave afterwards: its exhaustive steps would take the searches'
         time.
+    phase0_descent : float, default=0.97
+        ProjLP's phase 0 descends from a width at which every column is separated
+        to this fraction of it (at least one less): small steps, as a width far
+        below the last separated one rarely separates.
+    rsvd_exhaustive_work : float, default=4e9
+        R-SVD scans every truncation ``k = 1..K`` (the error of each) while
+        ``m n K`` is at most this many operations; above, it scans from the top by
+        blocks and stops below the last exact block (an anytime scan).
+    rsvd_block : int, default=64
+        Components per block of R-SVD's scan from the top: a block of rows is
+        checked once per block, and the last exact block is then followed
+        component by component.
 
     Notes
     -----
@@ -168,6 +182,9 @@ class SearchPolicy:
     portfolio_capped_lower_entries: int = 4 * 10**7
     portfolio_lower_share_cap: float = 0.05
     portfolio_lower_cap_min: float = 10.0
+    phase0_descent: float = 0.97
+    rsvd_exhaustive_work: float = 4e9
+    rsvd_block: int = 64
 
     # -- 1. which rank ------------------------------------------------------------
     def next_rank(self, lo, hi, gap):
@@ -325,6 +342,23 @@ class SearchPolicy:
         if certified:
             return 2 * step
         return None if step == 1 else max(1, step // 2)
+
+    # -- ProjLP's phase 0 and R-SVD's scan: the order of their ranks -------------
+    def descent_width(self, width):
+        """The width ProjLP's phase 0 tries after ``width``, at which every column
+        was separated: :attr:`phase0_descent` of it, and always smaller."""
+        return min(width - 1, round(self.phase0_descent * width))
+
+    def rsvd_order(self, m, n, K):
+        """The ranks R-SVD's scan of ``K`` components of an ``m x n`` matrix visits.
+
+        None for every ``k = 1..K`` in turn (the exhaustive scan, while ``m n K <=
+        rsvd_exhaustive_work``), else the block boundaries ``K, K - rsvd_block,
+        ..., 0`` of the scan from the top.
+        """
+        if float(m) * n * K <= self.rsvd_exhaustive_work:
+            return None
+        return list(range(K, 0, -self.rsvd_block)) + [0]
 
     # -- the portfolio's shares and resumes ---------------------------------------
     def resume_rank(self, top, cut, tried):

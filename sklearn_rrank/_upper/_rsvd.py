@@ -11,6 +11,7 @@ cache. The error is not monotone in k, so the scan is exhaustive (no bisection).
 import contextlib
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,6 +25,7 @@ from threadpoolctl import threadpool_limits
 from sklearn_rrank._core._memory import gib, svd_bytes, svd_components_that_fit
 from sklearn_rrank._core._results import FactorizationResult
 from sklearn_rrank._core._rounding import _csr_ones, _row_batches
+from sklearn_rrank._search._policy import DEFAULT_POLICY
 
 __all__ = ["rsvd_error_curve", "truncated_svd"]
 
@@ -40,22 +42,22 @@ _SCAN_BLOCK_ENTRIES = 1 << 17
 
 @dataclass(frozen=True)
 class Scan:
-    """How R-SVD scans the truncations of its SVD.
+    """How R-SVD scans the truncations of its SVD (the order of the ranks is the
+    policy's: :meth:`~sklearn_rrank._search._policy.SearchPolicy.rsvd_order`).
 
     Attributes
     ----------
-    exhaustive_work : float, default=4e9
-        At most this many operations (``m n K``) for the exhaustive per-``k``
-        scan; above, the blocked scan from the top.
-    block : int, default=64
-        Components per block of the scan from the top.
     row_entries : int, default=4194304
-        Entries per block of rows of that scan (float64 and a mask: 36 MiB).
+        Entries per block of rows of the scan from the top (float64 and a mask:
+        36 MiB).
+    svd_seconds : callable or None, default=None
+        ``svd_seconds(m, n, K, nnz, route=route)``: the estimated seconds of the
+        SVD, which no deadline stops (an SVD that does not fit the time left is
+        skipped); None: :func:`_svd_seconds`.
     """
 
-    exhaustive_work: float = 4e9
-    block: int = 64
     row_entries: int = 1 << 22
+    svd_seconds: Callable | None = None
 
 
 #: the scan every search uses
@@ -394,18 +396,19 @@ def _load_factor():
     return max(1.0, _load_average())
 
 
-def _load_average():
+def _load_average(loadavg=None):
     """Processes wanting a core per core: the larger of now and the last minute.
 
     The 1-minute load average lags behind processes started a few seconds
     before a call. Where ``/proc`` exists, the
     threads of other processes runnable at this moment count as well, plus one for
     this process (its own BLAS threads, which spin for a while after a product,
-    are not a load). 0 where the platform tells neither.
+    are not a load). 0 where the platform tells neither. ``loadavg`` reads the
+    load averages (None: :func:`os.getloadavg`; a test hands a fixed reading).
     """
     cores = max(os.cpu_count() or 1, 1)
     try:
-        average = os.getloadavg()[0]
+        average = (loadavg or os.getloadavg)()[0]
     except (AttributeError, OSError):
         average = 0.0
     return max(average, _runnable_elsewhere() + 1.0) / cores
@@ -450,10 +453,12 @@ def _scan_exhaustive(X, incumbent, deadline, U, s, Vt, tau):
     return errors
 
 
-def _scan_blocked(X, incumbent, deadline, U, s, Vt, tau, scan=SCAN):
+def _scan_blocked(X, incumbent, deadline, U, s, Vt, tau, bounds, scan=SCAN):
     """Scan from the top: ``A -= U_b S_b V_b^T`` one block of components at a time.
 
-    The boundaries are ``K, K - block, ..., 0``. Every block of rows (the row
+    The boundaries are ``bounds``, ``K, K - block, ..., 0`` (the policy's
+    :meth:`~sklearn_rrank._search._policy.SearchPolicy.rsvd_order`). Every block of
+    rows (the row
     blocks of :func:`~sklearn_rrank._core._rounding._row_batches`, at most
     ``scan.row_entries`` entries) starts from its rank-K truncation and subtracts
     blocks of components while its rounding stays exact, down to the highest
@@ -474,8 +479,6 @@ def _scan_blocked(X, incumbent, deadline, U, s, Vt, tau, scan=SCAN):
     US = U
     US *= s  # in place: U is this search's own array (saves an m x K copy)
     s = np.ones_like(s)  # the truncations below are US[:, :k] @ Vt[:k]
-    block = scan.block
-    bounds = list(range(K, 0, -block)) + [0]  # K, K - block, ..., 0
     fail = -1  # index into bounds of the highest failing boundary (-1: none yet)
     wrong_at_fail = []  # (rows, cols, values, targets) of the entries wrong there
     batches = _row_batches(m, n, scan.row_entries)
@@ -542,13 +545,16 @@ def _rsvd_search(
     n_jobs=None,
     verbose=0,
     max_rank=None,
+    policy=None,
     scan=SCAN,
 ):
     """R-SVD's rank search: the family of ``methods=("rsvd",)``.
 
     Trusts its input (``X`` a validated float64 array or CSR matrix, no missing
     entries; parameters checked). The paper's greedy loop k = 1, 2, ... (Section 3,
-    "Rounded SVD algorithm"), computed with one SVD and a scan over the truncations.
+    "Rounded SVD algorithm"), computed with one SVD and a scan over the truncations,
+    in the order of the policy's
+    :meth:`~sklearn_rrank._search._policy.SearchPolicy.rsvd_order`.
     Small inputs (``m n K <= 4e9``) get the exhaustive incremental scan of
     :func:`rsvd_error_curve` (the error of every ``k``); larger ones an anytime
     blocked scan from the top (see :func:`_scan_blocked`: the rank-K truncation is
@@ -575,7 +581,12 @@ def _rsvd_search(
     n_jobs, verbose : ignored
         Part of the family-search signature.
     max_rank : int or None
-        Largest k tried (None = ``min(m, n)``): the ``method_params`` of ``"rsvd"``.
+        Largest k tried (None = ``min(m, n)``): a ``method_params`` of ``"rsvd"``.
+    policy : SearchPolicy or None
+        The order of the ranks scanned
+        (:meth:`~sklearn_rrank._search._policy.SearchPolicy.rsvd_order`), a
+        ``method_params`` of ``"rsvd"`` as of ``"lpca"`` and ``"projlp"``; None:
+        the default rules.
 
     Other Parameters
     ----------------
@@ -586,10 +597,12 @@ def _rsvd_search(
     Returns
     -------
     info : dict
-        Diagnostics: ``scan``, ``svd_seconds`` (``svd_seconds_estimate`` with a
-        limited deadline), ``message`` and ``stopped_early`` when the SVD was skipped,
-        the scan was cut by the deadline or ``max_rank`` ended it without a
-        certificate. The skeleton adds ``errors_by_k`` (dict ``k -> wrong entries``
+        Diagnostics: ``scan``, ``svd_route`` (``"arpack"``, ``"gram"`` or
+        ``"gesdd"``: the SVD's route, of which the estimate is),
+        ``svd_seconds`` (``svd_seconds_estimate`` with a limited deadline),
+        ``message`` and ``stopped_early`` when the SVD was skipped, the scan was
+        cut by the deadline or ``max_rank`` ended it without a certificate. The
+        skeleton adds ``errors_by_k`` (dict ``k -> wrong entries``
         for the ``k`` scanned) and ``curve``.
 
     References
@@ -623,8 +636,10 @@ def _rsvd_search(
             return info | {"message": f"skipped: {info['memory']}"}
         K = fit
         info["memory"] += f"; the SVD keeps {K} ({route})"
+    info["svd_route"] = route
     if deadline.limited:
-        estimate = _svd_seconds(m, n, K, X.nnz if sparse else None, route=route)
+        seconds = scan.svd_seconds or _svd_seconds
+        estimate = seconds(m, n, K, X.nnz if sparse else None, route=route)
         info["svd_seconds_estimate"] = estimate
         if estimate > deadline.remaining():
             info["message"] = (
@@ -637,13 +652,15 @@ def _rsvd_search(
     t0 = time.perf_counter()
     U, s, Vt = _target_svd(X, K, tau, random_state=random_state, route=route)
     info["svd_seconds"] = time.perf_counter() - t0
-    if float(m) * n * K <= scan.exhaustive_work:
+    policy = DEFAULT_POLICY if policy is None else policy
+    bounds = policy.rsvd_order(m, n, K)
+    if bounds is None:
         info["scan"] = "exhaustive"
         if _scan_exhaustive(X, incumbent, deadline, U, s, Vt, tau) is None:
             info["stopped_early"] = True
     else:
-        info["scan"] = f"blocked ({scan.block} components per block)"
-        reason = _scan_blocked(X, incumbent, deadline, U, s, Vt, tau, scan)
+        info["scan"] = f"blocked ({policy.rsvd_block} components per block)"
+        reason = _scan_blocked(X, incumbent, deadline, U, s, Vt, tau, bounds, scan)
         if reason == "time limit":
             info["stopped_early"] = True
     if incumbent.rank is None:
