@@ -230,11 +230,12 @@ def canonical_sparse(X):
 def sparse_if_few_ones(X, *, min_entries=SPARSE_INPUT_ENTRIES):
     """A CSR copy of a large dense array with few ones, else ``X`` itself.
 
-    A numeric 2-D ``numpy.ndarray`` of at least ``min_entries`` (the doors use
-    ``SPARSE_INPUT_ENTRIES``, 1e7) entries, none of them NaN, with fewer than ``SPARSE_FRACTION`` (10%) of them
-    nonzero, is returned as ``scipy.sparse.csr_matrix(X)`` (same values, same
-    dtype); anything else (smaller arrays, missing entries, sparse matrices, lists,
-    data frames) is returned unchanged. The doors of methods that work on sparse
+    A numeric 2-D ``numpy.ndarray`` of at least ``min_entries`` entries (the
+    doors use ``SPARSE_INPUT_ENTRIES``, 1e7), none of them NaN, with fewer than
+    ``SPARSE_FRACTION`` (10%) of them nonzero, is returned as
+    ``scipy.sparse.csr_matrix(X)`` (same values, same dtype); anything else
+    (smaller arrays, missing entries, sparse matrices, lists, data frames) is
+    returned unchanged. The doors of methods that work on sparse
     data call it before validation, so that such data never gets a dense float64
     copy (8 bytes per entry: 503 MB for the 12,841 x 4,894 Abstracts matrix, whose
     CSR form takes 7 MB). Smaller data stays dense, with the results of the dense
