@@ -72,6 +72,7 @@ from sklearn_rrank.datasets import _base as _datasets_base
 from sklearn_rrank.datasets import _fetchers as _datasets_fetchers
 
 __all__ = [
+    "FakeClock",
     "swapped",
     "round_matrix",
     "_blocks_received",
@@ -416,7 +417,23 @@ def swapped(**changes):
     return table
 
 
-def bounds_with(X, methods, registry, *, tau=0.5, time_limit=None, **kwargs):
+class FakeClock:
+    r"""A monotonic clock that only the fake work moves (no sleeping): hand it to
+    ``Deadline(seconds, clock=...)``; a fake method ``advance``\ s it."""
+
+    def __init__(self):
+        self.t = 0.0
+
+    def __call__(self):
+        return self.t
+
+    def advance(self, seconds):
+        self.t += seconds
+
+
+def bounds_with(
+    X, methods, registry, *, tau=0.5, time_limit=None, clock=None, **kwargs
+):
     """:func:`~sklearn_rrank.rounding_rank_bounds` run on another ``registry``.
 
     ``bounds_with(X, ("rsvd", "lpca"), swapped(lpca={"search": fake}))``: ``X``
@@ -424,14 +441,15 @@ def bounds_with(X, methods, registry, *, tau=0.5, time_limit=None, **kwargs):
     (``_bounds._bounds_result``, a ``RoundingRankBounds``; on Ctrl-C its
     ``KeyboardInterrupt`` carries it as ``.bounds``) from the portfolio of
     ``registry`` (:func:`swapped`). ``kwargs``: ``random_state``, ``n_jobs``,
-    ``verbose``, ``progress``, ``method_params``.
+    ``verbose``, ``progress``, ``method_params``; ``clock`` (a :class:`FakeClock`)
+    is the deadline's clock.
     """
     X = check_binary_matrix(X, accept_sparse=True, method="rounding_rank_bounds")
     return _bounds._bounds_result(
         X,
         tuple(methods),
         tau=check_tau(tau),
-        deadline=Deadline(time_limit),
+        deadline=Deadline(time_limit, clock=clock),
         time_limit=time_limit,
         registry=registry,
         **kwargs,

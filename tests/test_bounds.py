@@ -1,4 +1,3 @@
-import time
 from dataclasses import replace
 
 import numpy as np
@@ -8,6 +7,7 @@ from _family import (
     BinaryData,
     Certificate,
     Deadline,
+    FakeClock,
     RunSettings,
     SearchPolicy,
     _Portfolio,
@@ -458,11 +458,12 @@ def test_lower_bound_share_is_capped_on_large_data(size):
     # entries a lower bound's first share is at most 5% of the budget, but at
     # least 10 s
     vc, lpca = [], []
+    clock = FakeClock()
 
     def lower(X, *, tau, deadline):
         vc.append(deadline.remaining())
-        while len(vc) == 1 and not deadline.expired():
-            time.sleep(0.01)
+        if len(vc) == 1:  # the first pass runs to the end of its share
+            clock.advance(deadline.remaining())
         return modules.methods.LowerBoundResult(2, stopped_early=len(vc) == 1)
 
     def search(X, incumbent, deadline, *, tau, **kwargs):
@@ -481,7 +482,7 @@ def test_lower_bound_share_is_capped_on_large_data(size):
         X,
         ("vc", "lpca"),
         tau=0.5,
-        deadline=Deadline(4.0),
+        deadline=Deadline(4.0, clock=clock),
         policy=policy,
         registry=registry,
     )
@@ -556,12 +557,12 @@ def test_second_pass_runs_without_any_certificate():
     X = make_rounding_rank_matrix(40, 30, 3, random_state=2)
     starts = []
     search = modules.lpca_search._lpca_search
+    clock = FakeClock()
 
     def slow_then_nothing(X, incumbent, deadline, **kw):
         starts.append(kw.get("start", 1))
         if len(starts) == 1:  # the first pass: stopped by its share, nothing found
-            while not deadline.expired():
-                time.sleep(0.01)
+            clock.advance(deadline.remaining())
             return {"stopped_early": True, "message": "no certificate"}
         return search(X, incumbent, deadline, **kw)
 
@@ -573,7 +574,7 @@ def test_second_pass_runs_without_any_certificate():
         X,
         ("lpca", "projlp"),
         tau=0.5,
-        deadline=Deadline(8.0),
+        deadline=Deadline(8.0, clock=clock),
         settings=RunSettings(random_state=0),
         registry=registry,
     )

@@ -16,6 +16,7 @@ from _family import (
     BracketFamily,
     BracketFit,
     Deadline,
+    FakeClock,
     SearchPolicy,
     bracket_search,
     run_rank_search,
@@ -39,19 +40,6 @@ def _matrix(r, m=40, n=40):
     X = np.zeros((m, n))
     X[np.arange(r), np.arange(r)] = 1.0
     return X
-
-
-class FakeClock:
-    """A monotonic clock that only the fake work moves (no sleeping)."""
-
-    def __init__(self):
-        self.t = 0.0
-
-    def __call__(self):
-        return self.t
-
-    def advance(self, seconds):
-        self.t += seconds
 
 
 class FakeFamily:

@@ -13,6 +13,7 @@ from _family import (
     METHODS,
     BinaryData,
     Deadline,
+    FakeClock,
     Incumbent,
     _merge_rows,
     bounds_with,
@@ -224,12 +225,13 @@ def test_deadline_child_never_outlives_parent():
 
 def test_deadline_pickles_as_the_time_it_has_left():
     # process workers (loky, Dask, Ray) get the same end on their own clock
-    d = Deadline(30.0)
-    time.sleep(0.05)
-    back = pickle.loads(pickle.dumps(d))
+    clock = FakeClock()
+    d = Deadline(30.0, clock=clock)
+    clock.advance(5.0)
+    back = pickle.loads(pickle.dumps(d))  # on this process's monotonic clock
     assert type(back) is Deadline
-    assert back.remaining() == pytest.approx(d.remaining(), abs=0.05)
-    assert back.elapsed() == pytest.approx(d.elapsed(), abs=0.05)
+    assert back.remaining() == pytest.approx(25.0, abs=0.05)
+    assert back.elapsed() == pytest.approx(5.0, abs=0.05)
     assert pickle.loads(pickle.dumps(Deadline())).remaining() is None
     assert pickle.loads(pickle.dumps(Deadline(0.0))).expired()
 
@@ -349,12 +351,12 @@ def test_second_pass_gives_the_time_left_to_stopped_searches():
     # L-PCA is stopped by its share, ProjLP finishes at once: the time ProjLP did
     # not use goes back to L-PCA, which resumes just below the best certificate
     calls = []
+    clock = FakeClock()
 
     def stopped_then_quick(X, incumbent, deadline, *, tau, **kwargs):
         calls.append((kwargs.get("start"), deadline.remaining()))
-        if len(calls) == 1:
-            while not deadline.expired():
-                time.sleep(0.01)
+        if len(calls) == 1:  # runs to the end of its share
+            clock.advance(deadline.remaining())
         return {"message": f"call {len(calls)}"}
 
     def quick(X, incumbent, deadline, *, tau, **kwargs):
@@ -366,6 +368,7 @@ def test_second_pass_gives_the_time_left_to_stopped_searches():
         ("rsvd", "lpca", "projlp"),
         registry,
         time_limit=8.0,
+        clock=clock,
         random_state=0,
     )
     assert b.upper_method == "rsvd" and len(calls) == 2

@@ -7,7 +7,6 @@ is left to the methods that can resume. Each step is recorded as a row of the re
 table.
 """
 
-import time
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -227,7 +226,9 @@ class _Portfolio:
             # can interrupt (an SVD, a model build, preprocessing) overrun their shares
             budget = deadline.end - deadline.start
             held = policy.reserve(budget, X.shape[0] * X.shape[1])
-            deadline = Deadline(_start=deadline.start, _end=deadline.end - held)
+            deadline = Deadline(
+                clock=deadline.clock, _start=deadline.start, _end=deadline.end - held
+            )
         self.deadline = deadline
         self.large = X.shape[0] * X.shape[1] > policy.portfolio_large_entries
         # the longest first-pass share of a lower bound (seconds; None: no cap)
@@ -431,7 +432,7 @@ class _Portfolio:
     def _run(self, spec, row, sub, params):
         """Run one method on the deadline ``sub``; fill ``row``, update the bounds."""
         self.current = row
-        t0 = time.monotonic()
+        t0 = self.deadline.now()
         res = None
         use_sparse = spec.sparse and (self.given_sparse or spec.sparse_from_dense)
         X = self.X_sparse if use_sparse and self.X_sparse is not None else None
@@ -450,7 +451,9 @@ class _Portfolio:
                     stopped_early=bool(found.stopped_early),
                     message=found.message,
                 )
-                row["curve"] = [[round(time.monotonic() - self.origin, 4), int(bound)]]
+                row["curve"] = [
+                    [round(self.deadline.now() - self.origin, 4), int(bound)]
+                ]
                 if bound > self.lower:
                     self.lower, self.lower_method = int(bound), spec.name
             else:
@@ -461,7 +464,7 @@ class _Portfolio:
                 status="interrupted",
                 stopped_early=True,
                 message="",
-                seconds=time.monotonic() - t0,
+                seconds=self.deadline.now() - t0,
             )
             # what the search certified before the stop (or its whole result, if
             # the signal came just after it returned)
@@ -478,7 +481,7 @@ class _Portfolio:
             raise
         except (MemoryError, Exception) as exc:  # noqa: BLE001 - reported, not hidden
             row.update(status="failed", message=f"failed: {type(exc).__name__}: {exc}")
-        row["seconds"] = time.monotonic() - t0
+        row["seconds"] = self.deadline.now() - t0
         if row["status"] == "ok" and row["stopped_early"]:
             row["status"] = "stopped"
         if spec.lower is not None:
@@ -489,7 +492,7 @@ class _Portfolio:
         """A progress event for a lower bound (rank searches send their own)."""
         progress = self.settings.progress
         if progress is not None:
-            elapsed = time.monotonic() - self.origin
+            elapsed = self.deadline.now() - self.origin
             progress(
                 event(method, stage, bound=bound, elapsed=elapsed, message=message)
             )

@@ -254,10 +254,11 @@ class Incumbent:
     cap_factors : tuple of ndarrays or None, default=None
         ``(L, R)`` certifying ``cap``, offered as a warm start.
     origin : float or None, default=None
-        ``time.monotonic()`` at the start of the public call; ``curve`` is measured
-        from it.
+        ``clock()`` at the start of the public call; ``curve`` is measured from it.
     progress : callable or None, default=None
         Called with an event dict at each step and improvement.
+    clock : callable, default=time.monotonic
+        Seconds on a monotonic clock: the call's deadline's (a test's fake clock).
     data : BinaryData or None, default=None
         The call's data object (built from ``X`` if None).
     memo : dict or None, default=None
@@ -282,10 +283,11 @@ class Incumbent:
     n_offers: int = 0
     data: BinaryData | None = None
     memo: dict | None = None
+    clock: object = time.monotonic
 
     def __post_init__(self):
         if self.origin is None:
-            self.origin = time.monotonic()
+            self.origin = self.clock()
         if self.data is None:
             self.data = BinaryData(self.X)
         if self.memo is None:
@@ -336,7 +338,7 @@ class Incumbent:
 
     def elapsed(self):
         """Seconds since the start of the public call."""
-        return time.monotonic() - self.origin
+        return self.clock() - self.origin
 
     # -- what a search reports ---------------------------------------------------------
     def count_uncertified(self, L, R, *, stop_early=False):
@@ -520,8 +522,9 @@ def run_rank_search(
         progress=progress,
         data=data if data is not None and data.X is X else None,
         memo=memo,
+        clock=deadline.clock,
     )
-    t0 = time.monotonic()
+    t0 = deadline.now()
     try:
         inc.event("start")
         if rank_zero_possible(X, tau):
@@ -557,7 +560,7 @@ def run_rank_search(
             info["message"] += " (time limit reached)"
         info["curve"] = inc.curve
         info.setdefault("errors_by_k", inc.errors_by_k)
-        info["seconds"] = time.monotonic() - t0
+        info["seconds"] = deadline.now() - t0
         inc.event("end", message=info["message"])
         if verbose:
             print(f"[{method}] {info['message']} in {info['seconds']:.2f} s")
@@ -582,7 +585,7 @@ def run_rank_search(
             "interrupted": True,
             "curve": inc.curve,
             "errors_by_k": inc.errors_by_k,
-            "seconds": time.monotonic() - t0,
+            "seconds": deadline.now() - t0,
         }
         exc.rank_search_result = RankSearchResult(
             rank=inc.rank,
