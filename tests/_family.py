@@ -45,6 +45,7 @@ from sklearn_rrank._core import (
 from sklearn_rrank._lower import _spectral, _vc, _vc_search
 from sklearn_rrank._lpca import _distributed_block as _lpca_distributed_block
 from sklearn_rrank._lpca import _fit as _lpca
+from sklearn_rrank._lpca import _graph_start as _lpca_graph_start
 from sklearn_rrank._lpca import _lbfgs as _lpca_lbfgs
 from sklearn_rrank._lpca import _margin as _lpca_margin
 from sklearn_rrank._lpca import _model as _lpca_model
@@ -82,6 +83,7 @@ __all__ = [
     "_use_working_set",
     "_working_set_fit",
     "_WSObjective",
+    "_graph_start",
     "lpca_transform",
     "lpca_fit",
     "BOUND_METHODS",
@@ -223,6 +225,7 @@ _far_zeros = _lpca_working_set._far_zeros  # far zeros' loss from their moments
 _use_working_set = _lpca_working_set._use_working_set  # working set or dense path
 _working_set_fit = _lpca_working_set._working_set_fit  # start + both phases on W
 _WSObjective = _lpca_working_set._WSObjective  # objective on W plus Gram moments
+_graph_start = _lpca_graph_start._graph_start  # eigenpairs at both spectrum ends
 round_matrix = _rounding.round_matrix  # round_tau(L R^T)
 
 # RSVD (_rsvd)

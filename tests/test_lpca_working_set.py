@@ -16,6 +16,7 @@ from _family import (
     WORKING_SET_MIN_ENTRIES,
     Deadline,
     _far_zeros,
+    _graph_start,
     _LPCAData,
     _scan,
     _use_working_set,
@@ -195,3 +196,34 @@ def test_a_scan_the_deadline_cuts_counts_nothing_and_the_fit_keeps_its_budget():
     # a fit whose deadline has passed returns its start, counted as all wrong
     L, R, info = _working_set_fit(X, 2, deadline=Deadline(0.0), random_state=0)
     assert L.shape == (m, 2)
+
+
+def _symmetric_planted(n, r, density, seed):
+    rng = np.random.default_rng(seed)
+    Q = rng.standard_normal((n, r))
+    signs = np.where(np.arange(r) % 2 == 0, 1.0, -1.0)
+    theta = (Q * signs) @ Q.T
+    A = theta > np.quantile(theta, 1 - density)
+    np.fill_diagonal(A, False)
+    return sp.csr_matrix(A.astype(np.float64))
+
+
+def test_graph_start_takes_eigenpairs_at_both_ends_of_the_spectrum():
+    X = _symmetric_planted(120, 4, 0.05, seed=2)
+    k, tau = 6, 0.5
+    U, V, mu = _graph_start(X, k, tau, random_state=0)
+    lam, Q = np.linalg.eigh(X.toarray())
+    ends = np.r_[np.arange(k // 2), np.arange(lam.size - (k - k // 2), lam.size)]
+    expected = 4.0 * (Q[:, ends] * lam[ends]) @ Q[:, ends].T
+    # eigsh runs at a start's tolerance, not to machine precision
+    np.testing.assert_allclose(U @ V.T, expected, atol=1e-3 * np.abs(expected).max())
+    assert float(mu) == pytest.approx(-4.0 * tau)
+
+
+def test_graph_start_fit_of_a_symmetric_pattern_is_certified():
+    X = _symmetric_planted(150, 4, 0.05, seed=4)
+    L, R, info = _working_set_fit(
+        X, 6, deadline=Deadline(60), random_state=0, start="graph"
+    )
+    assert info["exact"]
+    assert certify_rounding(X, L, R)

@@ -63,8 +63,10 @@ import time
 import numpy as np
 import scipy.optimize
 import scipy.sparse as sp
+import scipy.sparse.linalg
 from threadpoolctl import threadpool_limits
 
+from sklearn_rrank._lpca._graph_start import _graph_start, _is_symmetric
 from sklearn_rrank._lpca._lbfgs import _offset_scale
 from sklearn_rrank._lpca._model import (
     _B_MIN,
@@ -661,10 +663,13 @@ def _working_set_fit(
     n_jobs=None,
     logistic_share=0.3,
     verbose=0,
+    start="svd",
 ):
     """One rank-``k`` fit of a large sparse binary ``X`` with the global offset.
 
-    The SVD start of :func:`~sklearn_rrank._lpca._start._svd_init`, the logistic
+    The start (``start="svd"``: :func:`~sklearn_rrank._lpca._start._svd_init`;
+    ``"graph"``: :func:`~sklearn_rrank._lpca._graph_start._graph_start` when
+    ``X`` is symmetric, else the SVD start), the logistic
     phase (:func:`_ws_fit_core`, ending at ``logistic_share`` of the time left at
     the latest) and, unless it is exact, the margin phase
     (:func:`_ws_margin_fit`). ``X`` is a validated complete CSR matrix; the
@@ -676,7 +681,14 @@ def _working_set_fit(
     """
     t0 = time.perf_counter()
     data = _Data(X, dtype=np.float32)
-    U, V, mu = _svd_init(data, k, "global", random_state, tau, deadline=deadline)
+    U = None
+    if start == "graph" and _is_symmetric(X) and 0 < k < X.shape[0] - 1:
+        try:
+            U, V, mu = _graph_start(X, k, tau, random_state)
+        except scipy.sparse.linalg.ArpackNoConvergence:
+            U = None
+    if U is None:
+        U, V, mu = _svd_init(data, k, "global", random_state, tau, deadline=deadline)
     start_seconds = time.perf_counter() - t0
     options = LPCAOptions(
         tau=tau, alpha=alpha, max_iter=1 << 30, tol=0.0, stop_when_exact=True
