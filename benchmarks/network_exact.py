@@ -77,6 +77,7 @@ def fit_row(A, k, budget, seed, n_jobs, output, start="svd"):
     row["start_seconds"] = info["start_seconds"]
     row["logistic_status"] = info["logistic_status"]
     row["scans"] = info["working_set"]
+    row["rescue"] = info.get("rescue")
     row["peak_rss_mb"] = _peak_mb()
     row["load_end"] = os.getloadavg()[0]
     if certified and output:

@@ -21,6 +21,7 @@ from _family import (
     _scan,
     _use_working_set,
     _working_set_fit,
+    _ws_rescue,
     _WSObjective,
 )
 
@@ -196,6 +197,55 @@ def test_a_scan_the_deadline_cuts_counts_nothing_and_the_fit_keeps_its_budget():
     # a fit whose deadline has passed returns its start, counted as all wrong
     L, R, info = _working_set_fit(X, 2, deadline=Deadline(0.0), random_state=0)
     assert L.shape == (m, 2)
+
+
+def _near_fit(seed, rows):
+    """A planted sparse pattern, its exact factors and a copy with ``rows`` of ``L``
+    moved so that a few entries fail."""
+    rng = np.random.default_rng(seed)
+    m, n, k = 400, 300, 4
+    U, V = rng.standard_normal((m, k)), rng.standard_normal((n, k))
+    theta = U @ V.T
+    t = np.quantile(theta, 0.97)
+    X = sp.csr_matrix((theta > t).astype(np.float64))
+    c = np.sqrt(0.5 / t)
+    L, R = U * c, V * c
+    L_near = L.copy()
+    L_near[rows] += 0.3 * rng.standard_normal((len(rows), k))
+    return X, L, R, L_near
+
+
+def test_working_set_rescue_repairs_a_near_fit_and_certifies():
+    X, L, R, L_near = _near_fit(0, [3, 50, 200])
+    assert certify_rounding(X, L, R)
+    ok, failed = certify_rounding(X, L_near, R, return_count=True)
+    assert not ok and 0 < failed < 100
+    L_near_copy, R_copy = L_near.copy(), R.copy()
+    L2, R2, info = _ws_rescue(X, L_near, R, tau=0.5, deadline=Deadline(60))
+    assert certify_rounding(X, L2, R2)
+    assert info["certified"] and info["uncertified_after"] == 0
+    assert info["uncertified_before"] == failed
+    # the inputs are not modified
+    np.testing.assert_array_equal(L_near, L_near_copy)
+    np.testing.assert_array_equal(R, R_copy)
+
+
+def test_working_set_rescue_counts_are_the_certificates_and_never_grow():
+    rng = np.random.default_rng(5)
+    X, L, R, _ = _near_fit(1, [])
+    L_near = L + 0.03 * rng.standard_normal(L.shape)
+    _, failed = certify_rounding(X, L_near, R, return_count=True)
+    results = [
+        _ws_rescue(X, L_near, R, tau=0.5, deadline=Deadline(60), n_jobs=n_jobs)
+        for n_jobs in (1, 2)
+    ]
+    (L2, R2, info), (L3, R3, _) = results
+    _, after = certify_rounding(X, L2, R2, return_count=True)
+    assert info["uncertified_before"] == failed
+    assert info["uncertified_after"] == after <= failed // 10
+    # the lines are independent: the result does not depend on n_jobs
+    np.testing.assert_array_equal(L2, L3)
+    np.testing.assert_array_equal(R2, R3)
 
 
 def _symmetric_planted(n, r, density, seed):

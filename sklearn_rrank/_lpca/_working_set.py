@@ -78,6 +78,7 @@ from sklearn_rrank._lpca._model import (
 from sklearn_rrank._lpca._options import LPCAOptions
 from sklearn_rrank._lpca._scan import _scan
 from sklearn_rrank._lpca._start import _svd_init
+from sklearn_rrank._lpca._ws_rescue import _ws_rescue
 
 __all__ = []
 
@@ -111,6 +112,12 @@ _HINGE_LEVEL = 3.0
 _HINGE_STALL = 10
 # margin 1 of the hinge goes to this quantile of the right entries' margins
 _SCALE_QUANTILE = 0.05
+# the margin phase ends at this share of the time the logistic phase leaves, the
+# rest goes to the LP rescue (on PubMed at k = 48 a few wrong entries remain)
+_MARGIN_SHARE = 0.9
+# the rescue starts when the time left holds this many full scans (its float64
+# pass over all entries costs several float32 scans)
+_RESCUE_SCANS = 20
 # entries per block of the W kernels: gathered rows that stay in the cache (3.5x
 # faster than 1 << 17 at k = 48)
 _BLOCK = 1 << 13
@@ -669,15 +676,19 @@ def _working_set_fit(
 
     The start (``start="svd"``: :func:`~sklearn_rrank._lpca._start._svd_init`;
     ``"graph"``: :func:`~sklearn_rrank._lpca._graph_start._graph_start` when
-    ``X`` is symmetric, else the SVD start), the logistic
-    phase (:func:`_ws_fit_core`, ending at ``logistic_share`` of the time left at
-    the latest) and, unless it is exact, the margin phase
-    (:func:`_ws_margin_fit`). ``X`` is a validated complete CSR matrix; the
+    ``X`` is symmetric, else the SVD start), the logistic phase
+    (:func:`_ws_fit_core`, ending at ``logistic_share`` of the time left at the
+    latest), unless it is exact the margin phase (:func:`_ws_margin_fit`, ending
+    at :data:`_MARGIN_SHARE` of the time left at the latest) and, unless that is
+    exact, the LP rescue on the working set
+    (:func:`~sklearn_rrank._lpca._ws_rescue._ws_rescue`) when the time left
+    allows its float64 pass. ``X`` is a validated complete CSR matrix; the
     working-set path is taken whatever its size (the benchmarks use it on small
     graphs too). Returns ``(L, R, info)``: factors packaged at ``tau`` (float64,
     not certified here) and ``info`` with ``"start_seconds"``, ``"n_iter"``,
-    ``"n_wrong"`` (the last scan's count, float32), ``"exact"`` and
-    ``"working_set"`` (one row per scan of both phases).
+    ``"n_wrong"`` (the last count: a scan's, float32, or the rescue's, float64
+    with the certificate's margin), ``"exact"``, ``"working_set"`` (one row per
+    scan of both phases) and ``"rescue"`` (the rescue's info, or None).
     """
     t0 = time.perf_counter()
     data = _Data(X, dtype=np.float32)
@@ -714,7 +725,7 @@ def _working_set_fit(
             mu,
             tau=tau,
             alpha=alpha,
-            deadline=deadline,
+            deadline=deadline.child(fraction=_MARGIN_SHARE),
             random_state=random_state,
             n_jobs=n_jobs,
             history=margin_rows,
@@ -725,6 +736,11 @@ def _working_set_fit(
         if margin_rows:  # the iterations before the last scan of the phase
             n_iter += margin_rows[-1]["iterations"]
     L, R = _package(U, V, mu, tau)
+    rescue = None
+    scan_seconds = max((r["scan_seconds"] for r in rows), default=0.0)
+    if not exact and deadline.leaves_room_for(_RESCUE_SCANS * scan_seconds):
+        L, R, rescue = _ws_rescue(X, L, R, tau=tau, deadline=deadline, n_jobs=n_jobs)
+        n_wrong, exact = rescue["uncertified_after"], rescue["certified"]
     return (
         L,
         R,
@@ -735,5 +751,6 @@ def _working_set_fit(
             "exact": bool(exact),
             "working_set": rows,
             "logistic_status": info["status"],
+            "rescue": rescue,
         },
     )
