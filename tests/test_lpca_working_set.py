@@ -54,8 +54,7 @@ def test_blocked_scan_equals_dense():
             U,
             V,
             b,
-            X.indptr,
-            X.indices,
+            X,
             level=level,
             cap=10**6,
             delta=delta,
@@ -79,7 +78,7 @@ def test_scan_cap_keeps_the_largest_logits():
     m, n, p = 40, 50, 3
     X = sp.csr_matrix((m, n))
     U, V = rng.standard_normal((m, p)), rng.standard_normal((n, p))
-    found = _scan(U, V, 0.0, X.indptr, X.indices, level=-10.0, cap=m * 5, delta=0.0)
+    found = _scan(U, V, 0.0, X, level=-10.0, cap=m * 5, delta=0.0)
     assert 0 < found.rows.size <= m * 5
     theta = U @ V.T
     # every kept logit is among the largest of its row block's share
@@ -157,7 +156,7 @@ def test_scan_memory_does_not_grow_with_the_entries():
     rng = np.random.default_rng(4)
     U, V = rng.standard_normal((m, 2)), rng.standard_normal((n, 2))
     tracemalloc.start()
-    found = _scan(U, V, -3.0, X.indptr, X.indices, level=-1.0, cap=10_000, delta=0.0)
+    found = _scan(U, V, -3.0, X, level=-1.0, cap=10_000, delta=0.0)
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     assert found.rows.size <= 10_000 + 2 * m
@@ -192,8 +191,8 @@ def test_a_scan_the_deadline_cuts_counts_nothing_and_the_fit_keeps_its_budget():
     X = sp.csr_matrix((rng.random((m, n)) < 0.1).astype(float))
     U, V = rng.standard_normal((m, p)), rng.standard_normal((n, p))
     args = dict(level=-1.0, cap=100, delta=0.0, block_entries=n)
-    assert _scan(U, V, 0.0, X.indptr, X.indices, deadline=Deadline(0.0), **args) is None
-    assert _scan(U, V, 0.0, X.indptr, X.indices, deadline=Deadline(), **args)
+    assert _scan(U, V, 0.0, X, deadline=Deadline(0.0), **args) is None
+    assert _scan(U, V, 0.0, X, deadline=Deadline(), **args)
     # a fit whose deadline has passed returns its start, counted as all wrong
     L, R, info = _working_set_fit(X, 2, deadline=Deadline(0.0), random_state=0)
     assert L.shape == (m, 2)

@@ -59,6 +59,7 @@ sweeps and it holds more memory (``benchmarks/README.md``, ``network_exact.py``)
 """
 
 import time
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.optimize
@@ -436,8 +437,7 @@ def _do_scan(data, U, V, b, *, level, cap, tau, n_jobs, deadline=None):
         U,
         V,
         0.0 if b is None else float(b),
-        q.indptr,
-        q.indices,
+        q,
         level=level,
         cap=cap,
         delta=delta,
@@ -568,6 +568,16 @@ def _ws_fit_core(data, U, V, mu, options, *, n_jobs, deadline, tick=None, verbos
     return U, V, mu, n_iter, info
 
 
+@dataclass(frozen=True)
+class _MarginRun:
+    """How :func:`_working_set_fit` runs :func:`_ws_margin_fit`: ``n_jobs``
+    threads of the scans and ``history``, a list that gets one row per scan (or
+    None)."""
+
+    n_jobs: object = None
+    history: list = None
+
+
 def _ws_margin_fit(
     data,
     U,
@@ -579,8 +589,7 @@ def _ws_margin_fit(
     deadline,
     tick=None,
     random_state=0,
-    n_jobs=None,
-    history=None,
+    run=None,
 ):
     """The margin phase on the working set; the return of ``_margin_fit``.
 
@@ -588,9 +597,11 @@ def _ws_margin_fit(
     (``n_wrong`` None when the deadline passed before the first scan). The hinge's
     far zeros cost exactly 0, so no surrogate: W holds the ones and the zeros of
     margin below :data:`_HINGE_LEVEL` (at most the cap of the logistic phase).
-    ``history``: a list that gets one row per scan (as ``_ws_fit_core``'s
-    ``info["working_set"]``).
+    ``run``: a :class:`_MarginRun` (threads of the scans, a list that gets one
+    row per scan as ``_ws_fit_core``'s ``info["working_set"]``), or None.
     """
+    run = run or _MarginRun()
+    n_jobs, history = run.n_jobs, run.history
     U = np.asarray(U, dtype=np.float64)
     V = np.asarray(V, dtype=np.float64)
     mu = None if mu is None else np.asarray(mu, dtype=np.float64)
@@ -727,8 +738,7 @@ def _working_set_fit(
             alpha=alpha,
             deadline=deadline.child(fraction=_MARGIN_SHARE),
             random_state=random_state,
-            n_jobs=n_jobs,
-            history=margin_rows,
+            run=_MarginRun(n_jobs, margin_rows),
         )
         rows += margin_rows
         if nm is not None and nm < n_wrong:
