@@ -276,3 +276,11 @@ def test_graph_start_fit_of_a_symmetric_pattern_is_certified():
     )
     assert info["exact"]
     assert certify_rounding(X, L, R)
+
+
+def test_working_set_rescue_the_deadline_cuts_returns_the_factors_uncounted():
+    X, _, R, L_near = _near_fit(0, [3])
+    L2, R2, info = _ws_rescue(X, L_near, R, tau=0.5, deadline=Deadline(0.0))
+    np.testing.assert_array_equal(L2, L_near)
+    np.testing.assert_array_equal(R2, R)
+    assert info["uncertified_after"] is None and not info["certified"]

@@ -45,6 +45,11 @@ Two phases, as in the dense fit with ``margin_phase=True``:
    exactly 0, so the objective on ``W`` is exact as long as ``W`` holds every
    entry of margin below :data:`_HINGE_LEVEL`, which each scan re-establishes.
 
+A single fit (:func:`_working_set_fit`, the benchmarks' path) then hands factors
+that still fail a few entries to the LP rescue on the working set
+(:mod:`sklearn_rrank._lpca._ws_rescue`: row and column LPs over the entries of
+each line near the threshold, the full line as the check).
+
 Negative sampling with importance weights (Mikolov et al., NeurIPS 2013) is the
 other way to let far zeros in (not measured here); the deterministic aggregate
 keeps L-BFGS-B's line searches on one fixed objective between scans, which
@@ -114,11 +119,9 @@ _HINGE_STALL = 10
 # margin 1 of the hinge goes to this quantile of the right entries' margins
 _SCALE_QUANTILE = 0.05
 # the margin phase ends at this share of the time the logistic phase leaves, the
-# rest goes to the LP rescue (on PubMed at k = 48 a few wrong entries remain)
-_MARGIN_SHARE = 0.9
-# the rescue starts when the time left holds this many full scans (its float64
-# pass over all entries costs several float32 scans)
-_RESCUE_SCANS = 20
+# rest goes to the LP rescue (its float64 pass over all entries costs about ten
+# float32 scans; on PubMed at k = 48 the margin phase left wrong entries)
+_MARGIN_SHARE = 0.85
 # entries per block of the W kernels: gathered rows that stay in the cache (3.5x
 # faster than 1 << 17 at k = 48)
 _BLOCK = 1 << 13
@@ -692,11 +695,11 @@ def _working_set_fit(
     latest), unless it is exact the margin phase (:func:`_ws_margin_fit`, ending
     at :data:`_MARGIN_SHARE` of the time left at the latest) and, unless that is
     exact, the LP rescue on the working set
-    (:func:`~sklearn_rrank._lpca._ws_rescue._ws_rescue`) when the time left
-    allows its float64 pass. ``X`` is a validated complete CSR matrix; the
-    working-set path is taken whatever its size (the benchmarks use it on small
-    graphs too). Returns ``(L, R, info)``: factors packaged at ``tau`` (float64,
-    not certified here) and ``info`` with ``"start_seconds"``, ``"n_iter"``,
+    (:func:`~sklearn_rrank._lpca._ws_rescue._ws_rescue`) in the time left. ``X``
+    is a validated complete CSR matrix; the working-set path is taken whatever
+    its size (the benchmarks use it on small graphs too). Returns ``(L, R,
+    info)``: factors packaged at ``tau`` (float64, not certified here) and
+    ``info`` with ``"start_seconds"``, ``"n_iter"``,
     ``"n_wrong"`` (the last count: a scan's, float32, or the rescue's, float64
     with the certificate's margin), ``"exact"``, ``"working_set"`` (one row per
     scan of both phases) and ``"rescue"`` (the rescue's info, or None).
@@ -747,10 +750,10 @@ def _working_set_fit(
             n_iter += margin_rows[-1]["iterations"]
     L, R = _package(U, V, mu, tau)
     rescue = None
-    scan_seconds = max((r["scan_seconds"] for r in rows), default=0.0)
-    if not exact and deadline.leaves_room_for(_RESCUE_SCANS * scan_seconds):
+    if not exact and not deadline.expired():
         L, R, rescue = _ws_rescue(X, L, R, tau=tau, deadline=deadline, n_jobs=n_jobs)
-        n_wrong, exact = rescue["uncertified_after"], rescue["certified"]
+        if rescue["uncertified_after"] is not None:
+            n_wrong, exact = rescue["uncertified_after"], rescue["certified"]
     return (
         L,
         R,

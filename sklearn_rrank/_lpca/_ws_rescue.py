@@ -143,16 +143,19 @@ def _fix_side(F, G, pattern, failing, tau, options):
     return n_lps
 
 
-def _failing_entries(X, L, R, tau):
+def _failing_entries(X, L, R, tau, deadline):
     """Row and column indices of the entries failing the certificate criterion.
 
     One float64 pass over all ``m n`` entries by the package's row blocks (the
-    kernel of :func:`~sklearn_rrank.certify_rounding`).
+    kernel of :func:`~sklearn_rrank.certify_rounding`); None when ``deadline``
+    passes between two blocks (the pass costs several float32 scans).
     """
     m, n = X.shape
     abs_R = np.abs(R)
     rows, cols = [], []
     for block in _row_batches(m, n):
+        if deadline.expired():
+            return None
         Xb = X[block].toarray()
         ok = _certified_block(Xb, L[block], R, tau, DEFAULT_MARGIN, abs_R)
         r, c = np.nonzero(~ok)
@@ -209,7 +212,9 @@ def _ws_rescue(X, L, R, *, tau, deadline, n_rounds=10, n_jobs=None):
         New arrays.
     info : dict
         ``"uncertified_before"``, ``"uncertified_after"`` (entries failing the
-        certificate criterion over all ``m n`` entries), ``"certified"``,
+        certificate criterion over all ``m n`` entries; both None when the
+        deadline cut the first pass, and the factors are the inputs'),
+        ``"certified"``,
         ``"n_rounds"``, ``"n_lps"`` and ``"seconds"``.
 
     References
@@ -224,7 +229,13 @@ def _ws_rescue(X, L, R, *, tau, deadline, n_rounds=10, n_jobs=None):
     XT = sp.csr_matrix(X.T)
     L = np.array(L, dtype=np.float64)
     R = np.array(R, dtype=np.float64)
-    rows, cols = _failing_entries(X, L, R, tau)
+    found = _failing_entries(X, L, R, tau, deadline)
+    if found is None:
+        info = {"uncertified_before": None, "uncertified_after": None}
+        info.update(certified=False, n_rounds=0, n_lps=0)
+        info["seconds"] = time.perf_counter() - start
+        return L, R, info
+    rows, cols = found
     before = total = rows.size
     rounds = n_lps = 0
     whole = False
