@@ -53,17 +53,19 @@ _CUTS = 4
 _WHOLE_MAX = 1000
 
 
-def _failing(F, x, ones, tau):
-    """Mask of the entries of one line (``F @ x`` against ``tau``) not certified."""
+def _failing(F, abs_F, x, ones, tau):
+    """Mask of the entries of one line (``F @ x`` against ``tau``) not certified,
+    and the line's gaps ``F @ x - tau`` (``abs_F`` is ``abs(F)``)."""
     gap = F @ x - tau
-    scale = np.abs(F) @ np.abs(x)
-    return ~_certified_entries(gap, scale, ones, tau, F.shape[1])
+    scale = abs_F @ np.abs(x)
+    return ~_certified_entries(gap, scale, ones, tau, F.shape[1]), gap
 
 
-def _fix_line(F, x, ones_idx, tau, deadline, whole=False):
+def _fix_line(F, abs_F, x, ones_idx, tau, deadline, whole=False):
     """A factor row for one line failing at most as many entries, or None.
 
-    ``F`` (length, k) is the fixed factor, ``x`` (k,) the line's current row,
+    ``F`` (length, k) is the fixed factor (``abs_F`` its ``abs``), ``x`` (k,)
+    the line's current row,
     ``ones_idx`` the positions of its ones; ``whole``: the LP takes every entry
     of the line (the full LP of the dense rescue). Returns ``(new_x, failing,
     n_lps)``: ``new_x`` None when no LP found a row failing at most as many
@@ -75,13 +77,12 @@ def _fix_line(F, x, ones_idx, tau, deadline, whole=False):
     length = F.shape[0]
     ones = np.zeros(length, dtype=bool)
     ones[ones_idx] = True
-    bad = _failing(F, x, ones, tau)
+    bad, gap = _failing(F, abs_F, x, ones, tau)
     W = ones | bad
     n_near = length if whole else max(_NEAR_PER_ONE * ones_idx.size, _NEAR_MIN)
     zeros = np.flatnonzero(~W)
     if zeros.size > n_near:
-        theta = F[zeros] @ x
-        zeros = zeros[np.argpartition(-theta, n_near - 1)[:n_near]]
+        zeros = zeros[np.argpartition(-gap[zeros], n_near - 1)[:n_near]]
     W[zeros] = True
     best, n_lps = None, 0
     for _ in range(_CUTS):
@@ -92,8 +93,7 @@ def _fix_line(F, x, ones_idx, tau, deadline, whole=False):
             F[idx], ones[idx].astype(np.float64)[:, None], tau=tau, deadline=deadline
         )
         n_lps += 1
-        gap = F @ r[0] - tau  # the check: the full line
-        new_bad = _failing(F, r[0], ones, tau)
+        new_bad, gap = _failing(F, abs_F, r[0], ones, tau)  # the check: full line
         # ties go to the later LP (more constraints) and replace the old row: an
         # LP solution of equal count has smaller slacks, the way towards none
         if new_bad.sum() <= (bad if best is None else best[1]).sum():
@@ -121,10 +121,13 @@ def _fix_side(F, G, pattern, failing, tau, options):
     """
     n_jobs, deadline, whole = options
     lines = sorted(failing)
+    abs_F = np.abs(F)
 
     def one(t):
+        if deadline.expired():  # the line keeps its row and its failing entries
+            return None, failing[t], 0
         ones_idx = pattern.indices[pattern.indptr[t] : pattern.indptr[t + 1]]
-        return _fix_line(F, G[t], ones_idx, tau, deadline, whole)
+        return _fix_line(F, abs_F, G[t], ones_idx, tau, deadline, whole)
 
     if effective_n_jobs(n_jobs) == 1 or len(lines) <= 1:
         results = [one(t) for t in lines]
