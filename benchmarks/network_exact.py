@@ -50,14 +50,19 @@ def _peak_mb():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def fit_row(A, k, budget, seed, n_jobs, output):
+def fit_row(A, k, budget, seed, n_jobs, output, start="svd"):
     from sklearn_rrank._lpca._working_set import _working_set_fit
 
     row = {"shape": list(A.shape), "ones": int(A.nnz), "k": k, "budget": budget}
-    row.update(seed=seed, n_jobs=n_jobs, load_start=os.getloadavg()[0])
+    row.update(seed=seed, n_jobs=n_jobs, load_start=os.getloadavg()[0], start=start)
     t0, c0 = time.perf_counter(), time.process_time()
     L, R, info = _working_set_fit(
-        A, k, deadline=Deadline(budget), random_state=seed, n_jobs=n_jobs
+        A,
+        k,
+        deadline=Deadline(budget),
+        random_state=seed,
+        n_jobs=n_jobs,
+        start=start,
     )
     row["seconds_fit"] = time.perf_counter() - t0
     t1 = time.perf_counter()
@@ -72,6 +77,7 @@ def fit_row(A, k, budget, seed, n_jobs, output):
     row["start_seconds"] = info["start_seconds"]
     row["logistic_status"] = info["logistic_status"]
     row["scans"] = info["working_set"]
+    row["rescue"] = info.get("rescue")
     row["peak_rss_mb"] = _peak_mb()
     row["load_end"] = os.getloadavg()[0]
     if certified and output:
@@ -171,6 +177,12 @@ def main(argv=None):
     parser.add_argument("--output", help="CERT.npz, written when certified")
     parser.add_argument("--json", help="append the row to this JSON file")
     parser.add_argument(
+        "--start",
+        choices=["svd", "graph"],
+        default="svd",
+        help="graph: eigenvectors at both ends of the spectrum (symmetric data)",
+    )
+    parser.add_argument(
         "--rates", type=float, help="measure iteration rates for this many seconds"
     )
     args = parser.parse_args(argv)
@@ -179,7 +191,9 @@ def main(argv=None):
         row = rates_row(A, args.k, args.rates, args.seed, args.n_jobs)
         row["kind"] = "rates"
     else:
-        row = fit_row(A, args.k, args.budget, args.seed, args.n_jobs, args.output)
+        row = fit_row(
+            A, args.k, args.budget, args.seed, args.n_jobs, args.output, args.start
+        )
         row["kind"] = "fit"
     row["graph"] = Path(args.graph).stem
     print(json.dumps({k: v for k, v in row.items() if k != "scans"}), flush=True)

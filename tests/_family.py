@@ -47,6 +47,7 @@ from sklearn_rrank._core import (
 from sklearn_rrank._lower import _spectral, _vc, _vc_search
 from sklearn_rrank._lpca import _distributed_block as _lpca_distributed_block
 from sklearn_rrank._lpca import _fit as _lpca
+from sklearn_rrank._lpca import _graph_start as _lpca_graph_start
 from sklearn_rrank._lpca import _lbfgs as _lpca_lbfgs
 from sklearn_rrank._lpca import _margin as _lpca_margin
 from sklearn_rrank._lpca import _model as _lpca_model
@@ -58,6 +59,7 @@ from sklearn_rrank._lpca import _search as _lpca_search_module
 from sklearn_rrank._lpca import _start as _lpca_init
 from sklearn_rrank._lpca import _transform as _lpca_transform_module
 from sklearn_rrank._lpca import _working_set as _lpca_working_set
+from sklearn_rrank._lpca import _ws_rescue as _lpca_ws_rescue
 from sklearn_rrank._nested import _bmna as _nested_bmna
 from sklearn_rrank._nested import _nestedness
 from sklearn_rrank._portfolio import _registry as _methods
@@ -89,6 +91,8 @@ __all__ = [
     "_use_working_set",
     "_working_set_fit",
     "_WSObjective",
+    "_ws_rescue",
+    "_graph_start",
     "lpca_transform",
     "lpca_fit",
     "BOUND_METHODS",
@@ -237,6 +241,8 @@ _far_zeros = _lpca_working_set._far_zeros  # far zeros' loss from their moments
 _use_working_set = _lpca_working_set._use_working_set  # working set or dense path
 _working_set_fit = _lpca_working_set._working_set_fit  # start + both phases on W
 _WSObjective = _lpca_working_set._WSObjective  # objective on W plus Gram moments
+_ws_rescue = _lpca_ws_rescue._ws_rescue  # row and column LPs restricted to W
+_graph_start = _lpca_graph_start._graph_start  # eigenpairs at both spectrum ends
 round_matrix = _rounding.round_matrix  # round_tau(L R^T)
 
 # RSVD (_rsvd)

@@ -16,10 +16,12 @@ from _family import (
     WORKING_SET_MIN_ENTRIES,
     Deadline,
     _far_zeros,
+    _graph_start,
     _LPCAData,
     _scan,
     _use_working_set,
     _working_set_fit,
+    _ws_rescue,
     _WSObjective,
 )
 
@@ -52,8 +54,7 @@ def test_blocked_scan_equals_dense():
             U,
             V,
             b,
-            X.indptr,
-            X.indices,
+            X,
             level=level,
             cap=10**6,
             delta=delta,
@@ -77,7 +78,7 @@ def test_scan_cap_keeps_the_largest_logits():
     m, n, p = 40, 50, 3
     X = sp.csr_matrix((m, n))
     U, V = rng.standard_normal((m, p)), rng.standard_normal((n, p))
-    found = _scan(U, V, 0.0, X.indptr, X.indices, level=-10.0, cap=m * 5, delta=0.0)
+    found = _scan(U, V, 0.0, X, level=-10.0, cap=m * 5, delta=0.0)
     assert 0 < found.rows.size <= m * 5
     theta = U @ V.T
     # every kept logit is among the largest of its row block's share
@@ -155,7 +156,7 @@ def test_scan_memory_does_not_grow_with_the_entries():
     rng = np.random.default_rng(4)
     U, V = rng.standard_normal((m, 2)), rng.standard_normal((n, 2))
     tracemalloc.start()
-    found = _scan(U, V, -3.0, X.indptr, X.indices, level=-1.0, cap=10_000, delta=0.0)
+    found = _scan(U, V, -3.0, X, level=-1.0, cap=10_000, delta=0.0)
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     assert found.rows.size <= 10_000 + 2 * m
@@ -190,8 +191,96 @@ def test_a_scan_the_deadline_cuts_counts_nothing_and_the_fit_keeps_its_budget():
     X = sp.csr_matrix((rng.random((m, n)) < 0.1).astype(float))
     U, V = rng.standard_normal((m, p)), rng.standard_normal((n, p))
     args = dict(level=-1.0, cap=100, delta=0.0, block_entries=n)
-    assert _scan(U, V, 0.0, X.indptr, X.indices, deadline=Deadline(0.0), **args) is None
-    assert _scan(U, V, 0.0, X.indptr, X.indices, deadline=Deadline(), **args)
+    assert _scan(U, V, 0.0, X, deadline=Deadline(0.0), **args) is None
+    assert _scan(U, V, 0.0, X, deadline=Deadline(), **args)
     # a fit whose deadline has passed returns its start, counted as all wrong
     L, R, info = _working_set_fit(X, 2, deadline=Deadline(0.0), random_state=0)
     assert L.shape == (m, 2)
+
+
+def _near_fit(seed, rows):
+    """A planted sparse pattern, its exact factors and a copy with ``rows`` of ``L``
+    moved so that a few entries fail."""
+    rng = np.random.default_rng(seed)
+    m, n, k = 400, 300, 4
+    U, V = rng.standard_normal((m, k)), rng.standard_normal((n, k))
+    theta = U @ V.T
+    t = np.quantile(theta, 0.97)
+    X = sp.csr_matrix((theta > t).astype(np.float64))
+    c = np.sqrt(0.5 / t)
+    L, R = U * c, V * c
+    L_near = L.copy()
+    L_near[rows] += 0.3 * rng.standard_normal((len(rows), k))
+    return X, L, R, L_near
+
+
+def test_working_set_rescue_repairs_a_near_fit_and_certifies():
+    X, L, R, L_near = _near_fit(0, [3, 50, 200])
+    assert certify_rounding(X, L, R)
+    ok, failed = certify_rounding(X, L_near, R, return_count=True)
+    assert not ok and 0 < failed < 100
+    L_near_copy, R_copy = L_near.copy(), R.copy()
+    L2, R2, info = _ws_rescue(X, L_near, R, tau=0.5, deadline=Deadline(60))
+    assert certify_rounding(X, L2, R2)
+    assert info["certified"] and info["uncertified_after"] == 0
+    assert info["uncertified_before"] == failed
+    # the inputs are not modified
+    np.testing.assert_array_equal(L_near, L_near_copy)
+    np.testing.assert_array_equal(R, R_copy)
+
+
+def test_working_set_rescue_counts_are_the_certificates_and_never_grow():
+    rng = np.random.default_rng(5)
+    X, L, R, _ = _near_fit(1, [])
+    L_near = L + 0.03 * rng.standard_normal(L.shape)
+    _, failed = certify_rounding(X, L_near, R, return_count=True)
+    results = [
+        _ws_rescue(X, L_near, R, tau=0.5, deadline=Deadline(60), n_jobs=n_jobs)
+        for n_jobs in (1, 2)
+    ]
+    (L2, R2, info), (L3, R3, _) = results
+    _, after = certify_rounding(X, L2, R2, return_count=True)
+    assert info["uncertified_before"] == failed
+    assert info["uncertified_after"] == after <= failed // 10
+    # the lines are independent: the result does not depend on n_jobs
+    np.testing.assert_array_equal(L2, L3)
+    np.testing.assert_array_equal(R2, R3)
+
+
+def _symmetric_planted(n, r, density, seed):
+    rng = np.random.default_rng(seed)
+    Q = rng.standard_normal((n, r))
+    signs = np.where(np.arange(r) % 2 == 0, 1.0, -1.0)
+    theta = (Q * signs) @ Q.T
+    A = theta > np.quantile(theta, 1 - density)
+    np.fill_diagonal(A, False)
+    return sp.csr_matrix(A.astype(np.float64))
+
+
+def test_graph_start_takes_eigenpairs_at_both_ends_of_the_spectrum():
+    X = _symmetric_planted(120, 4, 0.05, seed=2)
+    k, tau = 6, 0.5
+    U, V, mu = _graph_start(X, k, tau, random_state=0)
+    lam, Q = np.linalg.eigh(X.toarray())
+    ends = np.r_[np.arange(k // 2), np.arange(lam.size - (k - k // 2), lam.size)]
+    expected = 4.0 * (Q[:, ends] * lam[ends]) @ Q[:, ends].T
+    # eigsh runs at a start's tolerance, not to machine precision
+    np.testing.assert_allclose(U @ V.T, expected, atol=1e-3 * np.abs(expected).max())
+    assert float(mu) == pytest.approx(-4.0 * tau)
+
+
+def test_graph_start_fit_of_a_symmetric_pattern_is_certified():
+    X = _symmetric_planted(150, 4, 0.05, seed=4)
+    L, R, info = _working_set_fit(
+        X, 6, deadline=Deadline(60), random_state=0, start="graph"
+    )
+    assert info["exact"]
+    assert certify_rounding(X, L, R)
+
+
+def test_working_set_rescue_the_deadline_cuts_returns_the_factors_uncounted():
+    X, _, R, L_near = _near_fit(0, [3])
+    L2, R2, info = _ws_rescue(X, L_near, R, tau=0.5, deadline=Deadline(0.0))
+    np.testing.assert_array_equal(L2, L_near)
+    np.testing.assert_array_equal(R2, R)
+    assert info["uncertified_after"] is None and not info["certified"]

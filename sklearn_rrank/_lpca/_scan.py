@@ -19,6 +19,8 @@ threads (``n_jobs``) with single-threaded BLAS; the blocks depend on the shape
 only, so results do not depend on ``n_jobs``.
 """
 
+from dataclasses import dataclass
+
 import numpy as np
 from threadpoolctl import threadpool_limits
 
@@ -49,25 +51,45 @@ class _ScanResult:
         self.far_sum, self.n_far = float(far_sum), int(n_far)
 
 
-def _scan_block(rows, U, V, b, indptr, indices, level, cap_total, delta, m, deadline):
-    """One block of :func:`_scan`: its candidates and counts (None: the deadline
-    passed before it started)."""
-    if deadline is not None and deadline.expired():
+@dataclass(frozen=True)
+class _ScanJob:
+    """What every block of one scan shares: float32 factors ``U`` (m, p), ``V``
+    (n, p), the offset ``b``, the CSR pattern ``indptr``, ``indices`` of the ones,
+    and :func:`_scan`'s ``level``, ``cap`` (all blocks), ``delta`` and
+    ``deadline``."""
+
+    U: np.ndarray
+    V: np.ndarray
+    b: float
+    indptr: np.ndarray
+    indices: np.ndarray
+    level: float
+    cap: int
+    delta: float
+    deadline: object = None
+
+
+def _scan_block(rows, job):
+    """One block (slice ``rows``) of :func:`_scan` for the :class:`_ScanJob` ``job``:
+    its candidates and counts (None: the deadline passed before it started)."""
+    if job.deadline is not None and job.deadline.expired():
         return None
-    theta = U[rows] @ V.T
-    if b:
-        theta += np.float32(b)
+    indptr, level, delta = job.indptr, job.level, job.delta
+    theta = job.U[rows] @ job.V.T
+    if job.b:
+        theta += np.float32(job.b)
     lo, hi = indptr[rows.start], indptr[rows.stop]
     r1 = np.repeat(
         np.arange(rows.stop - rows.start), np.diff(indptr[rows.start : rows.stop + 1])
     )
-    c1 = indices[lo:hi]
+    c1 = job.indices[lo:hi]
     at_ones = theta[r1, c1]
     n_wrong = int(np.count_nonzero(at_ones < 0))
     n_unsafe = int(np.count_nonzero(at_ones <= delta))
     ones_sum = float(at_ones.sum(dtype=np.float64))
     theta[r1, c1] = -np.inf  # the ones are no zeros
-    cap = -(-cap_total * (rows.stop - rows.start) // m)  # the block's share
+    # the block's share of the cap
+    cap = -(-job.cap * (rows.stop - rows.start) // job.U.shape[0])
     counted = level <= -delta  # the unsafe zeros are then all above the level
     above = np.count_nonzero(theta > level)
     if above > 2 * cap:
@@ -98,8 +120,7 @@ def _scan(
     U,
     V,
     b,
-    indptr,
-    indices,
+    ones,
     *,
     level,
     cap,
@@ -117,8 +138,9 @@ def _scan(
         Factors; cast to float32 for the scan.
     b : float
         Global offset of every logit (0 for none).
-    indptr, indices : ndarray
-        CSR pattern of the ones of the data, shape (m, n).
+    ones : CSR matrix or _SparseSigns of shape (m, n)
+        The ones of the data: its ``indptr`` and ``indices`` (a CSR pattern) are
+        read.
     level : float
         Zeros with a logit above ``level`` are candidates.
     cap : int
@@ -140,14 +162,17 @@ def _scan(
     m, n = U.shape[0], V.shape[0]
     U32 = np.ascontiguousarray(U, dtype=np.float32)
     V32 = np.ascontiguousarray(V, dtype=np.float32)
+    indptr = ones.indptr
     blocks = _row_batches(m, n, block_entries or _SCAN_ENTRIES)
-    args = (U32, V32, float(b), indptr, indices, level, int(cap), delta, m, deadline)
+    job = _ScanJob(
+        U32, V32, float(b), indptr, ones.indices, level, int(cap), delta, deadline
+    )
     with threadpool_limits(limits=1, user_api="blas"):
         if effective_n_jobs(n_jobs) == 1 or len(blocks) == 1:
-            parts = [_scan_block(rows, *args) for rows in blocks]
+            parts = [_scan_block(rows, job) for rows in blocks]
         else:
             parts = Parallel(n_jobs=n_jobs, prefer="threads")(
-                delayed(_scan_block)(rows, *args) for rows in blocks
+                delayed(_scan_block)(rows, job) for rows in blocks
             )
     if any(p is None for p in parts):
         return None

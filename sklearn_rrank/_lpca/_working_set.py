@@ -45,6 +45,11 @@ Two phases, as in the dense fit with ``margin_phase=True``:
    exactly 0, so the objective on ``W`` is exact as long as ``W`` holds every
    entry of margin below :data:`_HINGE_LEVEL`, which each scan re-establishes.
 
+A single fit (:func:`_working_set_fit`, the benchmarks' path) then hands factors
+that still fail a few entries to the LP rescue on the working set
+(:mod:`sklearn_rrank._lpca._ws_rescue`: row and column LPs over the entries of
+each line near the threshold, the full line as the check).
+
 Negative sampling with importance weights (Mikolov et al., NeurIPS 2013) is the
 other way to let far zeros in (not measured here); the deterministic aggregate
 keeps L-BFGS-B's line searches on one fixed objective between scans, which
@@ -59,12 +64,15 @@ sweeps and it holds more memory (``benchmarks/README.md``, ``network_exact.py``)
 """
 
 import time
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.optimize
 import scipy.sparse as sp
+import scipy.sparse.linalg
 from threadpoolctl import threadpool_limits
 
+from sklearn_rrank._lpca._graph_start import _graph_start, _is_symmetric
 from sklearn_rrank._lpca._lbfgs import _offset_scale
 from sklearn_rrank._lpca._model import (
     _B_MIN,
@@ -76,6 +84,7 @@ from sklearn_rrank._lpca._model import (
 from sklearn_rrank._lpca._options import LPCAOptions
 from sklearn_rrank._lpca._scan import _scan
 from sklearn_rrank._lpca._start import _svd_init
+from sklearn_rrank._lpca._ws_rescue import _ws_rescue
 
 __all__ = []
 
@@ -109,6 +118,10 @@ _HINGE_LEVEL = 3.0
 _HINGE_STALL = 10
 # margin 1 of the hinge goes to this quantile of the right entries' margins
 _SCALE_QUANTILE = 0.05
+# the margin phase ends at this share of the time the logistic phase leaves, the
+# rest goes to the LP rescue (its float64 pass over all entries costs about ten
+# float32 scans; on PubMed at k = 48 the margin phase left wrong entries)
+_MARGIN_SHARE = 0.85
 # entries per block of the W kernels: gathered rows that stay in the cache (3.5x
 # faster than 1 << 17 at k = 48)
 _BLOCK = 1 << 13
@@ -427,8 +440,7 @@ def _do_scan(data, U, V, b, *, level, cap, tau, n_jobs, deadline=None):
         U,
         V,
         0.0 if b is None else float(b),
-        q.indptr,
-        q.indices,
+        q,
         level=level,
         cap=cap,
         delta=delta,
@@ -559,6 +571,16 @@ def _ws_fit_core(data, U, V, mu, options, *, n_jobs, deadline, tick=None, verbos
     return U, V, mu, n_iter, info
 
 
+@dataclass(frozen=True)
+class _MarginRun:
+    """How :func:`_working_set_fit` runs :func:`_ws_margin_fit`: ``n_jobs``
+    threads of the scans and ``history``, a list that gets one row per scan (or
+    None)."""
+
+    n_jobs: object = None
+    history: list = None
+
+
 def _ws_margin_fit(
     data,
     U,
@@ -570,8 +592,7 @@ def _ws_margin_fit(
     deadline,
     tick=None,
     random_state=0,
-    n_jobs=None,
-    history=None,
+    run=None,
 ):
     """The margin phase on the working set; the return of ``_margin_fit``.
 
@@ -579,9 +600,11 @@ def _ws_margin_fit(
     (``n_wrong`` None when the deadline passed before the first scan). The hinge's
     far zeros cost exactly 0, so no surrogate: W holds the ones and the zeros of
     margin below :data:`_HINGE_LEVEL` (at most the cap of the logistic phase).
-    ``history``: a list that gets one row per scan (as ``_ws_fit_core``'s
-    ``info["working_set"]``).
+    ``run``: a :class:`_MarginRun` (threads of the scans, a list that gets one
+    row per scan as ``_ws_fit_core``'s ``info["working_set"]``), or None.
     """
+    run = run or _MarginRun()
+    n_jobs, history = run.n_jobs, run.history
     U = np.asarray(U, dtype=np.float64)
     V = np.asarray(V, dtype=np.float64)
     mu = None if mu is None else np.asarray(mu, dtype=np.float64)
@@ -661,22 +684,36 @@ def _working_set_fit(
     n_jobs=None,
     logistic_share=0.3,
     verbose=0,
+    start="svd",
 ):
     """One rank-``k`` fit of a large sparse binary ``X`` with the global offset.
 
-    The SVD start of :func:`~sklearn_rrank._lpca._start._svd_init`, the logistic
-    phase (:func:`_ws_fit_core`, ending at ``logistic_share`` of the time left at
-    the latest) and, unless it is exact, the margin phase
-    (:func:`_ws_margin_fit`). ``X`` is a validated complete CSR matrix; the
-    working-set path is taken whatever its size (the benchmarks use it on small
-    graphs too). Returns ``(L, R, info)``: factors packaged at ``tau`` (float64,
-    not certified here) and ``info`` with ``"start_seconds"``, ``"n_iter"``,
-    ``"n_wrong"`` (the last scan's count, float32), ``"exact"`` and
-    ``"working_set"`` (one row per scan of both phases).
+    The start (``start="svd"``: :func:`~sklearn_rrank._lpca._start._svd_init`;
+    ``"graph"``: :func:`~sklearn_rrank._lpca._graph_start._graph_start` when
+    ``X`` is symmetric, else the SVD start), the logistic phase
+    (:func:`_ws_fit_core`, ending at ``logistic_share`` of the time left at the
+    latest), unless it is exact the margin phase (:func:`_ws_margin_fit`, ending
+    at :data:`_MARGIN_SHARE` of the time left at the latest) and, unless that is
+    exact, the LP rescue on the working set
+    (:func:`~sklearn_rrank._lpca._ws_rescue._ws_rescue`) in the time left. ``X``
+    is a validated complete CSR matrix; the working-set path is taken whatever
+    its size (the benchmarks use it on small graphs too). Returns ``(L, R,
+    info)``: factors packaged at ``tau`` (float64, not certified here) and
+    ``info`` with ``"start_seconds"``, ``"n_iter"``,
+    ``"n_wrong"`` (the last count: a scan's, float32, or the rescue's, float64
+    with the certificate's margin), ``"exact"``, ``"working_set"`` (one row per
+    scan of both phases) and ``"rescue"`` (the rescue's info, or None).
     """
     t0 = time.perf_counter()
     data = _Data(X, dtype=np.float32)
-    U, V, mu = _svd_init(data, k, "global", random_state, tau, deadline=deadline)
+    U = None
+    if start == "graph" and _is_symmetric(X) and 0 < k < X.shape[0] - 1:
+        try:
+            U, V, mu = _graph_start(X, k, tau, random_state)
+        except scipy.sparse.linalg.ArpackNoConvergence:
+            U = None
+    if U is None:
+        U, V, mu = _svd_init(data, k, "global", random_state, tau, deadline=deadline)
     start_seconds = time.perf_counter() - t0
     options = LPCAOptions(
         tau=tau, alpha=alpha, max_iter=1 << 30, tol=0.0, stop_when_exact=True
@@ -702,10 +739,9 @@ def _working_set_fit(
             mu,
             tau=tau,
             alpha=alpha,
-            deadline=deadline,
+            deadline=deadline.child(fraction=_MARGIN_SHARE),
             random_state=random_state,
-            n_jobs=n_jobs,
-            history=margin_rows,
+            run=_MarginRun(n_jobs, margin_rows),
         )
         rows += margin_rows
         if nm is not None and nm < n_wrong:
@@ -713,6 +749,11 @@ def _working_set_fit(
         if margin_rows:  # the iterations before the last scan of the phase
             n_iter += margin_rows[-1]["iterations"]
     L, R = _package(U, V, mu, tau)
+    rescue = None
+    if not exact and not deadline.expired():
+        L, R, rescue = _ws_rescue(X, L, R, tau=tau, deadline=deadline, n_jobs=n_jobs)
+        if rescue["uncertified_after"] is not None:
+            n_wrong, exact = rescue["uncertified_after"], rescue["certified"]
     return (
         L,
         R,
@@ -723,5 +764,6 @@ def _working_set_fit(
             "exact": bool(exact),
             "working_set": rows,
             "logistic_status": info["status"],
+            "rescue": rescue,
         },
     )
