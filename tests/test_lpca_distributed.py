@@ -303,3 +303,32 @@ def test_a_slow_healthy_cluster_is_waited_for(X):
     np.testing.assert_array_equal(slow.R, fast.R)
     # the workers were checked while the fit waited for each answer
     assert slow_cluster.n_info > slow_cluster.n_answers > 10
+
+
+class _JoiningCluster(_FakeCluster):
+    """No worker at the start of the fit; ``wait_for_workers`` lets both join (a
+    cluster starting, or restarting a worker) or, if ``joins`` is False, times
+    out as distributed's does."""
+
+    def __init__(self, joins):
+        super().__init__()
+        self.joining, self.workers, self.joins = self.workers, [], joins
+        self.waited = []
+
+    def wait_for_workers(self, n_workers, timeout=None):
+        self.waited.append(timeout)
+        if not self.joins:
+            raise TimeoutError(f"only 0 of {n_workers} workers joined")
+        self.workers = self.joining
+
+
+def test_a_fit_waits_for_workers_to_join(X):
+    params = dict(max_iter=3, n_blocks=2, random_state=0)
+    ready = lpca_fit_distributed(X, K, client=_FakeCluster(), **params)
+    cluster = _JoiningCluster(joins=True)
+    late = lpca_fit_distributed(X, K, client=cluster, **params)
+    assert len(cluster.waited) == 1 and cluster.waited[0] > 0
+    np.testing.assert_array_equal(late.L, ready.L)
+    cluster = _JoiningCluster(joins=False)
+    with pytest.raises(ValueError, match=r"no workers .*cluster\.scale"):
+        lpca_fit_distributed(X, K, client=cluster, **params)

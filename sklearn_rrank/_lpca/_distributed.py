@@ -85,6 +85,8 @@ _SVD_ITER = 7
 # seconds between the client's checks that the workers holding the blocks are still
 # in the cluster: an actor whose worker died never answers
 _POLL_SECONDS = 2.0
+# how long a fit waits for a worker to join a cluster that has none at its start
+_WORKER_WAIT = 30.0
 
 # what ``result(timeout=...)`` of a Dask (actor) future raises: distributed's
 # TimeoutError, asyncio's, which is the builtin one from Python 3.11 on
@@ -514,7 +516,8 @@ def lpca_fit_distributed(
     ------
     ValueError
         If ``X`` is not binary or has missing entries, a parameter is out of range,
-        ``init`` does not match, or the client has no workers.
+        ``init`` does not match, or the client has no workers (after waiting
+        30 s for one to join).
     RuntimeError
         If a worker holding a block (or chosen for one) dies or restarts during the
         fit: the fit cannot go on without the block's rows. While it waits for the
@@ -589,10 +592,23 @@ def lpca_fit_distributed(
 
 
 def _worker_addresses(client):
-    """The sorted addresses of all the client's workers; raises if there are none."""
+    """The sorted addresses of all the client's workers; raises if there are none
+    after ``_WORKER_WAIT`` seconds."""
     workers = sorted(_live_workers(client))
+    wait = getattr(client, "wait_for_workers", None)
+    if not workers and wait is not None:
+        # a cluster that is starting, or restarting a worker its nanny lost
+        try:
+            wait(1, timeout=_WORKER_WAIT)
+        except _TIMEOUTS:
+            pass
+        workers = sorted(_live_workers(client))
     if not workers:
-        raise ValueError("The Dask client has no workers.")
+        raise ValueError(
+            f"The Dask client has no workers (none joined within {_WORKER_WAIT:g} "
+            "s): start some (cluster.scale(n)) or pass the client of a running "
+            "cluster."
+        )
     return workers
 
 
