@@ -23,8 +23,8 @@ from sklearn_rrank._core._rounding import (
     _uncertified_counts,
 )
 from sklearn_rrank._core._trivial import trivial_upper_bound
-from sklearn_rrank._projlp._projlp import LargeInput, _Projection
-from sklearn_rrank._projlp._records import ProjLPDiagnostics
+from sklearn_rrank._projlp._projlp import _Projection
+from sklearn_rrank._projlp._records import LargeInput, ProjLPDiagnostics
 
 # rounds of alternating separation (rows, then columns) per width tried in phase 0,
 # and the relative decrease of the uncertified entries below which they stop
@@ -198,7 +198,7 @@ def _copied_columns_search(search, lps):
     ``lps(Lu, cols)`` solves the feasibility LPs of the merged columns ``cols`` for
     the left factor ``Lu`` (counting them in ``search.diag``) and returns
     ``(R, feasible)``. ``search.large`` (a
-    :class:`~sklearn_rrank._projlp._projlp.LargeInput`) gives the steps of the
+    :class:`~sklearn_rrank._projlp._records.LargeInput`) gives the steps of the
     separations and the estimate of the SVD start, ``search.policy`` (a
     :class:`~sklearn_rrank._search._policy.SearchPolicy`) the width of step 4
     (:meth:`~sklearn_rrank._search._policy.SearchPolicy.descent_width`).

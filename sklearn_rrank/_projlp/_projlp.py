@@ -33,8 +33,6 @@ binary coins", J. Computer and System Sciences 66(4), 2003.
 import time
 import warnings
 from collections import Counter
-from collections.abc import Callable
-from dataclasses import dataclass
 from numbers import Integral, Real
 
 import numpy as np
@@ -43,7 +41,7 @@ from sklearn.random_projection import SparseRandomProjection
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions, validate_params
 
-from sklearn_rrank._core._lp_engine import ColumnLPs, WarmStart
+from sklearn_rrank._core._lp_engine import WarmStart
 from sklearn_rrank._core._parallel import Parallel
 from sklearn_rrank._core._results import FactorizationResult
 from sklearn_rrank._core._rounding import (
@@ -58,6 +56,11 @@ from sklearn_rrank._projlp._lp import (
     _solve_public,
     _solve_rows_l1,
 )
+from sklearn_rrank._projlp._records import (  # noqa: F401 - re-exported
+    LARGE_INPUT,
+    LargeInput,
+    ProjLPFitOptions,
+)
 from sklearn_rrank._search._skeleton import Deadline
 
 __all__ = ["projlp_fit", "projlp_transform"]
@@ -69,77 +72,6 @@ _BLOCK = 16
 _ZERO_SLACK = 1e-9
 # the refinement stops (converged) when its fewest errors have not improved this long
 _STALL_ROUNDS = 5
-
-
-@dataclass(frozen=True)
-class LargeInput:
-    """ProjLP's rules for large input: from which size they apply, and their steps.
-
-    The rank search (:func:`~sklearn_rrank._projlp._search._projlp_search`) takes
-    an instance as its private keyword ``large``; the fit and the transform use
-    :data:`LARGE_INPUT`.
-
-    Attributes
-    ----------
-    entries : int, default=4_000_000
-        Merged matrices of at least this many entries start the rank search with
-        phase 0 (batched separation with copied columns), and ``solver="auto"``
-        picks the squared hinge: one LP per column and width cannot reach a
-        certificate in time there.
-    separation_iter : int, default=60
-        Descent steps of the batched separation per width tried in phase 0 and per
-        step of the hinge solver.
-    newton_iter : int, default=60
-        Newton steps per copied column in phase 0.
-    svd_seconds : callable or None, default=None
-        ``svd_seconds(m, n, nnz)``: the estimated seconds of phase 0's SVD start,
-        which no deadline stops (a start that does not fit the time left is
-        skipped); None: :func:`~sklearn_rrank._upper._rsvd._gram_svd_seconds`.
-    """
-
-    entries: int = 4_000_000
-    separation_iter: int = 60
-    newton_iter: int = 60
-    svd_seconds: Callable | None = None
-
-
-#: the rules for large input every fit and search uses unless handed others
-LARGE_INPUT = LargeInput()
-
-
-@dataclass(frozen=True)
-class ProjLPFitOptions:
-    """The options of one ProjLP fit (:func:`projlp_fit`, validated there).
-
-    Attributes
-    ----------
-    tau : float, default=0.5
-        Rounding threshold.
-    projection : {"sparse", "dense", "sign"}, default="sparse"
-        Distribution of the projection.
-    nonnegative : bool, default=False
-        Non-negative projection and factors.
-    eps : float, default=1e-6
-        Separation margin of the LPs.
-    max_iter : int, default=50
-        Alternating rounds (0: the paper's one-shot LP).
-    tol : float, default=1e-4
-        Relative decrease of the objective per round below which the rounds stop.
-    solver : {"auto", "lp", "hinge"}, default="auto"
-        The LPs or the squared hinge (``"auto"``: by :attr:`LargeInput.entries`).
-    """
-
-    tau: float = 0.5
-    projection: str = "sparse"
-    nonnegative: bool = False
-    eps: float = DEFAULT_EPS
-    max_iter: int = 50
-    tol: float = 1e-4
-    solver: str = "auto"
-
-    def lps(self):
-        """The L1-slack LPs of the fit (:class:`ColumnLPs`)."""
-        return ColumnLPs(self.tau, self.eps, bool(self.nonnegative))
 
 
 # -- helpers ------------------------------------------------------------------------

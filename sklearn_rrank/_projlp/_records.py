@@ -1,4 +1,9 @@
-"""The records of a ProjLP rank search: its options and its diagnostics.
+"""The records of ProjLP: the options of a fit and of a rank search, the rules for
+large input, and the diagnostics of a search.
+
+:class:`ProjLPFitOptions` holds the options of one fit
+(:func:`~sklearn_rrank._projlp._projlp.projlp_fit`) and :class:`LargeInput` the
+rules that apply from a size on (phase 0, the squared hinge).
 
 :class:`ProjLPSearchOptions` holds the method parameters of
 :func:`~sklearn_rrank._projlp._search._projlp_search`
@@ -10,9 +15,10 @@ record).
 """
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 
-from sklearn_rrank._core._lp_engine import DEFAULT_EPS
+from sklearn_rrank._core._lp_engine import DEFAULT_EPS, ColumnLPs
 from sklearn_rrank._search._policy import SearchPolicy
 
 __all__ = []
@@ -159,3 +165,74 @@ class ProjLPDiagnostics:
             info["message"] = self.message
             info["stopped_early"] = bool(self.stopped_early)
         return info
+
+
+@dataclass(frozen=True)
+class LargeInput:
+    """ProjLP's rules for large input: from which size they apply, and their steps.
+
+    The rank search (:func:`~sklearn_rrank._projlp._search._projlp_search`) takes
+    an instance as its private keyword ``large``; the fit and the transform use
+    :data:`LARGE_INPUT`.
+
+    Attributes
+    ----------
+    entries : int, default=4_000_000
+        Merged matrices of at least this many entries start the rank search with
+        phase 0 (batched separation with copied columns), and ``solver="auto"``
+        picks the squared hinge: one LP per column and width cannot reach a
+        certificate in time there.
+    separation_iter : int, default=60
+        Descent steps of the batched separation per width tried in phase 0 and per
+        step of the hinge solver.
+    newton_iter : int, default=60
+        Newton steps per copied column in phase 0.
+    svd_seconds : callable or None, default=None
+        ``svd_seconds(m, n, nnz)``: the estimated seconds of phase 0's SVD start,
+        which no deadline stops (a start that does not fit the time left is
+        skipped); None: :func:`~sklearn_rrank._upper._rsvd._gram_svd_seconds`.
+    """
+
+    entries: int = 4_000_000
+    separation_iter: int = 60
+    newton_iter: int = 60
+    svd_seconds: Callable | None = None
+
+
+#: the rules for large input every fit and search uses unless handed others
+LARGE_INPUT = LargeInput()
+
+
+@dataclass(frozen=True)
+class ProjLPFitOptions:
+    """The options of one ProjLP fit (:func:`projlp_fit`, validated there).
+
+    Attributes
+    ----------
+    tau : float, default=0.5
+        Rounding threshold.
+    projection : {"sparse", "dense", "sign"}, default="sparse"
+        Distribution of the projection.
+    nonnegative : bool, default=False
+        Non-negative projection and factors.
+    eps : float, default=1e-6
+        Separation margin of the LPs.
+    max_iter : int, default=50
+        Alternating rounds (0: the paper's one-shot LP).
+    tol : float, default=1e-4
+        Relative decrease of the objective per round below which the rounds stop.
+    solver : {"auto", "lp", "hinge"}, default="auto"
+        The LPs or the squared hinge (``"auto"``: by :attr:`LargeInput.entries`).
+    """
+
+    tau: float = 0.5
+    projection: str = "sparse"
+    nonnegative: bool = False
+    eps: float = DEFAULT_EPS
+    max_iter: int = 50
+    tol: float = 1e-4
+    solver: str = "auto"
+
+    def lps(self):
+        """The L1-slack LPs of the fit (:class:`ColumnLPs`)."""
+        return ColumnLPs(self.tau, self.eps, bool(self.nonnegative))

@@ -220,7 +220,7 @@ def _projlp_search(
     ----------------
     large : LargeInput, default=LARGE_INPUT
         ProjLP's rules for large input
-        (:class:`~sklearn_rrank._projlp._projlp.LargeInput`): the size from which
+        (:class:`~sklearn_rrank._projlp._records.LargeInput`): the size from which
         phase 0 runs and the lengths of its steps. Not a method parameter.
 
     References
