@@ -21,9 +21,12 @@ from _family import (
     _scan,
     _use_working_set,
     _working_set_fit,
+    _working_set_of,
     _ws_rescue,
     _WSObjective,
 )
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sklearn_rrank import certify_rounding, lpca_fit
 
@@ -71,6 +74,37 @@ def test_blocked_scan_equals_dense():
         far = ~ones & ~(theta > level)
         assert found.n_far == far.sum()
         assert found.far_sum == pytest.approx(theta[far].sum(), rel=1e-4, abs=1e-3)
+
+
+@given(seed=st.integers(0, 2**16), limit=st.sampled_from([np.inf, 0, 5, 40]))
+@settings(max_examples=30, deadline=None)
+def test_working_set_keeps_the_candidates_and_the_last_zeros(seed, limit):
+    # W after a scan: all ones, the scan's candidates and the last W's zeros (the
+    # largest logits first when they are more than the limit), row-major sorted
+    rng = np.random.default_rng(seed)
+    m, n, p = 13, 11, 3
+    X = sp.csr_matrix((rng.random((m, n)) < 0.2).astype(np.float64))
+    data = _LPCAData(X, dtype=np.float32)
+    U, V = rng.standard_normal((m, p)), rng.standard_normal((n, p))
+    first = _scan(U, V, -0.5, X, level=0.5, cap=10**6, delta=0.0)
+    previous = _working_set_of(data, first)[3]
+    U2 = U + 0.5 * rng.standard_normal((m, p))
+    found = _scan(U2, V, -0.5, X, level=0.5, cap=10**6, delta=0.0)
+    rows, cols, q, zeros, n_new = _working_set_of(
+        data, found, previous, limit, (U2, V, -0.5)
+    )
+    candidates = found.rows * n + found.cols
+    old = np.setdiff1d(previous, candidates)
+    room = old.size if np.isinf(limit) else max(int(limit) - candidates.size, 0)
+    theta = (U2 @ V.T - 0.5).ravel()
+    kept = old[np.argsort(-theta[old], kind="stable")[: min(room, old.size)]]
+    np.testing.assert_array_equal(zeros, np.union1d(candidates, kept))
+    assert n_new == np.setdiff1d(candidates, previous).size
+    flat = rows * n + cols
+    np.testing.assert_array_equal(
+        flat, np.union1d(X.nonzero()[0] * n + X.nonzero()[1], zeros)
+    )
+    np.testing.assert_array_equal(q, np.where(X.toarray().ravel()[flat] > 0, 1.0, -1.0))
 
 
 def test_scan_cap_keeps_the_largest_logits():

@@ -195,6 +195,8 @@ class _WSObjective:
         # row-major sorted unique entries: the CSR data are in the order of W
         self.S = sp.csr_matrix((np.zeros(rows.size), cols, indptr), shape=shape)
         self.n_eval = 0
+        # the value at the first point evaluated (L-BFGS-B's start)
+        self.first_value = None
 
     def offset_curvature(self):
         """A bound on the second derivative of the objective in the offset."""
@@ -255,6 +257,8 @@ class _WSObjective:
         gV += self.S.T @ U
         gb += float(d.sum())
         value += 0.5 * self.alpha * float(z @ z)
+        if self.n_eval == 1:
+            self.first_value = value
         parts = [gU.ravel(), gV.ravel()]
         if self.global_offset:
             parts.append([gb])
@@ -302,6 +306,18 @@ def _logits_at(U, V, b, rows, cols):
     return out
 
 
+def _in_sorted(a, b):
+    """Whether each entry of the sorted ``a`` is in the sorted ``b`` (both unique).
+
+    A binary search per entry: ``np.isin`` and ``np.union1d`` hash or sort both
+    arrays again, seconds at the millions of entries of ``W``.
+    """
+    if not b.size:
+        return np.zeros(a.size, dtype=bool)
+    pos = np.minimum(np.searchsorted(b, a), b.size - 1)
+    return b[pos] == a
+
+
 def _working_set_of(data, found, previous=None, limit=np.inf, state=None):
     """``W``: the ones, the scan's candidates and the zeros of the last ``W``.
 
@@ -319,8 +335,8 @@ def _working_set_of(data, found, previous=None, limit=np.inf, state=None):
     zeros = found.rows * n + found.cols  # sorted
     n_new = zeros.size
     if previous is not None and previous.size:
-        n_new = zeros.size - int(np.count_nonzero(np.isin(zeros, previous)))
-        old = np.setdiff1d(previous, zeros, assume_unique=True)
+        n_new = zeros.size - int(np.count_nonzero(_in_sorted(zeros, previous)))
+        old = previous[~_in_sorted(previous, zeros)]
         room = int(max(limit - zeros.size, 0)) if np.isfinite(limit) else old.size
         if old.size > room:
             theta = _logits_at(*state[:2], state[2], old // n, old % n)
@@ -329,7 +345,8 @@ def _working_set_of(data, found, previous=None, limit=np.inf, state=None):
                 if room
                 else old[:0]
             )
-        zeros = np.union1d(zeros, old)
+        # two sorted runs of distinct values: a stable sort merges them in O(size)
+        zeros = np.sort(np.concatenate([zeros, old]), kind="stable")
     flat = np.concatenate([ones_flat, zeros])
     q = np.concatenate([np.ones(ones_flat.size), -np.ones(zeros.size)])
     order = np.argsort(flat, kind="stable")
@@ -546,8 +563,8 @@ def _ws_fit_core(data, U, V, mu, options, *, n_jobs, deadline, tick=None, verbos
             "logistic",
         )
         z0 = _flat(U, V, b)
-        f0 = obj(z0)[0]
         z, it, f1 = _lbfgs(obj, z0, tau, deadline, min(inner, max_iter - n_iter))
+        f0 = obj.first_value  # L-BFGS-B starts at z0: no evaluation of its own
         n_iter += it
         U, V, b = obj.unpack(z)
         U, V = U.copy(), V.copy()
