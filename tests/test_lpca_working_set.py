@@ -13,8 +13,10 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from _family import (
+    _HINGE_LEVEL,
     WORKING_SET_MIN_ENTRIES,
     Deadline,
+    Kernels,
     _far_zeros,
     _graph_start,
     _LPCAData,
@@ -22,8 +24,10 @@ from _family import (
     _use_working_set,
     _working_set_fit,
     _working_set_of,
+    _ws_rescale,
     _ws_rescue,
     _WSObjective,
+    run_family,
 )
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -105,6 +109,26 @@ def test_working_set_keeps_the_candidates_and_the_last_zeros(seed, limit):
         flat, np.union1d(X.nonzero()[0] * n + X.nonzero()[1], zeros)
     )
     np.testing.assert_array_equal(q, np.where(X.toarray().ravel()[flat] > 0, 1.0, -1.0))
+
+
+@pytest.mark.parametrize("cap", [50, 2_000, 10**6])
+def test_hinge_scale_keeps_the_zeros_below_the_level_within_the_cap(cap):
+    # the hinge ignores a zero outside W: after the rescale at most about cap / 2
+    # entries lie within the margin level of W, and the rounding is unchanged
+    rng = np.random.default_rng(3)
+    m, n, p = 300, 200, 4
+    X = _planted(m, n, p, 0.05, 4)
+    data = _LPCAData(X, dtype=np.float32)
+    U, V, b = rng.standard_normal((m, p)), rng.standard_normal((n, p)), -1.0
+    U2, V2, b2 = _ws_rescale(data, U, V, b, np.random.default_rng(0), cap)
+    theta, theta2 = U @ V.T + b, U2 @ V2.T + b2
+    np.testing.assert_array_equal(theta >= 0, theta2 >= 0)
+    q = np.where(X.toarray() > 0, 1.0, -1.0)
+    margin = q * theta2
+    right = margin[margin > 0]
+    # the quantile rule of the dense margin phase when the cap allows it
+    assert np.mean(right < 1.0) <= 0.05 + 0.01
+    assert np.count_nonzero(right < _HINGE_LEVEL) <= 0.6 * cap + 0.01 * m * n
 
 
 def test_scan_cap_keeps_the_largest_logits():
@@ -318,3 +342,23 @@ def test_working_set_rescue_the_deadline_cuts_returns_the_factors_uncounted():
     np.testing.assert_array_equal(L2, L_near)
     np.testing.assert_array_equal(R2, R)
     assert info["uncertified_after"] is None and not info["certified"]
+
+
+def test_rank_search_on_the_working_set_certifies_a_planted_graph():
+    # the search's fits on large sparse data run the working set's phases and
+    # LPs (a seam lowers the size rule to this small graph): the certificate
+    # re-checks, the fits say they ran on W, and no logistic model is claimed
+    # for factors that the hinge or the LPs made
+    X = _planted(400, 400, 3, 0.008, 7)
+    private = {"kernels": Kernels(working_set_entries=X.shape[0] * X.shape[1])}
+    res = run_family(
+        "lpca", X, random_state=0, working_set=True, polish=False, private=private
+    )
+    assert res.certified and res.rank is not None and res.rank <= 8
+    assert certify_rounding(X, res.L, res.R)
+    info = res.info
+    assert set(info["solver_by_k"].values()) == {"working_set"}
+    if info["status_by_k"][res.rank] != "exact":
+        assert info["model"] is None
+    else:  # the logistic phase's penalty
+        assert info["model"].alpha == 1e-3

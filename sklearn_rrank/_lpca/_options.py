@@ -53,6 +53,11 @@ class Kernels:
         Entries (in evenly spaced blocks of whole rows) on which a truncated
         certificate's scale is chosen: a pass over all entries would cost seconds
         on 1e9 entries.
+    working_set_entries : int, default=5 * 10**7
+        With the ``working_set`` option, complete sparse data of at least this
+        many entries take the working-set fit
+        (:mod:`sklearn_rrank._lpca._working_set`): below, a dense pass costs a
+        fraction of a second and the dense path is kept.
     """
 
     chunk_entries: int = 1 << 18
@@ -62,6 +67,7 @@ class Kernels:
     newton_max_p: int = 24
     float32_entries: int = 10**6
     truncated_sample: int = 1 << 21
+    working_set_entries: int = 50_000_000
 
 
 #: the package's kernels

@@ -34,6 +34,7 @@ from sklearn_rrank._lpca._start import (
     _svd_init,
     _truncated_start,
 )
+from sklearn_rrank._lpca._working_set import _use_working_set, _ws_phases
 from sklearn_rrank._search._bracket import Family, Fit, bracket_search, ticker
 from sklearn_rrank._search._policy import DEFAULT_POLICY, SearchPolicy, StartKind
 
@@ -49,6 +50,8 @@ _SEARCH_OPTIONS = LPCAOptions(alpha=1e-4, max_iter=300, tol=1e-5, stop_when_exac
 # a fit ends when its unsafe entries drop by less than 2% in 30 sweeps: it has
 # settled, and a further slice is better spent at another rank
 _SEARCH_STALL = StallRule(window=30, fraction=0.02)
+# the working-set fit's penalty (that of its benchmark, network_exact.py)
+_WS_ALPHA = 1e-3
 # beyond Kernels.newton_max_p latent factors the fits run L-BFGS, whose iteration
 # costs a fraction of a Newton sweep and does less: this many times the sweeps
 _LBFGS_SWEEP_FACTOR = 10
@@ -115,6 +118,8 @@ class _LPCAFamily:
         self.policy = settings.policy
         # ranks whose rescue ran the margin phase (see rescue)
         self._margin_ran = set()
+        # ranks whose last working-set fit ended in the hinge or the LPs
+        self._not_logistic = set()
 
     def _solver(self, p):
         solver = _resolve_solver("auto", p, self.options.kernels)
@@ -143,6 +148,8 @@ class _LPCAFamily:
         state, complete = self._start(k, start, deadline)
         if not complete:
             return Fit(None, None, self.data.n_observed, state, cut=True)
+        if _use_working_set(self.data, state[2]):
+            return self._ws_fit(k, state, deadline, t0)
         p = _latent_factors(k, self.kind)
         solver, factor = self._solver(p)
         history = []
@@ -171,6 +178,37 @@ class _LPCAFamily:
             history=history,
         )
 
+    def _ws_fit(self, k, state, deadline, t0):
+        """The fit at ``k`` of large sparse data on the working set: all of
+        :func:`~sklearn_rrank._lpca._working_set._ws_phases` (logistic and
+        margin phases, LP rescue) in the slice, so a fit that ends near is
+        rescued by the LPs of its working set, not by the dense rescue."""
+        history = []
+        tick = ticker(self.incumbent, k, history, self.policy, deadline.clock)
+        L, R, state, winfo = _ws_phases(
+            self.data,
+            self.X,
+            state,
+            tau=self.tau,
+            alpha=_WS_ALPHA,
+            deadline=deadline,
+            n_jobs=self.n_jobs,
+            run=(self.seed, tick, self.fit_verbose),
+        )
+        finfo = {
+            "solver_used": "working_set",
+            # the logistic phase's: "exact" when its model is the certificate's
+            "status": winfo["logistic_status"],
+            "n_errors_logit": winfo["n_wrong"],
+        }
+        self._note(k, winfo["n_iter"], finfo, time.monotonic() - t0)
+        # the hinge or the LPs made the factors: no logistic model (accepted)
+        if winfo["logistic_status"] == "exact":
+            self._not_logistic.discard(k)
+        else:
+            self._not_logistic.add(k)
+        return Fit(L, R, winfo["n_wrong"], state, cut=True, history=history)
+
     def _note(self, k, n_iter, finfo, seconds):
         info = self.info
         info["sweeps_by_k"][k] = info["sweeps_by_k"].get(k, 0) + n_iter
@@ -185,13 +223,19 @@ class _LPCAFamily:
 
     def accepted(self, k, fit):
         """Record the logistic model of an accepted fit (``fit.state``)."""
-        self._model(fit.state[2])
+        mu = fit.state[2]
+        if k in self._not_logistic:
+            self._no_model()
+        elif _use_working_set(self.data, mu):
+            self._model(mu, _WS_ALPHA)
+        else:
+            self._model(mu)
 
-    def _model(self, mu):
+    def _model(self, mu, alpha=_SEARCH_OPTIONS.alpha):
         """``info["model"]``: the certificate's logistic model with bias ``mu``."""
         self.info["model"] = LogisticModel(
             fit_bias=self.fit_bias,
-            alpha=_SEARCH_OPTIONS.alpha,
+            alpha=alpha,
             offset=float(mu) if _is_global(mu) else None,
         )
 
@@ -209,6 +253,8 @@ class _LPCAFamily:
         rescue at ``k`` (after a go-on) would restart it from nearly the same model.
         """
         U, V, mu = fit.state
+        if _use_working_set(self.data, mu):
+            return False  # the fit ran the working set's margin phase and LPs
         solver, factor = self._solver(U.shape[1])
         tick = ticker(self.incumbent, k, [], self.policy, deadline.clock)
         rinfo = self.info["rescue"].setdefault(

@@ -43,7 +43,9 @@ Two phases, as in the dense fit with ``margin_phase=True``:
    the squared hinge ``max(0, 1 - q theta)^2`` of
    :mod:`sklearn_rrank._lpca._margin`, whose far zeros (margin above 1) contribute
    exactly 0, so the objective on ``W`` is exact as long as ``W`` holds every
-   entry of margin below :data:`_HINGE_LEVEL`, which each scan re-establishes.
+   entry of margin below :data:`_HINGE_LEVEL`, which each scan re-establishes
+   (the scale keeps those within ``W``'s cap, :func:`_rescale`; a run after
+   which the scan finds far more wrong entries is undone, as in phase 1).
 
 A single fit (:func:`_working_set_fit`, the benchmarks' path) then hands factors
 that still fail a few entries to the LP rescue on the working set
@@ -81,7 +83,7 @@ from sklearn_rrank._lpca._model import (
     _package,
     _stop_delta,
 )
-from sklearn_rrank._lpca._options import LPCAOptions
+from sklearn_rrank._lpca._options import Kernels, LPCAOptions
 from sklearn_rrank._lpca._scan import _scan
 from sklearn_rrank._lpca._start import _svd_init
 from sklearn_rrank._lpca._ws_rescue import _ws_rescue
@@ -90,8 +92,8 @@ __all__ = []
 
 #: the working-set fit runs on complete sparse data with at least this many entries
 #: (below, a dense pass costs a fraction of a second and the dense path is kept, so
-#: every matrix of the regression panel keeps its fits)
-WORKING_SET_MIN_ENTRIES = 50_000_000
+#: every matrix of the regression panel keeps its fits); ``Kernels`` holds it
+WORKING_SET_MIN_ENTRIES = Kernels.working_set_entries
 #: ... and at most this fraction of ones (W holds all ones: denser data gain little)
 WORKING_SET_MAX_DENSITY = 0.01
 
@@ -100,9 +102,10 @@ WORKING_SET_MAX_DENSITY = 0.01
 _INNER_MIN, _INNER_MAX = 10, 80
 _W_CHURN = 0.01
 # logistic phase: zeros with a logit above this join W, at most _W_PER_ONE per one
-# (and at least _W_MIN in all), the largest logits first
+# (and at least _W_MIN in all), the largest logits first; an iteration costs
+# O(|W| p), and the scans bring back the zeros that cross
 _LOGIT_LEVEL = -6.0
-_W_PER_ONE = 20
+_W_PER_ONE = 5
 _W_MIN = 200_000
 # logistic phase: a run of L-BFGS-B after which the scan finds more than
 # _REJECT times the wrong entries before (plus _REJECT_SLACK) is undone
@@ -112,9 +115,10 @@ _INNER_REJECTED = 2
 # logistic phase: it ends when the wrong entries have not dropped by 1% in this
 # many iterations
 _LOGISTIC_STALL = 150
-# margin phase: zeros of margin below this join W (the hinge acts below 1), and
-# the phase ends after this many scans without fewer wrong entries
-_HINGE_LEVEL = 3.0
+# margin phase: zeros of margin below this join W (the hinge acts below 1; the
+# scale keeps them within W's cap, see _rescale), and the phase ends after this
+# many scans without fewer wrong entries
+_HINGE_LEVEL = 2.0
 _HINGE_STALL = 10
 # margin 1 of the hinge goes to this quantile of the right entries' margins
 _SCALE_QUANTILE = 0.05
@@ -133,7 +137,7 @@ def _use_working_set(data, mu):
     Only when asked (``data.working_set``, the ``working_set`` option): on the
     benchmark panel the path has not yet given a better bound than the dense
     sweeps, and it holds more memory (``benchmarks/README.md``). Then complete
-    sparse data (``data.sparse``) of at least :data:`WORKING_SET_MIN_ENTRIES`
+    sparse data (``data.sparse``) of at least ``data.kernels.working_set_entries``
     entries and at most :data:`WORKING_SET_MAX_DENSITY` ones, with the global
     offset or no bias (the column bias keeps the dense path).
     """
@@ -142,9 +146,8 @@ def _use_working_set(data, mu):
     if not getattr(data, "sparse", False) or (mu is not None and not _is_global(mu)):
         return False
     m, n = data.shape
-    return m * n >= WORKING_SET_MIN_ENTRIES and data.q.nnz <= (
-        WORKING_SET_MAX_DENSITY * m * n
-    )
+    least = getattr(data, "kernels", Kernels).working_set_entries
+    return m * n >= least and data.q.nnz <= (WORKING_SET_MAX_DENSITY * m * n)
 
 
 def _far_zeros(n_far, s1, s2):
@@ -267,15 +270,22 @@ class _WSObjective:
         return value, grad
 
 
-def _rescale(data, U, V, b, rng):
-    """Scale the state so that hinge margin 1 is the right entries' quantile.
+def _rescale(data, U, V, b, rng, cap):
+    """Scale the state for the hinge: margin 1 at the right entries' quantile,
+    and at most about ``cap / 2`` entries of margin below :data:`_HINGE_LEVEL`.
 
-    As the dense margin phase (:mod:`sklearn_rrank._lpca._margin`, step 1): margin
-    1 goes to the :data:`_SCALE_QUANTILE` quantile of the margins of the right
-    entries of a uniform sample; the rounding does not change.
+    As the dense margin phase (:mod:`sklearn_rrank._lpca._margin`, step 1),
+    margin 1 goes to the :data:`_SCALE_QUANTILE` quantile of the margins of the
+    right entries of a uniform sample, unless that leaves more than ``cap / 2``
+    entries of margin below :data:`_HINGE_LEVEL`; then the scale is the one that
+    puts :data:`_HINGE_LEVEL` at that count. ``W`` holds at most ``3 cap`` zeros
+    and the hinge ignores a zero outside ``W``, so ``W`` must hold all zeros of
+    margin below 1. The rounding does not change.
     """
     m, n = data.shape
-    size = min(m * n, 100_000)
+    share = min(_SCALE_QUANTILE, cap / (2.0 * m * n))
+    # about 100 sampled entries below the quantile, at least 1e5 samples
+    size = int(min(m * n, max(100_000, min(100 / share, 4_000_000))))
     i = rng.integers(0, m, size)
     j = rng.integers(0, n, size)
     q = data.q_at(i, j).astype(np.float64)
@@ -283,7 +293,10 @@ def _rescale(data, U, V, b, rng):
     right = margin[margin > 0]
     if not right.size:
         return U, V, b
-    s2 = 1.0 / max(float(np.quantile(right, _SCALE_QUANTILE)), 1e-12)
+    s2 = max(
+        1.0 / max(float(np.quantile(right, _SCALE_QUANTILE)), 1e-12),
+        _HINGE_LEVEL / max(float(np.quantile(right, share)), 1e-12),
+    )
     s = np.sqrt(s2)
     return U * s, V * s, None if b is None else b * s2
 
@@ -626,11 +639,11 @@ def _ws_margin_fit(
     V = np.asarray(V, dtype=np.float64)
     mu = None if mu is None else np.asarray(mu, dtype=np.float64)
     b = None if mu is None else float(mu)
-    U, V, b = _rescale(data, U, V, b, np.random.default_rng(random_state))
+    U, V, b = _rescale(data, U, V, b, np.random.default_rng(random_state), _w_cap(data))
     log = _Log("margin", tick)
     if history is not None:
         log.rows = history
-    best = None
+    best = kept = None
     fewest = stall = n_iter = 0
     cap, inner, zeros = _w_cap(data), _INNER_MIN, None
     secs = 0.0
@@ -650,11 +663,13 @@ def _ws_margin_fit(
         )
         if found is None:  # the deadline cut the scan
             break
+        n_wrong = found.n_wrong
+        rejected = kept is not None and n_wrong > _REJECT * kept[3] + _REJECT_SLACK
+        # after a rejected run, W keeps all its zeros and gains those that crossed
         rows, cols, q, zeros, n_new = _working_set_of(
-            data, found, zeros, 3 * cap, (U, V, b)
+            data, found, zeros, np.inf if rejected else 3 * cap, (U, V, b)
         )
         log.add(n_iter, found, rows.size, secs)
-        n_wrong = found.n_wrong
         if best is None or n_wrong < best[3]:
             best = (U, V, b, n_wrong)
         if rnd <= 1 or n_wrong < fewest:
@@ -665,10 +680,17 @@ def _ws_margin_fit(
             return U, V, None if b is None else np.asarray(b), 0, True
         if stall >= _HINGE_STALL or deadline.expired():
             break
-        if n_new <= _W_CHURN * rows.size:
-            inner = min(2 * inner, _INNER_MAX)
+        if rejected:
+            # the hinge ignores the zeros outside W, and a run pushed them across:
+            # back to the last state, shorter runs, as in the logistic phase
+            U, V, b = kept[:3]
+            inner = max(_INNER_REJECTED, inner // 4)
         else:
-            inner = max(inner // 2, _INNER_MIN)
+            kept = (U, V, b, n_wrong)
+            if n_new <= _W_CHURN * rows.size:
+                inner = min(2 * inner, _INNER_MAX)
+            else:
+                inner = max(inner // 2, min(inner, _INNER_MIN))
         obj = _WSObjective(
             rows,
             cols,
@@ -690,6 +712,82 @@ def _ws_margin_fit(
     return U, V, None if b is None else np.asarray(b), n_wrong, False
 
 
+def _ws_phases(
+    data, X, state, *, tau, alpha, deadline, n_jobs=None, logistic_share=0.3, run=None
+):
+    """The phases of a working-set fit from the start ``state = (U, V, mu)``.
+
+    The logistic phase (:func:`_ws_fit_core`, ending at ``logistic_share`` of the
+    time left at the latest), unless it is exact the margin phase
+    (:func:`_ws_margin_fit`, ending at :data:`_MARGIN_SHARE` of the time left at
+    the latest) and, unless that is exact, the LP rescue on the working set
+    (:func:`~sklearn_rrank._lpca._ws_rescue._ws_rescue`) in the time left.
+    ``data`` is the :class:`~sklearn_rrank._lpca._model._Data` of the validated
+    complete CSR ``X``; ``run``: ``(random_state, tick, verbose)`` or None.
+
+    Returns ``(L, R, state, info)``: factors packaged at ``tau`` (float64, not
+    certified here), the logits' state ``(U, V, mu)`` of the logistic or margin
+    phase whose factors the rescue started from, and ``info`` with
+    ``"n_iter"``, ``"n_wrong"`` (the last count: a scan's, float32, or the
+    rescue's, float64 with the certificate's margin), ``"exact"``,
+    ``"working_set"`` (one row per scan of both phases), ``"logistic_status"``
+    and ``"rescue"`` (the rescue's info, or None).
+    """
+    random_state, tick, verbose = run or (0, None, 0)
+    options = LPCAOptions(
+        tau=tau, alpha=alpha, max_iter=1 << 30, tol=0.0, stop_when_exact=True
+    )
+    U, V, mu, n_iter, info = _ws_fit_core(
+        data,
+        *state,
+        options,
+        n_jobs=n_jobs,
+        deadline=deadline.child(fraction=logistic_share),
+        tick=tick,
+        verbose=verbose,
+    )
+    rows = list(info["working_set"])
+    n_wrong, exact = info["n_errors_logit"], info["status"] == "exact"
+    if not exact and not deadline.expired():
+        margin_rows = []
+        Um, Vm, mum, nm, exact = _ws_margin_fit(
+            data,
+            U,
+            V,
+            mu,
+            tau=tau,
+            alpha=alpha,
+            deadline=deadline.child(fraction=_MARGIN_SHARE),
+            tick=tick,
+            random_state=random_state,
+            run=_MarginRun(n_jobs, margin_rows),
+        )
+        rows += margin_rows
+        if nm is not None and (exact or nm < n_wrong):
+            U, V, mu, n_wrong = Um, Vm, mum, nm
+        if margin_rows:  # the iterations before the last scan of the phase
+            n_iter += margin_rows[-1]["iterations"]
+    L, R = _package(U, V, mu, tau)
+    rescue = None
+    if not exact and not deadline.expired():
+        L, R, rescue = _ws_rescue(X, L, R, tau=tau, deadline=deadline, n_jobs=n_jobs)
+        if rescue["uncertified_after"] is not None:
+            n_wrong, exact = rescue["uncertified_after"], rescue["certified"]
+    return (
+        L,
+        R,
+        (U, V, mu),
+        {
+            "n_iter": int(n_iter),
+            "n_wrong": int(n_wrong),
+            "exact": bool(exact),
+            "working_set": rows,
+            "logistic_status": info["status"],
+            "rescue": rescue,
+        },
+    )
+
+
 def _working_set_fit(
     X,
     k,
@@ -707,19 +805,11 @@ def _working_set_fit(
 
     The start (``start="svd"``: :func:`~sklearn_rrank._lpca._start._svd_init`;
     ``"graph"``: :func:`~sklearn_rrank._lpca._graph_start._graph_start` when
-    ``X`` is symmetric, else the SVD start), the logistic phase
-    (:func:`_ws_fit_core`, ending at ``logistic_share`` of the time left at the
-    latest), unless it is exact the margin phase (:func:`_ws_margin_fit`, ending
-    at :data:`_MARGIN_SHARE` of the time left at the latest) and, unless that is
-    exact, the LP rescue on the working set
-    (:func:`~sklearn_rrank._lpca._ws_rescue._ws_rescue`) in the time left. ``X``
-    is a validated complete CSR matrix; the working-set path is taken whatever
-    its size (the benchmarks use it on small graphs too). Returns ``(L, R,
-    info)``: factors packaged at ``tau`` (float64, not certified here) and
-    ``info`` with ``"start_seconds"``, ``"n_iter"``,
-    ``"n_wrong"`` (the last count: a scan's, float32, or the rescue's, float64
-    with the certificate's margin), ``"exact"``, ``"working_set"`` (one row per
-    scan of both phases) and ``"rescue"`` (the rescue's info, or None).
+    ``X`` is symmetric, else the SVD start), then :func:`_ws_phases`. ``X`` is a
+    validated complete CSR matrix; the working-set path is taken whatever its
+    size (the benchmarks use it on small graphs too). Returns ``(L, R, info)``:
+    factors packaged at ``tau`` (float64, not certified here) and the info of
+    :func:`_ws_phases` with ``"start_seconds"``.
     """
     t0 = time.perf_counter()
     data = _Data(X, dtype=np.float32)
@@ -732,55 +822,15 @@ def _working_set_fit(
     if U is None:
         U, V, mu = _svd_init(data, k, "global", random_state, tau, deadline=deadline)
     start_seconds = time.perf_counter() - t0
-    options = LPCAOptions(
-        tau=tau, alpha=alpha, max_iter=1 << 30, tol=0.0, stop_when_exact=True
-    )
-    U, V, mu, n_iter, info = _ws_fit_core(
+    L, R, _, info = _ws_phases(
         data,
-        U,
-        V,
-        mu,
-        options,
+        X,
+        (U, V, mu),
+        tau=tau,
+        alpha=alpha,
+        deadline=deadline,
         n_jobs=n_jobs,
-        deadline=deadline.child(fraction=logistic_share),
-        verbose=verbose,
+        logistic_share=logistic_share,
+        run=(random_state, None, verbose),
     )
-    rows = list(info["working_set"])
-    n_wrong, exact = info["n_errors_logit"], info["status"] == "exact"
-    if not exact and not deadline.expired():
-        margin_rows = []
-        Um, Vm, mum, nm, exact = _ws_margin_fit(
-            data,
-            U,
-            V,
-            mu,
-            tau=tau,
-            alpha=alpha,
-            deadline=deadline.child(fraction=_MARGIN_SHARE),
-            random_state=random_state,
-            run=_MarginRun(n_jobs, margin_rows),
-        )
-        rows += margin_rows
-        if nm is not None and nm < n_wrong:
-            U, V, mu, n_wrong = Um, Vm, mum, nm
-        if margin_rows:  # the iterations before the last scan of the phase
-            n_iter += margin_rows[-1]["iterations"]
-    L, R = _package(U, V, mu, tau)
-    rescue = None
-    if not exact and not deadline.expired():
-        L, R, rescue = _ws_rescue(X, L, R, tau=tau, deadline=deadline, n_jobs=n_jobs)
-        if rescue["uncertified_after"] is not None:
-            n_wrong, exact = rescue["uncertified_after"], rescue["certified"]
-    return (
-        L,
-        R,
-        {
-            "start_seconds": start_seconds,
-            "n_iter": int(n_iter),
-            "n_wrong": int(n_wrong),
-            "exact": bool(exact),
-            "working_set": rows,
-            "logistic_status": info["status"],
-            "rescue": rescue,
-        },
-    )
+    return L, R, {"start_seconds": start_seconds, **info}
