@@ -44,8 +44,7 @@ Two phases, as in the dense fit with ``margin_phase=True``:
    :mod:`sklearn_rrank._lpca._margin`, whose far zeros (margin above 1) contribute
    exactly 0, so the objective on ``W`` is exact as long as ``W`` holds every
    entry of margin below :data:`_HINGE_LEVEL`, which each scan re-establishes
-   (the scale keeps those within ``W``'s cap, :func:`_rescale`; a run after
-   which the scan finds far more wrong entries is undone, as in phase 1).
+   (the scale keeps those within ``W``'s cap, :func:`_rescale`).
 
 A single fit (:func:`_working_set_fit`, the benchmarks' path) then hands factors
 that still fail a few entries to the LP rescue on the working set
@@ -643,7 +642,7 @@ def _ws_margin_fit(
     log = _Log("margin", tick)
     if history is not None:
         log.rows = history
-    best = kept = None
+    best = None
     fewest = stall = n_iter = 0
     cap, inner, zeros = _w_cap(data), _INNER_MIN, None
     secs = 0.0
@@ -663,13 +662,11 @@ def _ws_margin_fit(
         )
         if found is None:  # the deadline cut the scan
             break
-        n_wrong = found.n_wrong
-        rejected = kept is not None and n_wrong > _REJECT * kept[3] + _REJECT_SLACK
-        # after a rejected run, W keeps all its zeros and gains those that crossed
         rows, cols, q, zeros, n_new = _working_set_of(
-            data, found, zeros, np.inf if rejected else 3 * cap, (U, V, b)
+            data, found, zeros, 3 * cap, (U, V, b)
         )
         log.add(n_iter, found, rows.size, secs)
+        n_wrong = found.n_wrong
         if best is None or n_wrong < best[3]:
             best = (U, V, b, n_wrong)
         if rnd <= 1 or n_wrong < fewest:
@@ -680,17 +677,10 @@ def _ws_margin_fit(
             return U, V, None if b is None else np.asarray(b), 0, True
         if stall >= _HINGE_STALL or deadline.expired():
             break
-        if rejected:
-            # the hinge ignores the zeros outside W, and a run pushed them across:
-            # back to the last state, shorter runs, as in the logistic phase
-            U, V, b = kept[:3]
-            inner = max(_INNER_REJECTED, inner // 4)
+        if n_new <= _W_CHURN * rows.size:
+            inner = min(2 * inner, _INNER_MAX)
         else:
-            kept = (U, V, b, n_wrong)
-            if n_new <= _W_CHURN * rows.size:
-                inner = min(2 * inner, _INNER_MAX)
-            else:
-                inner = max(inner // 2, min(inner, _INNER_MIN))
+            inner = max(inner // 2, _INNER_MIN)
         obj = _WSObjective(
             rows,
             cols,
