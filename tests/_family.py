@@ -91,8 +91,6 @@ __all__ = [
     "_use_working_set",
     "_working_set_fit",
     "_working_set_of",
-    "_ws_rescale",
-    "_HINGE_LEVEL",
     "_WSObjective",
     "_ws_rescue",
     "_graph_start",
@@ -244,8 +242,6 @@ _far_zeros = _lpca_working_set._far_zeros  # far zeros' loss from their moments
 _use_working_set = _lpca_working_set._use_working_set  # working set or dense path
 _working_set_fit = _lpca_working_set._working_set_fit  # start + both phases on W
 _working_set_of = _lpca_working_set._working_set_of  # W from a scan and the last W
-_ws_rescale = _lpca_working_set._rescale  # the hinge's scale, within W's cap
-_HINGE_LEVEL = _lpca_working_set._HINGE_LEVEL  # margin of the zeros W holds
 _WSObjective = _lpca_working_set._WSObjective  # objective on W plus Gram moments
 _ws_rescue = _lpca_ws_rescue._ws_rescue  # row and column LPs restricted to W
 _graph_start = _lpca_graph_start._graph_start  # eigenpairs at both spectrum ends

@@ -43,8 +43,7 @@ Two phases, as in the dense fit with ``margin_phase=True``:
    the squared hinge ``max(0, 1 - q theta)^2`` of
    :mod:`sklearn_rrank._lpca._margin`, whose far zeros (margin above 1) contribute
    exactly 0, so the objective on ``W`` is exact as long as ``W`` holds every
-   entry of margin below :data:`_HINGE_LEVEL`, which each scan re-establishes
-   (the scale keeps those within ``W``'s cap, :func:`_rescale`).
+   entry of margin below :data:`_HINGE_LEVEL`, which each scan re-establishes.
 
 A single fit (:func:`_working_set_fit`, the benchmarks' path) then hands factors
 that still fail a few entries to the LP rescue on the working set
@@ -114,9 +113,8 @@ _INNER_REJECTED = 2
 # logistic phase: it ends when the wrong entries have not dropped by 1% in this
 # many iterations
 _LOGISTIC_STALL = 150
-# margin phase: zeros of margin below this join W (the hinge acts below 1; the
-# scale keeps them within W's cap, see _rescale), and the phase ends after this
-# many scans without fewer wrong entries
+# margin phase: zeros of margin below this join W (the hinge acts below 1), and
+# the phase ends after this many scans without fewer wrong entries
 _HINGE_LEVEL = 2.0
 _HINGE_STALL = 10
 # margin 1 of the hinge goes to this quantile of the right entries' margins
@@ -269,22 +267,15 @@ class _WSObjective:
         return value, grad
 
 
-def _rescale(data, U, V, b, rng, cap):
-    """Scale the state for the hinge: margin 1 at the right entries' quantile,
-    and at most about ``cap / 2`` entries of margin below :data:`_HINGE_LEVEL`.
+def _rescale(data, U, V, b, rng):
+    """Scale the state so that hinge margin 1 is the right entries' quantile.
 
-    As the dense margin phase (:mod:`sklearn_rrank._lpca._margin`, step 1),
-    margin 1 goes to the :data:`_SCALE_QUANTILE` quantile of the margins of the
-    right entries of a uniform sample, unless that leaves more than ``cap / 2``
-    entries of margin below :data:`_HINGE_LEVEL`; then the scale is the one that
-    puts :data:`_HINGE_LEVEL` at that count. ``W`` holds at most ``3 cap`` zeros
-    and the hinge ignores a zero outside ``W``, so ``W`` must hold all zeros of
-    margin below 1. The rounding does not change.
+    As the dense margin phase (:mod:`sklearn_rrank._lpca._margin`, step 1): margin
+    1 goes to the :data:`_SCALE_QUANTILE` quantile of the margins of the right
+    entries of a uniform sample; the rounding does not change.
     """
     m, n = data.shape
-    share = min(_SCALE_QUANTILE, cap / (2.0 * m * n))
-    # about 100 sampled entries below the quantile, at least 1e5 samples
-    size = int(min(m * n, max(100_000, min(100 / share, 4_000_000))))
+    size = min(m * n, 100_000)
     i = rng.integers(0, m, size)
     j = rng.integers(0, n, size)
     q = data.q_at(i, j).astype(np.float64)
@@ -292,10 +283,7 @@ def _rescale(data, U, V, b, rng, cap):
     right = margin[margin > 0]
     if not right.size:
         return U, V, b
-    s2 = max(
-        1.0 / max(float(np.quantile(right, _SCALE_QUANTILE)), 1e-12),
-        _HINGE_LEVEL / max(float(np.quantile(right, share)), 1e-12),
-    )
+    s2 = 1.0 / max(float(np.quantile(right, _SCALE_QUANTILE)), 1e-12)
     s = np.sqrt(s2)
     return U * s, V * s, None if b is None else b * s2
 
@@ -638,7 +626,7 @@ def _ws_margin_fit(
     V = np.asarray(V, dtype=np.float64)
     mu = None if mu is None else np.asarray(mu, dtype=np.float64)
     b = None if mu is None else float(mu)
-    U, V, b = _rescale(data, U, V, b, np.random.default_rng(random_state), _w_cap(data))
+    U, V, b = _rescale(data, U, V, b, np.random.default_rng(random_state))
     log = _Log("margin", tick)
     if history is not None:
         log.rows = history
