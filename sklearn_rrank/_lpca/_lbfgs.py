@@ -296,9 +296,15 @@ def _lbfgs_fit(data, U, V, mu, loop, *, alpha, tau, parallel):
             g[-1] = stiff * d
         return f, g
 
+    # iterations and passes are timed on the deadline's clock, as the sweeps
+    clock = time.monotonic if deadline is None else deadline.now
     z0 = np.concatenate([U.ravel(), V.ravel()] + ([] if mu is None else [np.ravel(mu)]))
     z0[-1] /= scale
+    began = clock()
     f0, g0 = fun(z0, None)  # the start's objective, not interrupted
+    # a pass over the data: the fit's count of its last state, after the loop, is
+    # one too (_fit_core), so every iteration leaves room for it
+    pass_seconds = clock() - began
     history = [f0]
     # scipy evaluates the start once more: it gets this evaluation, which saves a
     # full pass over the data at every fit start
@@ -310,8 +316,6 @@ def _lbfgs_fit(data, U, V, mu, loop, *, alpha, tau, parallel):
             return fg[0], fg[1].copy()
         return fun(y)
 
-    # iterations are timed on the deadline's clock, as the sweeps
-    clock = time.monotonic if deadline is None else deadline.now
     state = {"status": "max_iter", "n_iter": 0, "x": z0, "t": clock()}
 
     def callback(intermediate_result):
@@ -335,10 +339,11 @@ def _lbfgs_fit(data, U, V, mu, loop, *, alpha, tau, parallel):
         if _stalled(unsafe_history, stall, data.n_observed):
             state["status"] = "stalled"
             raise StopIteration
-        # no room for another iteration as long as this one: stop (see _sweep_loop)
+        # no room for another iteration as long as this one and the count after
+        # the loop: stop (see _sweep_loop)
         now = clock()
         took, state["t"] = now - state["t"], now
-        if deadline is not None and not deadline.leaves_room_for(took):
+        if deadline is not None and not deadline.leaves_room_for(took + pass_seconds):
             state["status"] = "time_limit"
             raise StopIteration
 
