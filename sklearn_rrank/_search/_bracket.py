@@ -32,7 +32,10 @@ asking its :class:`~sklearn_rrank._search._policy.SearchPolicy` at every step
 7. Certified: ``hi = k`` (and ``lo`` the largest failed rank below it); failed:
    ``lo = k``. The search ends when the bound meets the lower bound, at
    ``max_rank`` or at the deadline (a fit the deadline cut stays in
-   ``incumbent.memo`` for a later run to continue).
+   ``incumbent.memo`` for a later run to continue). No fit or go-on starts when
+   the time left is less than the latest fit's lead, what it spent outside its
+   sweeps (its start and final count, which no deadline cuts; measured): it
+   would not end a sweep in time, and the search ends as at the deadline.
 8. When ``hi - lo <= 1`` before the deadline, the fit at ``lo`` goes on once more
    from where it stopped, on ``retry_share`` of the time left (then steps 5 to 7;
    ``retry_closed``): it failed
