@@ -151,8 +151,13 @@ def test_joint_objective_counts_match_evaluate(rng, kind, missing, density):
     counts = {}
     f, _ = _lpca_lbfgs._joint_objective(z, data, p, kind, 0.3, None, 0.5, counts)
     U, V, mu = _lpca_lbfgs._unpack(z, m, n, p, kind)
-    losses, _, n_unsafe = _lpca_model._evaluate(None, U, V, mu, data, 0.5)
-    assert counts["unsafe"] == n_unsafe
+    losses, n_wrong, n_unsafe = _lpca_model._evaluate(None, U, V, mu, data, 0.5)
+    assert counts["unsafe"] == n_unsafe and "wrong" not in counts
+    # the start of an L-BFGS fit also counts the wrong entries (the count of a
+    # fit the deadline cuts before its first iteration): the same logits
+    args = (None, 0.5, counts, None, True)
+    assert_allclose(_lpca_lbfgs._joint_objective(z, data, p, kind, 0.3, *args)[0], f)
+    assert counts["wrong"] == n_wrong and counts["unsafe"] == n_unsafe
     assert_allclose(f, _lpca_model._objective(losses, U, V, mu, 0.3))
     # float32 mode: the same objective up to float32 rounding
     data32 = _lpca_model._Data(X, dtype=np.float32)
