@@ -251,9 +251,11 @@ def _lbfgs_fit(data, U, V, mu, loop, *, alpha, tau, parallel):
     status)`` as that loop does, and the wrong entries of the start. A limited
     ``deadline`` is also checked inside every evaluation of the objective (see
     :func:`_joint_objective`); an interrupted iteration is discarded and the fit
-    returns the last accepted iterate with status ``"time_limit"``. A global offset
-    is seen by L-BFGS divided by :func:`_offset_scale` (a change of variables that
-    leaves the objective and its minimiser as they are).
+    returns the last accepted iterate with status ``"time_limit"``; so does an
+    evaluation that would not end, as long as the last one, with room for the
+    count that follows the fit (one pass, as long as the start's evaluation). A
+    global offset is seen by L-BFGS divided by :func:`_offset_scale` (a change of
+    variables that leaves the objective and its minimiser as they are).
 
     The global offset keeps the side ``tau`` needs (``mu <= -_B_MIN`` for
     ``tau > 0``, ``mu >= _B_MIN`` otherwise) by evaluation at the offset clamped to
@@ -301,11 +303,24 @@ def _lbfgs_fit(data, U, V, mu, loop, *, alpha, tau, parallel):
         return _unpack(to_z(y), m, n, p, kind)
 
     last = {}  # the last point evaluated (a copy) and its unsafe count
+    # iterations and passes are timed on the deadline's clock, as the sweeps
+    clock = time.monotonic if deadline is None else deadline.now
+    # seconds of the last evaluation, and of the count after the loop
+    timing = {"eval": 0.0, "count": 0.0}
 
     def fun(y, deadline=deadline, count_wrong=False):
+        # a line search may evaluate more than once an iteration: an evaluation
+        # that would leave no room for the count after the loop is not started
+        # (the iteration is discarded, as one the deadline cuts)
+        if deadline is not None and not deadline.leaves_room_for(
+            timing["eval"] + timing["count"]
+        ):
+            raise _Expired
+        began = clock()
         counts = {}
         args = (parallel, tau, counts, deadline, count_wrong)
         f, g = _joint_objective(to_z(y), data, p, kind, alpha, *args)
+        timing["eval"] = clock() - began
         last["z"], last["unsafe"] = y.copy(), counts["unsafe"]
         last["wrong"] = counts.get("wrong")
         g[-1] *= scale  # the gradient in y (a fresh array)
@@ -318,18 +333,15 @@ def _lbfgs_fit(data, U, V, mu, loop, *, alpha, tau, parallel):
             g[-1] = stiff * d
         return f, g
 
-    # iterations and passes are timed on the deadline's clock, as the sweeps
-    clock = time.monotonic if deadline is None else deadline.now
     z0 = np.concatenate([U.ravel(), V.ravel()] + ([] if mu is None else [np.ravel(mu)]))
     z0[-1] /= scale
-    began = clock()
     # the start's objective, not interrupted, and its wrong entries: the count
     # of a fit that the deadline cuts before its first iteration
     f0, g0 = fun(z0, None, count_wrong=True)
     start_wrong = last["wrong"]
     # a pass over the data: the fit's count of its last state, after the loop, is
     # one too (_fit_core), so every iteration leaves room for it
-    pass_seconds = clock() - began
+    timing["count"] = timing["eval"]
     history = [f0]
     # scipy evaluates the start once more: it gets this evaluation, which saves a
     # full pass over the data at every fit start
@@ -368,7 +380,9 @@ def _lbfgs_fit(data, U, V, mu, loop, *, alpha, tau, parallel):
         # the loop: stop (see _sweep_loop)
         now = clock()
         took, state["t"] = now - state["t"], now
-        if deadline is not None and not deadline.leaves_room_for(took + pass_seconds):
+        if deadline is not None and not deadline.leaves_room_for(
+            took + timing["count"]
+        ):
             state["status"] = "time_limit"
             raise StopIteration
 
