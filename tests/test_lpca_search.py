@@ -213,6 +213,25 @@ def test_columns_added_on_sparse_data_stop_at_the_deadline(counting_deadline, n_
     assert free[0].shape == (90, 4)
 
 
+@pytest.mark.parametrize("n_checks", [57, 76, 95, 114])
+def test_a_start_the_deadline_cuts_records_no_count(counting_deadline, n_checks):
+    # the deadline passes while a gallop's fit adds its columns: nothing was
+    # fitted at that rank, so the search records no count for it (it recorded
+    # every entry as wrong)
+    X = sp.csr_matrix(_planted(6, 90, 70, 4))
+    res = run_rank_search(
+        _lpca_search,
+        X,
+        method="lpca",
+        tau=0.5,
+        deadline=counting_deadline(n_checks),
+        random_state=0,
+        params={"kernels": Kernels(chunk_entries=700)},
+    )
+    assert res.stopped_early
+    assert all(v < 90 * 70 for v in res.report.errors_by_k.values())
+
+
 def test_entry_weights_are_the_dense_weights_by_blocks_of_rows():
     # the boost's weights: the observation weights times a few factors, read by
     # slices of rows in both orientations, equal to the dense m x n weights

@@ -142,7 +142,8 @@ class _LPCAFamily:
         t0 = time.monotonic()
         state, complete = self._start(k, start, deadline)
         if not complete:
-            return Fit(None, None, self.data.n_observed, state, cut=True)
+            # nothing was fitted: no count to report (not "every entry wrong")
+            return Fit(None, None, None, state, cut=True)
         p = _latent_factors(k, self.kind)
         solver, factor = self._solver(p)
         history = []

@@ -70,8 +70,10 @@ class Fit:
     ----------
     L, R : ndarray of shape (n_samples, k), (n_features, k), or None
         Candidate factors (None: nothing to offer).
-    n_wrong : int
-        Entries the factors round wrong (a cheap count; the incumbent certifies).
+    n_wrong : int or None
+        Entries the factors round wrong (a cheap count; the incumbent certifies);
+        None without factors when nothing was fitted (a start the deadline cut:
+        the rank gets no entry in ``errors_by_k``).
     state : object
         The family's model: a later start at ``k`` (go on) or above (columns added).
     cut : bool
