@@ -169,6 +169,47 @@ def test_a_deadline_is_overrun_by_at_most_one_slice(budget):
     assert res.rank is None
 
 
+class SetupFamily(FakeFamily):
+    """Fits with a start that no deadline cuts, as L-PCA's on 1e8 entries.
+
+    A fit first spends ``setup`` seconds (its start and first pass over the data),
+    then runs sweeps of ``sweep`` seconds while its deadline leaves room for one
+    more and for the final count (``tail`` seconds, after a sweep only); a sweep
+    that its deadline cuts is lost. It never certifies.
+    """
+
+    def __init__(self, X, *, setup, sweep, tail):
+        super().__init__(X, X.shape[0] + 1)
+        self.setup, self.sweep, self.tail = setup, sweep, tail
+
+    def fit(self, k, warm, deadline):
+        self.fits.append(k)
+        clock = self.clock
+        clock.advance(self.setup)
+        history, n_wrong = [], 10_000 + k
+        while deadline.leaves_room_for(self.sweep + self.tail):
+            clock.advance(self.sweep)
+            n_wrong -= 1
+            history.append((clock(), n_wrong))
+        if history:
+            clock.advance(self.tail)
+        elif not deadline.expired():
+            clock.advance(deadline.remaining())  # a sweep cut at the deadline
+        return BracketFit(None, None, n_wrong, ("fake", k), cut=True, history=history)
+
+
+@pytest.mark.parametrize("budget", [60.0, 100.0, 137.0, 250.0])
+def test_no_fit_starts_that_would_not_end_a_sweep_before_the_deadline(budget):
+    # the start of a fit cannot be cut: the search starts a fit only when the
+    # time left holds what the latest fit spent outside its sweeps
+    X = _matrix(30, 64, 64)
+    family = SetupFamily(X, setup=7.0, sweep=1.0, tail=1.5)
+    res = _search(X, family, deadline=budget)
+    assert len(family.fits) > 3
+    assert family.clock() <= budget
+    assert res.rank is None and res.stopped_early
+
+
 def test_an_interrupt_keeps_the_best_certificate():
     X = _matrix(12)
     family = FakeFamily(X, 12)

@@ -151,8 +151,13 @@ def test_joint_objective_counts_match_evaluate(rng, kind, missing, density):
     counts = {}
     f, _ = _lpca_lbfgs._joint_objective(z, data, p, kind, 0.3, None, 0.5, counts)
     U, V, mu = _lpca_lbfgs._unpack(z, m, n, p, kind)
-    losses, _, n_unsafe = _lpca_model._evaluate(None, U, V, mu, data, 0.5)
-    assert counts["unsafe"] == n_unsafe
+    losses, n_wrong, n_unsafe = _lpca_model._evaluate(None, U, V, mu, data, 0.5)
+    assert counts["unsafe"] == n_unsafe and "wrong" not in counts
+    # the start of an L-BFGS fit also counts the wrong entries (the count of a
+    # fit the deadline cuts before its first iteration): the same logits
+    args = (None, 0.5, counts, None, True)
+    assert_allclose(_lpca_lbfgs._joint_objective(z, data, p, kind, 0.3, *args)[0], f)
+    assert counts["wrong"] == n_wrong and counts["unsafe"] == n_unsafe
     assert_allclose(f, _lpca_model._objective(losses, U, V, mu, 0.3))
     # float32 mode: the same objective up to float32 rounding
     data32 = _lpca_model._Data(X, dtype=np.float32)
@@ -841,8 +846,10 @@ def test_sweep_loop_starts_no_sweep_the_deadline_cannot_hold():
     class SlowSweep:
         start = (10.0, 5)
 
-        def __init__(self):
+        def __init__(self, pass_seconds=0.0):
             self.calls = 0
+            # the start's evaluation: as long as the fit's count after the loop
+            self.pass_seconds = pass_seconds
 
         def __call__(self, U, V, mu, stop_when_exact):
             self.calls += 1
@@ -854,6 +861,15 @@ def test_sweep_loop_starts_no_sweep_the_deadline_cannot_hold():
     sweep = SlowSweep()
     out = _lpca_newton._sweep_loop(sweep, 1, 2, 3, loop, 10)
     assert out[4:] == (1, "time_limit") and sweep.calls == 1  # 0.2 s left < 0.3 s
+    # the count after the loop (a pass of 0.25 s) needs room too: 0.4 s left after
+    # two sweeps hold a third sweep but not the sweep and the count
+    now[0] = 0.0
+    for pass_seconds, sweeps in ((0.0, 3), (0.25, 2)):
+        deadline = Deadline(1.0, clock=lambda: now[0])
+        loop = FitLoop(10, 0.0, stop_when_exact=False, deadline=deadline)
+        sweep = SlowSweep(pass_seconds)
+        out = _lpca_newton._sweep_loop(sweep, 1, 2, 3, loop, 10)
+        assert out[4:] == (sweeps, "time_limit") and sweep.calls == sweeps
     assert Deadline(None).leaves_room_for(1e9)
     assert not Deadline(1.0).leaves_room_for(2.0)
 

@@ -193,6 +193,45 @@ def test_sparse_block_of_columns_is_the_dense_block():
     assert np.allclose(np.abs(Us[:, :2]), np.abs(one[0]), rtol=0.05, atol=1e-3)
 
 
+@pytest.mark.parametrize("n_checks", [0, 3, 12])
+def test_columns_added_on_sparse_data_stop_at_the_deadline(counting_deadline, n_checks):
+    # the passes over the data that add columns (a gallop's start from the fit
+    # below) check the deadline between their chunks: once it has passed, no
+    # column is added and no further pass runs (the fit reports its start cut)
+    init = modules.lpca_init
+    kernels = Kernels(chunk_entries=700)  # 10 rows a chunk: 9 chunks a pass
+    X = sp.csr_matrix(_planted(6, 90, 70, 4))
+    data = modules.lpca_model._Data(X, kernels=kernels)
+    kind = modules.lpca._model_kind("global", 0.5)
+    U, V, mu = init._svd_init(data, 1, kind, 0, 0.5)
+    deadline = counting_deadline(n_checks)
+    U2, V2, mu2 = init._add_columns(data, U, V, mu, 3, deadline)
+    assert U2.shape == U.shape and V2.shape == V.shape
+    assert np.array_equal(U2, U) and np.array_equal(V2, V)
+    assert deadline.calls == n_checks + 1  # nothing was checked after it passed
+    free = init._add_columns(data, U, V, mu, 3, counting_deadline(None))
+    assert free[0].shape == (90, 4)
+
+
+@pytest.mark.parametrize("n_checks", [57, 76, 95, 114])
+def test_a_start_the_deadline_cuts_records_no_count(counting_deadline, n_checks):
+    # the deadline passes while a gallop's fit adds its columns: nothing was
+    # fitted at that rank, so the search records no count for it (it recorded
+    # every entry as wrong)
+    X = sp.csr_matrix(_planted(6, 90, 70, 4))
+    res = run_rank_search(
+        _lpca_search,
+        X,
+        method="lpca",
+        tau=0.5,
+        deadline=counting_deadline(n_checks),
+        random_state=0,
+        params={"kernels": Kernels(chunk_entries=700)},
+    )
+    assert res.stopped_early
+    assert all(v < 90 * 70 for v in res.report.errors_by_k.values())
+
+
 def test_entry_weights_are_the_dense_weights_by_blocks_of_rows():
     # the boost's weights: the observation weights times a few factors, read by
     # slices of rows in both orientations, equal to the dense m x n weights

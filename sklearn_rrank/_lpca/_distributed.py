@@ -239,7 +239,10 @@ class _DistributedNewtonSweep:
         self.blocks, self.alpha, self.tau = blocks, alpha, tau
         self.usq, self.top = stats
         delta = _stop_delta(self.top, V, mu, tau)
+        began = time.monotonic()
         parts = blocks.call("evaluate", V, mu, delta)
+        # one pass over the blocks, as long as the count of "finish" after the loop
+        self.pass_seconds = time.monotonic() - began
         self.loss = sum(r[0] for r in parts)
         self.start = (self._objective(self.loss, V, mu), sum(r[2] for r in parts))
 

@@ -140,7 +140,7 @@ def _fit_core(
     # comes from n_jobs
     with threadpool_limits(limits=1, user_api="blas"), parallel or nullcontext():
         if solver == "lbfgs":
-            U, V, mu, history, n_iter, status = _lbfgs_fit(
+            U, V, mu, history, n_iter, status, start_wrong = _lbfgs_fit(
                 data, U, V, mu, loop, alpha=alpha, tau=tau, parallel=parallel
             )
         else:
@@ -158,16 +158,20 @@ def _fit_core(
             U, V, mu, history, n_iter, status = _sweep_loop(
                 sweep, U, V, mu, loop, data.n_observed
             )
+            start_wrong = sweep.start_wrong
+        n_wrong = 0
+        if status == "time_limit" and n_iter == 0:
+            # the deadline cut the first sweep (iteration), which changed no state:
+            # the start's count (one pass over the data less after the deadline)
+            n_wrong = start_wrong
+        elif status != "exact":
+            # in the sweeps' dtype, as the start's count: the loop left room for a
+            # pass as long as that one (float64 would take longer on float32 data)
+            Uc, Vc = U.astype(data.dtype, copy=False), V.astype(data.dtype, copy=False)
+            _, n_wrong, _ = _evaluate(parallel, Uc, Vc, mu, data, tau)
         U, V = U.astype(np.float64), V.astype(np.float64)
         if mu is not None:
             mu = np.asarray(mu, dtype=np.float64)
-        n_wrong = 0
-        if status != "exact" and n_iter == 0 and solver != "lbfgs":
-            # the deadline cut the first sweep, which changed no state: the start's
-            # count (one pass over the data less after the deadline)
-            n_wrong = sweep.start_wrong
-        elif status != "exact":
-            _, n_wrong, _ = _evaluate(parallel, U, V, mu, data, tau)
     info = {
         "solver_used": solver,
         "unsafe_history": loop.unsafe_history,

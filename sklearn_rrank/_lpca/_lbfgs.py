@@ -16,6 +16,7 @@ from sklearn_rrank._lpca._model import (
     _B_MIN,
     _buffer,
     _chunks,
+    _count_wrong,
     _evaluate,
     _Expired,
     _kind,
@@ -59,7 +60,7 @@ def _total(a, w=None):
     return float(np.einsum("ij,ij->", a, w))
 
 
-def _joint_task(chunks, U, V, F, q, w, n_missing, ones, delta):
+def _joint_task(chunks, U, V, F, q, w, n_missing, ones, delta, count_wrong=False):
     """Loss, gradient parts and unsafe entries of a run of chunks of rows.
 
     ``F`` is ``[V, mu] / 2`` (``V / 2`` without a bias), so that one product per
@@ -76,11 +77,12 @@ def _joint_task(chunks, U, V, F, q, w, n_missing, ones, delta):
     ``sum max(-2 q h, 0) = 2 sum max(h, 0) - 2 sum_ones h`` and
     ``t - q = t + 1 - 2 [x = 1]``. This saves three passes over the entries.
 
-    Returns the task's rows of ``2 dF/dU`` and its shares of ``2 dF/dV`` and
-    ``2 dF/dmu`` (accumulated in place over the chunks, as the columns of one
-    (n, F.shape[1]) array). The loss of the well-classified entries (``|q theta| >
-    17`` in float32) is lost to rounding in ``log 2 - log(1 + |t|)``; each such
-    entry's true loss is below ``5e-8``.
+    Returns the task's loss, its rows of ``2 dF/dU``, its shares of ``2 dF/dV``
+    and ``2 dF/dmu`` (accumulated in place over the chunks, as the columns of one
+    (n, F.shape[1]) array), its unsafe entries and, with ``count_wrong``, its
+    entries rounded wrong at logit 0 (else 0). The loss of the well-classified
+    entries (``|q theta| > 17`` in float32) is lost to rounding in
+    ``log 2 - log(1 + |t|)``; each such entry's true loss is below ``5e-8``.
     """
     dt = U.dtype
     n, p = V.shape
@@ -92,7 +94,7 @@ def _joint_task(chunks, U, V, F, q, w, n_missing, ones, delta):
     # np.minimum/maximum against an array are several times faster than against a
     # scalar
     zeros = np.zeros(Ub.shape[0] * n, dtype=dt)
-    loss, n_unsafe = 0.0, 0
+    loss, n_unsafe, n_wrong = 0.0, 0, 0
     for rows in chunks:
         Uc = U[rows]
         Ub1 = Ub[: Uc.shape[0]]
@@ -111,11 +113,18 @@ def _joint_task(chunks, U, V, F, q, w, n_missing, ones, delta):
             n_unsafe += int(np.count_nonzero(mask))
             n_unsafe += int(np.count_nonzero(h1 <= 0.5 * delta))
             n_unsafe -= int(np.count_nonzero(h1 >= -0.5 * delta))
+            if count_wrong:  # zeros with h >= 0, ones with h < 0
+                np.greater_equal(half, 0.0, out=mask)
+                n_wrong += int(np.count_nonzero(mask))
+                n_wrong += int(np.count_nonzero(h1 < 0))
+                n_wrong -= int(np.count_nonzero(h1 >= 0))
             np.maximum(half, zeros[: half.size].reshape(shape), out=a)
             relu = 2.0 * (_total(a) - float(h1.sum(dtype=np.float64)))
             n_obs = float(half.size)
         else:
             qc = q[rows]
+            if count_wrong:
+                n_wrong += _count_wrong(half, qc)
             np.multiply(qc, half, out=a, dtype=dt)
             np.less_equal(a, 0.5 * delta, out=mask)
             n_unsafe += int(np.count_nonzero(mask)) - int(n_missing[rows].sum())
@@ -138,11 +147,20 @@ def _joint_task(chunks, U, V, F, q, w, n_missing, ones, delta):
                 g *= wc
         np.matmul(g, V, out=gU[rows.start - first : rows.stop - first])
         gVmu += np.matmul(g.T, Ub1, out=_buffer("gV", gVmu.shape, dt))
-    return loss, gU, gVmu, n_unsafe
+    return loss, gU, gVmu, n_unsafe, n_wrong
 
 
 def _joint_objective(
-    z, data, p, kind, alpha, parallel=None, tau=0.5, counts=None, deadline=None
+    z,
+    data,
+    p,
+    kind,
+    alpha,
+    parallel=None,
+    tau=0.5,
+    counts=None,
+    deadline=None,
+    count_wrong=False,
 ):
     """Objective and gradient over ``z = [U.ravel(), V.ravel(), mu]`` (L-BFGS).
 
@@ -150,7 +168,8 @@ def _joint_objective(
     for it; the sums and the returned gradient are float64), in fixed runs of
     chunks of rows (see :func:`_joint_task`). If ``counts`` is a dict,
     ``counts["unsafe"]`` receives the entries that are wrong or within the stop
-    margin at ``z`` (see :func:`_evaluate`), computed from the same logits. A
+    margin at ``z`` (see :func:`_evaluate`), computed from the same logits, and
+    with ``count_wrong`` ``counts["wrong"]`` the entries rounded wrong. A
     limited ``deadline`` is checked before each run (threads: each
     ``data.kernels.check_group`` chunks' worth) and raises
     :class:`~sklearn_rrank._lpca._model._Expired` once it has passed.
@@ -167,7 +186,7 @@ def _joint_objective(
     chunks = _chunks(m, n, kernels)
     size = kernels.task_chunks  # chunks per task: fixed by the shape, not n_jobs
     tasks = [chunks[i : i + size] for i in range(0, len(chunks), size)]
-    args = (Uw, Vw, F, data.q, data.w, data.n_missing, data.ones, delta)
+    args = (Uw, Vw, F, data.q, data.w, data.n_missing, data.ones, delta, count_wrong)
     # the tasks return their results (no shared output array): the same on every
     # joblib backend, threads or processes of a cluster
     group = max(1, kernels.check_group // size)
@@ -194,6 +213,8 @@ def _joint_objective(
         grad[-1] += 0.5 * float(gVmu[:, p].sum())
     if counts is not None:
         counts["unsafe"] = sum(r[3] for r in parts)
+        if count_wrong:
+            counts["wrong"] = sum(r[4] for r in parts)
     return f, grad
 
 
@@ -227,12 +248,14 @@ def _lbfgs_fit(data, U, V, mu, loop, *, alpha, tau, parallel):
     rules are those of :func:`~sklearn_rrank._lpca._newton._sweep_loop`, checked in
     scipy's callback after every iteration (``tol`` is also scipy's ``ftol``;
     ``max_iter`` counts iterations). Returns ``(U, V, mu, history, n_iter,
-    status)`` as that loop does. A limited
+    status)`` as that loop does, and the wrong entries of the start. A limited
     ``deadline`` is also checked inside every evaluation of the objective (see
     :func:`_joint_objective`); an interrupted iteration is discarded and the fit
-    returns the last accepted iterate with status ``"time_limit"``. A global offset
-    is seen by L-BFGS divided by :func:`_offset_scale` (a change of variables that
-    leaves the objective and its minimiser as they are).
+    returns the last accepted iterate with status ``"time_limit"``; so does an
+    evaluation that would not end, as long as the last one, with room for the
+    count that follows the fit (one pass, as long as the start's evaluation). A
+    global offset is seen by L-BFGS divided by :func:`_offset_scale` (a change of
+    variables that leaves the objective and its minimiser as they are).
 
     The global offset keeps the side ``tau`` needs (``mu <= -_B_MIN`` for
     ``tau > 0``, ``mu >= _B_MIN`` otherwise) by evaluation at the offset clamped to
@@ -280,12 +303,26 @@ def _lbfgs_fit(data, U, V, mu, loop, *, alpha, tau, parallel):
         return _unpack(to_z(y), m, n, p, kind)
 
     last = {}  # the last point evaluated (a copy) and its unsafe count
+    # iterations and passes are timed on the deadline's clock, as the sweeps
+    clock = time.monotonic if deadline is None else deadline.now
+    # seconds of the last evaluation, and of the count after the loop
+    timing = {"eval": 0.0, "count": 0.0}
 
-    def fun(y, deadline=deadline):
+    def fun(y, deadline=deadline, count_wrong=False):
+        # a line search may evaluate more than once an iteration: an evaluation
+        # that would leave no room for the count after the loop is not started
+        # (the iteration is discarded, as one the deadline cuts)
+        if deadline is not None and not deadline.leaves_room_for(
+            timing["eval"] + timing["count"]
+        ):
+            raise _Expired
+        began = clock()
         counts = {}
-        args = (parallel, tau, counts, deadline)
+        args = (parallel, tau, counts, deadline, count_wrong)
         f, g = _joint_objective(to_z(y), data, p, kind, alpha, *args)
+        timing["eval"] = clock() - began
         last["z"], last["unsafe"] = y.copy(), counts["unsafe"]
+        last["wrong"] = counts.get("wrong")
         g[-1] *= scale  # the gradient in y (a fresh array)
         if beyond(y):
             # flat in the clamped offset, plus a restoring quadratic as stiff as
@@ -298,7 +335,13 @@ def _lbfgs_fit(data, U, V, mu, loop, *, alpha, tau, parallel):
 
     z0 = np.concatenate([U.ravel(), V.ravel()] + ([] if mu is None else [np.ravel(mu)]))
     z0[-1] /= scale
-    f0, g0 = fun(z0, None)  # the start's objective, not interrupted
+    # the start's objective, not interrupted, and its wrong entries: the count
+    # of a fit that the deadline cuts before its first iteration
+    f0, g0 = fun(z0, None, count_wrong=True)
+    start_wrong = last["wrong"]
+    # a pass over the data: the fit's count of its last state, after the loop, is
+    # one too (_fit_core), so every iteration leaves room for it
+    timing["count"] = timing["eval"]
     history = [f0]
     # scipy evaluates the start once more: it gets this evaluation, which saves a
     # full pass over the data at every fit start
@@ -310,8 +353,6 @@ def _lbfgs_fit(data, U, V, mu, loop, *, alpha, tau, parallel):
             return fg[0], fg[1].copy()
         return fun(y)
 
-    # iterations are timed on the deadline's clock, as the sweeps
-    clock = time.monotonic if deadline is None else deadline.now
     state = {"status": "max_iter", "n_iter": 0, "x": z0, "t": clock()}
 
     def callback(intermediate_result):
@@ -335,10 +376,13 @@ def _lbfgs_fit(data, U, V, mu, loop, *, alpha, tau, parallel):
         if _stalled(unsafe_history, stall, data.n_observed):
             state["status"] = "stalled"
             raise StopIteration
-        # no room for another iteration as long as this one: stop (see _sweep_loop)
+        # no room for another iteration as long as this one and the count after
+        # the loop: stop (see _sweep_loop)
         now = clock()
         took, state["t"] = now - state["t"], now
-        if deadline is not None and not deadline.leaves_room_for(took):
+        if deadline is not None and not deadline.leaves_room_for(
+            took + timing["count"]
+        ):
             state["status"] = "time_limit"
             raise StopIteration
 
@@ -360,4 +404,4 @@ def _lbfgs_fit(data, U, V, mu, loop, *, alpha, tau, parallel):
     U, V, mu = (a.copy() if a is not None else None for a in unpack(z))
     if kind == "global":
         mu = _project_offset(mu, tau)
-    return U, V, mu, history, state["n_iter"], state["status"]
+    return U, V, mu, history, state["n_iter"], state["status"], start_wrong

@@ -414,12 +414,17 @@ class _NewtonSweep:
     ``deadline`` is checked between the chunks of the passes (the start's
     evaluation excepted); once it has passed a sweep raises
     :class:`~sklearn_rrank._lpca._model._Expired` and changes no state.
+    ``pass_seconds`` is the time of the start's evaluation on the deadline's
+    clock: one pass over the data, as long as the count that ends a fit.
     """
 
     def __init__(self, data, U, V, mu, *, alpha, tau, parallel, deadline=None):
         self.data, self.alpha, self.tau, self.parallel = data, alpha, tau, parallel
         self.deadline = deadline
+        clock = _clock(deadline)
+        began = clock()
         self.row_loss, n_wrong, n_unsafe = _evaluate(parallel, U, V, mu, data, tau)
+        self.pass_seconds = clock() - began
         self.start = (_objective(self.row_loss, U, V, mu, alpha), n_unsafe)
         self.start_wrong = n_wrong  # the wrong entries of the start (see _fit_core)
 
@@ -457,13 +462,16 @@ class _NewtonSweep:
 class _MMSweep:
     """Schein et al.'s alternating bound updates (U, then [V, mu]); monotone.
 
-    ``deadline`` as in :class:`_NewtonSweep`.
+    ``deadline`` and ``pass_seconds`` as in :class:`_NewtonSweep`.
     """
 
     def __init__(self, data, U, V, mu, *, alpha, tau, parallel, deadline=None):
         self.data, self.alpha, self.tau, self.parallel = data, alpha, tau, parallel
         self.deadline = deadline
+        clock = _clock(deadline)
+        began = clock()
         losses, n_wrong, n_unsafe = _evaluate(parallel, U, V, mu, data, tau)
+        self.pass_seconds = clock() - began
         self.start = (_objective(losses, U, V, mu, alpha), n_unsafe)
         self.start_wrong = n_wrong
 
@@ -483,6 +491,12 @@ class _MMSweep:
         return U, V, mu, _objective(losses, U, V, mu, alpha), n_unsafe
 
 
+def _clock(deadline):
+    """The clock that times sweeps and passes: the deadline's (a test's fake clock
+    needs no sleep), else :func:`time.monotonic`."""
+    return time.monotonic if deadline is None else deadline.now
+
+
 def _sweep_loop(sweep, U, V, mu, loop, n_observed):
     """Run ``sweep`` until a stopping rule of ``loop`` (a :class:`FitLoop`) holds.
 
@@ -491,7 +505,9 @@ def _sweep_loop(sweep, U, V, mu, loop, n_observed):
     within the stop margin), ``"tol"`` (relative objective decrease below
     ``tol``), ``"stalled"`` (the ``stall`` rule over ``n_observed`` entries),
     ``"time_limit"`` (the deadline leaves no room for another sweep as long as the
-    last one, :meth:`Deadline.leaves_room_for`), else ``"max_iter"``. A sweep that
+    last one and the final count of the fit, one pass as long as the start's
+    evaluation, ``sweep.pass_seconds``; :meth:`Deadline.leaves_room_for`), else
+    ``"max_iter"``. A sweep that
     the deadline interrupts (it raises
     :class:`~sklearn_rrank._lpca._model._Expired`, see :class:`_NewtonSweep`)
     also ends with ``"time_limit"``, at the state that sweep started from.
@@ -504,8 +520,7 @@ def _sweep_loop(sweep, U, V, mu, loop, n_observed):
     max_iter, tol, stall = loop.max_iter, loop.tol, loop.stall
     stop_when_exact, deadline = loop.stop_when_exact, loop.deadline
     verbose, tick, unsafe_history = loop.verbose, loop.tick, loop.unsafe_history
-    # sweeps are timed on the deadline's clock (a test's fake clock needs no sleep)
-    clock = time.monotonic if deadline is None else deadline.now
+    clock = _clock(deadline)
     objective, n_unsafe = sweep.start
     history = [objective]
     unsafe_history.append(n_unsafe)
@@ -537,7 +552,10 @@ def _sweep_loop(sweep, U, V, mu, loop, n_observed):
         if _stalled(unsafe_history, stall, n_observed):
             status = "stalled"
             break
-        if deadline is not None and not deadline.leaves_room_for(took):
+        # the fit's count of its last state follows the loop: room for it too
+        if deadline is not None and not deadline.leaves_room_for(
+            took + sweep.pass_seconds
+        ):
             status = "time_limit"
             break
     return U, V, mu, history, n_iter, status

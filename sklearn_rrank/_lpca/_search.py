@@ -147,7 +147,8 @@ class _LPCAFamily:
         t0 = time.monotonic()
         state, complete = self._start(k, start, deadline)
         if not complete:
-            return Fit(None, None, self.data.n_observed, state, cut=True)
+            # nothing was fitted: no count to report (not "every entry wrong")
+            return Fit(None, None, None, state, cut=True)
         if _use_working_set(self.data, state[2]):
             return self._ws_fit(k, state, deadline, t0)
         p = _latent_factors(k, self.kind)

@@ -21,6 +21,7 @@ from threadpoolctl import threadpool_limits
 from sklearn_rrank._lpca._model import (
     _B_MIN,
     _chunks,
+    _Expired,
     _grad_hess_terms,
     _loss_terms,
     _offset_sign,
@@ -205,10 +206,16 @@ def _add_columns(data, U, V, mu, r, deadline=None):
     steepest rank-``r`` direction at the current model, not the ``r`` successive
     rank-one steps (each taken after the previous). On dense data the pairs come
     from :func:`_randomized_svd` (cut to the time ``deadline`` leaves); on sparse
-    data from :func:`_top_gradient_pairs`, by chunks of rows (no m x n array).
+    data from :func:`_top_gradient_pairs`, by chunks of rows (no m x n array),
+    whose passes a limited ``deadline`` cuts: then no column is added and the
+    factors come back as they were (a rank search's fit reports its start
+    incomplete).
     """
     if data.sparse:
-        A, s, B, curvature = _top_gradient_pairs(data, U, V, mu, r, deadline)
+        try:
+            A, s, B, curvature = _top_gradient_pairs(data, U, V, mu, r, deadline)
+        except _Expired:
+            return U, V, mu
     else:
         A, s, B, curvature = _dense_gradient_pairs(data, U, V, mu, r, deadline)
     t = np.clip(s / np.maximum(curvature, 1e-12), 1e-2, 1e2)
@@ -238,13 +245,18 @@ def _dense_gradient_pairs(data, U, V, mu, r, deadline):
     return A, s, B, curvature
 
 
-def _gradient_blocks(data, U, V, mu, curvature=False):
+def _gradient_blocks(data, U, V, mu, curvature=False, deadline=None):
     """``(rows, g)`` (``(rows, g, h)`` with ``curvature``) by the chunks of the data.
 
     ``g`` and ``h`` are the first and second derivatives of the entry losses at the
     logits ``U V^T + mu`` (:func:`_grad_hess_terms`), one chunk of rows at a time.
+    A limited ``deadline`` is checked before every chunk and raises
+    :class:`~sklearn_rrank._lpca._model._Expired` once it has passed.
     """
+    limited = deadline is not None and deadline.limited
     for rows in _chunks(*data.shape, data.kernels):
+        if limited and deadline.expired():
+            raise _Expired
         theta = U[rows] @ V.T
         if mu is not None:
             theta += mu
@@ -272,7 +284,10 @@ def _top_gradient_pairs(data, U, V, mu, r, deadline=None):
     (``r`` vectors plus 10 samples, ``_ADD_COLUMN_POWER_ITER`` iterations, fewer
     when one would not end, with the two passes that follow it, before
     ``deadline``), so no m x n array is held, and the passes
-    over the data do not grow with ``r``. Returns ``(A, sigma, B, curvature)``:
+    over the data do not grow with ``r``; every pass is cut by a limited
+    ``deadline`` (:func:`_gradient_blocks` raises
+    :class:`~sklearn_rrank._lpca._model._Expired`). Returns
+    ``(A, sigma, B, curvature)``:
     the pairs as the columns of ``A`` (m, r) and ``B`` (n, r), the singular
     values (r,), and ``(A[:, j] * A[:, j]) @ h @ (B[:, j] * B[:, j])`` for each
     ``j``.
@@ -283,13 +298,13 @@ def _top_gradient_pairs(data, U, V, mu, r, deadline=None):
 
     def matmat(G):  # -g @ G
         out = np.empty((m, G.shape[1]))
-        for rows, g in _gradient_blocks(data, U, V, mu):
+        for rows, g in _gradient_blocks(data, U, V, mu, deadline=deadline):
             np.matmul(g, -G, out=out[rows])
         return out
 
     def rmatmat(Q):  # -g.T @ Q
         out = np.zeros((n, Q.shape[1]))
-        for rows, g in _gradient_blocks(data, U, V, mu):
+        for rows, g in _gradient_blocks(data, U, V, mu, deadline=deadline):
             out -= g.T @ Q[rows]
         return out
 
@@ -312,7 +327,8 @@ def _top_gradient_pairs(data, U, V, mu, r, deadline=None):
     A, B = Q @ Ab[:, :r], Bt[:r].T
     B2 = B * B
     curvature = np.zeros(r)
-    for rows, _, h in _gradient_blocks(data, U, V, mu, curvature=True):
+    blocks = _gradient_blocks(data, U, V, mu, curvature=True, deadline=deadline)
+    for rows, _, h in blocks:
         curvature += np.sum((A[rows] * A[rows]) * (h @ B2), axis=0)
     return A, sv[:r], B, curvature
 

@@ -32,7 +32,10 @@ asking its :class:`~sklearn_rrank._search._policy.SearchPolicy` at every step
 7. Certified: ``hi = k`` (and ``lo`` the largest failed rank below it); failed:
    ``lo = k``. The search ends when the bound meets the lower bound, at
    ``max_rank`` or at the deadline (a fit the deadline cut stays in
-   ``incumbent.memo`` for a later run to continue).
+   ``incumbent.memo`` for a later run to continue). No fit or go-on starts when
+   the time left is less than the latest fit's lead, what it spent outside its
+   sweeps (its start and final count, which no deadline cuts; measured): it
+   would not end a sweep in time, and the search ends as at the deadline.
 8. When ``hi - lo <= 1`` before the deadline, the fit at ``lo`` goes on once more
    from where it stopped, on ``retry_share`` of the time left (then steps 5 to 7;
    ``retry_closed``): it failed
@@ -67,8 +70,10 @@ class Fit:
     ----------
     L, R : ndarray of shape (n_samples, k), (n_features, k), or None
         Candidate factors (None: nothing to offer).
-    n_wrong : int
-        Entries the factors round wrong (a cheap count; the incumbent certifies).
+    n_wrong : int or None
+        Entries the factors round wrong (a cheap count; the incumbent certifies);
+        None without factors when nothing was fitted (a start the deadline cut:
+        the rank gets no entry in ``errors_by_k``).
     state : object
         The family's model: a later start at ``k`` (go on) or above (columns added).
     cut : bool
@@ -120,11 +125,16 @@ class Attempt:
         The last fit (``n_wrong``: its uncertified entries).
     pace : float or None
         Seconds per sweep of the latest fit.
+    lead : float or None
+        Seconds the latest fit spent outside its sweeps: from its start to the
+        end of its first sweep and from its last sweep to its return (its start,
+        first pass and final count; the whole fit if it ended no sweep).
     """
 
     certified: bool
     fit: Fit
     pace: float | None
+    lead: float | None = None
 
 
 def ticker(incumbent, k, history, policy=DEFAULT_POLICY, clock=time.monotonic):
@@ -150,6 +160,26 @@ def _pace(history, pace):
     return float(np.median(np.diff([t for t, _ in history])))
 
 
+def _lead(history, began, ended):
+    """Seconds of a fit from ``began`` to ``ended`` outside its sweeps: before the
+    end of the first sweep of ``history`` and after its last one (all of it
+    without a sweep)."""
+    total = max(ended - began, 0.0)
+    if not history:
+        return total
+    before = max(history[0][0] - began, 0.0)
+    return min(before + max(ended - history[-1][0], 0.0), total)
+
+
+def _no_room(deadline, lead):
+    """True iff ``deadline`` has passed or leaves less than ``lead`` seconds: a
+    fit would not end a sweep and its count before it (``lead``: the latest
+    fit's, measured; None before the first fit)."""
+    return deadline.expired() or (
+        lead is not None and not deadline.leaves_room_for(lead)
+    )
+
+
 def _remaining(deadline):
     return deadline.remaining() if deadline.limited else None
 
@@ -159,35 +189,38 @@ def _attempt(incumbent, deadline, k, start, family, policy, seconds, pace):
 
     The fit gets ``seconds`` (None: no limit), a rescue as long as the fit's slice,
     a go-on what :meth:`~SearchPolicy.go_on` gives it; no slice is shorter than
-    :meth:`~SearchPolicy.floor` while the time lasts. Returns an :class:`Attempt`.
+    :meth:`~SearchPolicy.floor` while the time lasts. A go-on needs room for the
+    lead of the latest fit (:func:`_no_room`). Returns an :class:`Attempt`.
     """
     limit = policy.rescue_limit(incumbent.data.n_ones)
     while True:
         share = deadline.child(policy.floor(seconds, pace))
         last = share.remaining()
+        began = deadline.now()
         res = family.fit(k, start, share)
+        lead = _lead(res.history, began, deadline.now())
         pace = _pace(res.history, pace)
         n_failed = res.n_wrong
         if res.L is not None and n_failed <= limit:
             if n_failed == 0 and incumbent.offer(res.L, res.R):
                 if family.accepted is not None:
                     family.accepted(k, res)
-                return Attempt(True, res, pace)
+                return Attempt(True, res, pace, lead)
             n_failed = incumbent.count_uncertified(res.L, res.R)
             rescue = family.rescue
             if rescue is not None and n_failed <= limit and not deadline.expired():
                 # as long as the fit's slice: a fit that needed it to turn near
                 # is not rescued in less
                 if rescue(k, res, deadline.child(last), incumbent.offer):
-                    return Attempt(True, res, pace)
+                    return Attempt(True, res, pace, lead)
         res.n_wrong = n_failed
-        if not res.cut or deadline.expired():
-            return Attempt(False, res, pace)
+        if not res.cut or _no_room(deadline, lead):
+            return Attempt(False, res, pace, lead)
         more = policy.go_on(
             res.history, limit, _remaining(deadline), deadline.elapsed(), last
         )
         if not more.go:
-            return Attempt(False, res, pace)
+            return Attempt(False, res, pace, lead)
         seconds, start = more.seconds, Start(StartKind.SAME, res.state)
 
 
@@ -230,7 +263,7 @@ def bracket_search(
     """
     top = incumbent.ceiling if max_rank is None else min(max_rank, incumbent.ceiling)
     bottom = max(incumbent.lower - 1, start - 1, 0)
-    lo, gap, below, pace = bottom, 1, {}, None
+    lo, gap, below, pace, lead = bottom, 1, {}, None, None
     retried = set()  # the ranks whose closed bracket went on once more
     info = {"tried": [], "seconds_by_k": {}, "fits": 0}
     reason = "met"
@@ -245,7 +278,7 @@ def bracket_search(
         if k is None:
             reason = "met" if hi <= top else "max_rank"
             break
-        if deadline.expired():
+        if _no_room(deadline, lead):
             reason = "time limit"
             break
         t0 = deadline.now()
@@ -257,7 +290,7 @@ def bracket_search(
             )
         seconds = policy.slice_for(_remaining(deadline), lo, hi, retry=retry)
         out = _attempt(incumbent, deadline, k, begin, family, policy, seconds, pace)
-        res, pace = out.fit, out.pace
+        res, pace, lead = out.fit, out.pace, out.lead
         info["fits"] += 1
         info["tried"].append(k)
         info["seconds_by_k"][k] = deadline.now() - t0
@@ -268,7 +301,7 @@ def bracket_search(
                 break
             lo = max((j for j in below if j < k), default=bottom)
             continue
-        if deadline.expired() and res.cut:
+        if res.cut and _no_room(deadline, lead):
             incumbent.memo[k] = res.state  # a later run goes on with this fit
             reason = "time limit"
             break
