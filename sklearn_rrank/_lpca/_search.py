@@ -368,9 +368,11 @@ def _lpca_search(
         data of at least ``1e6`` entries.
     working_set : bool, default=False
         Fit large sparse data (at least 5e7 entries, at most 1% ones) by the
-        working-set fit of :mod:`sklearn_rrank._lpca._working_set` (experimental:
-        on the benchmark panel it has not yet certified a smaller rank than the
-        dense sweeps, and it holds more memory).
+        working-set fit of :mod:`sklearn_rrank._lpca._working_set`: each fit
+        runs its logistic and margin phases and the LPs of its working set in
+        its slice (no dense rescue). Experimental: it certified PubMed at
+        ``k = 48`` in a single 600 s fit (``benchmarks/network_exact.py``), but
+        the benchmark panel has not been run with it on.
     policy : SearchPolicy or None, default=None
         The rules of the rank search (:mod:`sklearn_rrank._search._policy`);
         None: the default rules. A candidate rule is compared on the benchmark
