@@ -120,8 +120,8 @@ _HINGE_LEVEL = 2.0
 _HINGE_STALL = 10
 # margin 1 of the hinge goes to this quantile of the right entries' margins
 _SCALE_QUANTILE = 0.05
-# the logistic phase ends at this share of a fit's time at the latest: the margin
-# phase starts better from a longer one (ca-HepPh at k = 32 left 500 wrong at 0.3)
+# the logistic phase ends at this share of a fit's time at the latest: the hinge
+# and the LPs finish a near fit quickly but make slow progress from a far one
 _LOGISTIC_SHARE = 0.5
 # the margin phase ends at this share of the time the logistic phase leaves, the
 # rest goes to the LP rescue (its float64 pass over all entries costs about ten
@@ -137,10 +137,10 @@ def _use_working_set(data, mu):
 
     Only when asked (``data.working_set``, the ``working_set`` option): the
     benchmark panel has not been run with the path on (``benchmarks/README.md``).
-    Then complete
-    sparse data (``data.sparse``) of at least ``data.kernels.working_set_entries``
-    entries and at most :data:`WORKING_SET_MAX_DENSITY` ones, with the global
-    offset or no bias (the column bias keeps the dense path).
+    Then complete sparse data (``data.sparse``) of at least
+    ``data.kernels.working_set_entries`` entries and at most
+    :data:`WORKING_SET_MAX_DENSITY` ones, with the global offset or no bias (the
+    column bias keeps the dense path).
     """
     if not getattr(data, "working_set", False):
         return False
