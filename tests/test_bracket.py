@@ -169,6 +169,28 @@ def test_a_deadline_is_overrun_by_at_most_one_slice(budget):
     assert res.rank is None
 
 
+@pytest.mark.parametrize("share", [0.0, 1 / 3, 0.5])
+def test_every_first_slice_holds_the_policy_slice_share_of_the_time_left(share):
+    # fits long against a bisection's slice (the working set's): with a slice
+    # share, no fit is cut to less than that share of what the search has left
+    X = _matrix(30)
+    family = FakeFamily(X, 30, cost=3.0)
+    budget, seen = 100.0, []
+    fit = family.fit
+
+    def recording(k, warm, deadline):
+        seen.append((deadline.remaining(), budget - family.clock()))
+        return fit(k, warm, deadline)
+
+    family.fit = recording
+    res = _search(X, family, deadline=budget, policy=SearchPolicy(slice_share=share))
+    assert res.rank == 30
+    shares = [given / left for given, left in seen]
+    assert min(shares) >= share - 1e-9
+    if share == 0.0:  # the bisection's slices alone are shorter
+        assert min(shares) < 1 / 3
+
+
 class SetupFamily(FakeFamily):
     """Fits with a start that no deadline cuts, as L-PCA's on 1e8 entries.
 

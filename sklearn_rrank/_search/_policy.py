@@ -43,6 +43,7 @@ __all__ = [
     "DEFAULT_POLICY",
     "FRESH",
     "STOP",
+    "WORKING_SET_POLICY",
     "GoOn",
     "SearchPolicy",
     "Start",
@@ -121,6 +122,11 @@ class SearchPolicy:
         A slice holds at least this many sweeps at the pace of the latest fit
         (while the time lasts): a fit cut after fewer shows no trend, and its work
         is lost.
+    slice_share : float, default=0.0
+        A fit's first slice is at least this share of the time left. With 0
+        the bisection's slice alone counts; a family whose one fit needs a
+        large part of the budget (:data:`WORKING_SET_POLICY`) needs more, or
+        every fit is cut before it gets near.
     retry_share : float or None, default=0.5
         When the bracket has closed before the deadline, the failed fit at ``lo``
         goes on once more on this share of the time left (it failed within its
@@ -172,6 +178,7 @@ class SearchPolicy:
     rescue_min: int = 30
     rescue_fraction: float = 0.005
     min_sweeps: int = 3
+    slice_share: float = 0.0
     retry_share: float | None = 0.5
     tick_seconds: float = 2.0
     portfolio_reserve: float = 0.1
@@ -232,13 +239,15 @@ class SearchPolicy:
     # -- 3. for how long ----------------------------------------------------------
     def slice_for(self, remaining, lo, hi, retry=False):
         """Seconds of a fit's first slice: the time left over the fits a bisection
-        of ``(lo, hi]`` still needs plus one (``retry_share`` of it for a retry);
-        None without a time limit (``remaining`` None)."""
+        of ``(lo, hi]`` still needs plus one, at least :attr:`slice_share` of it
+        (``retry_share`` of it for a retry); None without a time limit
+        (``remaining`` None)."""
         if remaining is None:
             return None
         if retry:
             return remaining * self.retry_share
-        return remaining / (math.ceil(math.log2(max(hi - lo, 2))) + 1)
+        fits = math.ceil(math.log2(max(hi - lo, 2))) + 1
+        return max(remaining / fits, remaining * self.slice_share)
 
     def floor(self, seconds, pace):
         """``seconds`` raised to :attr:`min_sweeps` sweeps at ``pace`` (seconds per
@@ -384,3 +393,7 @@ class SearchPolicy:
 
 #: the rules every search uses unless it is handed another policy
 DEFAULT_POLICY = SearchPolicy()
+#: the rules of L-PCA's search on the working set (large sparse data): a fit
+#: there ends by its own stall rules, and one near the rank needs hundreds of
+#: seconds, more than a bisection's slice of a budget of half an hour
+WORKING_SET_POLICY = SearchPolicy(slice_share=1 / 3)
