@@ -183,6 +183,19 @@ def test_planted_pattern_is_fitted_exactly_and_certified():
     assert info["working_set"][0]["w_size"] >= X.nnz
 
 
+def test_a_far_fit_skips_the_lp_rescue_and_a_near_one_gets_it():
+    # rank 1 for a planted rank-3 pattern stays far: its LPs would fix few of
+    # its wrong entries and spend the time left
+    X = _planted(150, 120, 3, 0.05, seed=3)
+    _, _, far = _working_set_fit(
+        X, 1, deadline=Deadline(30), random_state=0, rescue_limit=30
+    )
+    assert not far["exact"] and far["n_wrong"] > 30
+    assert far["rescue"] is None
+    _, _, ran = _working_set_fit(X, 1, deadline=Deadline(30), random_state=0)
+    assert ran["rescue"] is not None
+
+
 def test_scan_memory_does_not_grow_with_the_entries():
     # 6e7 entries: one float32 copy of the logits would be 240 MB
     m = n = 7746

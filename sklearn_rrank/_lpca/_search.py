@@ -36,7 +36,12 @@ from sklearn_rrank._lpca._start import (
 )
 from sklearn_rrank._lpca._working_set import _use_working_set, _ws_phases
 from sklearn_rrank._search._bracket import Family, Fit, bracket_search, ticker
-from sklearn_rrank._search._policy import DEFAULT_POLICY, SearchPolicy, StartKind
+from sklearn_rrank._search._policy import (
+    DEFAULT_POLICY,
+    WORKING_SET_POLICY,
+    SearchPolicy,
+    StartKind,
+)
 
 __all__ = []
 
@@ -86,8 +91,9 @@ class _LPCAFamily:
     incumbent : Incumbent
         Progress events go through it (certification is the bracket search's).
     settings : _SearchSettings
-        The search's method parameters, with ``fit_bias``, ``dtype`` and
-        ``policy`` resolved (no "auto", no None).
+        The search's method parameters, with ``fit_bias`` and ``dtype`` resolved
+        (no "auto"); ``policy`` None: :data:`WORKING_SET_POLICY` when the fits
+        take the working-set path, else the default rules (:attr:`policy`).
     tau, n_jobs, verbose
         As :func:`_lpca_search`.
     seed : int
@@ -116,6 +122,12 @@ class _LPCAFamily:
         self.n_jobs, self.fit_verbose = n_jobs, max(verbose - 1, 0)
         self.verbose = verbose
         self.policy = settings.policy
+        if self.policy is None:
+            # a working-set fit runs until its own stall rules end it
+            ws = self.kind != "column" and _use_working_set(
+                self.data, np.asarray(0.0) if self.kind == "global" else None
+            )
+            self.policy = WORKING_SET_POLICY if ws else DEFAULT_POLICY
         # ranks whose rescue ran the margin phase (see rescue)
         self._margin_ran = set()
         # ranks whose last working-set fit ended in the hinge or the LPs
@@ -194,6 +206,7 @@ class _LPCAFamily:
             alpha=_WS_ALPHA,
             deadline=deadline,
             n_jobs=self.n_jobs,
+            rescue_limit=self.policy.rescue_limit(self.incumbent.data.n_ones),
             run=(self.seed, tick, self.fit_verbose),
         )
         finfo = {
@@ -375,8 +388,10 @@ def _lpca_search(
         the benchmark panel has not been run with it on.
     policy : SearchPolicy or None, default=None
         The rules of the rank search (:mod:`sklearn_rrank._search._policy`);
-        None: the default rules. A candidate rule is compared on the benchmark
-        panel by handing another instance.
+        None: the default rules, or ``WORKING_SET_POLICY`` (each fit's slice at
+        least a third of the time left) when the fits take the working-set path.
+        A candidate rule is compared on the benchmark panel by handing another
+        instance.
 
     Returns
     -------
@@ -408,8 +423,7 @@ def _lpca_search(
         dtype = "float32" if big else "float64"
     if fit_bias == "global" and tau == 0:
         fit_bias = False
-    policy = DEFAULT_POLICY if settings.policy is None else settings.policy
-    settings = replace(settings, fit_bias=fit_bias, dtype=dtype, policy=policy)
+    settings = replace(settings, fit_bias=fit_bias, dtype=dtype)
     seed = check_random_state(random_state).randint(np.iinfo(np.int32).max)
     info = {
         "failed_by_k": {},
@@ -442,7 +456,7 @@ def _lpca_search(
             rescue=family.rescue if settings.refine else None,
             accepted=family.accepted,
         ),
-        policy=policy,
+        policy=family.policy,
         start=settings.start,
         max_rank=settings.max_rank,
         stop_first=not settings.polish,

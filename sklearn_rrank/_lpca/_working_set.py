@@ -111,9 +111,10 @@ _W_MIN = 200_000
 _REJECT, _REJECT_SLACK = 1.5, 1000
 # and the next runs between scans are a quarter as long, at least this
 _INNER_REJECTED = 2
-# logistic phase: it ends when the wrong entries have not dropped by 1% in this
-# many iterations
-_LOGISTIC_STALL = 150
+# logistic phase: it ends when the wrong entries have not dropped by a quarter in
+# this many iterations: on some graphs it barely moves them, and the margin phase
+# turns the same start exact in fewer iterations
+_LOGISTIC_STALL, _LOGISTIC_DROP = 100, 0.25
 # margin phase: zeros of margin below this join W (the hinge acts below 1), and
 # the phase ends after this many scans without fewer wrong entries
 _HINGE_LEVEL = 2.0
@@ -531,7 +532,7 @@ def _ws_fit_core(data, U, V, mu, options, *, n_jobs, deadline, tick=None, verbos
         log.add(n_iter, found, rows.size, secs)
         if verbose >= 2:
             print(f"[lpca-ws] {log.rows[-1]}")
-        if best is None or n_wrong < 0.99 * best:
+        if best is None or n_wrong < (1 - _LOGISTIC_DROP) * best:
             best, since = n_wrong, n_iter
         if found.n_unsafe == 0 and stop_when_exact:
             status = "exact"
@@ -704,6 +705,7 @@ def _ws_phases(
     deadline,
     n_jobs=None,
     logistic_share=_LOGISTIC_SHARE,
+    rescue_limit=None,
     run=None,
 ):
     """The phases of a working-set fit from the start ``state = (U, V, mu)``.
@@ -711,8 +713,10 @@ def _ws_phases(
     The logistic phase (:func:`_ws_fit_core`, ending at ``logistic_share`` of the
     time left at the latest), unless it is exact the margin phase
     (:func:`_ws_margin_fit`, ending at :data:`_MARGIN_SHARE` of the time left at
-    the latest) and, unless that is exact, the LP rescue on the working set
-    (:func:`~sklearn_rrank._lpca._ws_rescue._ws_rescue`) in the time left.
+    the latest) and, unless that is exact and when at most ``rescue_limit``
+    entries are wrong (None: whatever their number), the LP rescue on the
+    working set (:func:`~sklearn_rrank._lpca._ws_rescue._ws_rescue`) in the time
+    left: its LPs fix a near fit, and a far one would spend the time left on them.
     ``data`` is the :class:`~sklearn_rrank._lpca._model._Data` of the validated
     complete CSR ``X``; ``run``: ``(random_state, tick, verbose)`` or None.
 
@@ -760,7 +764,8 @@ def _ws_phases(
             n_iter += margin_rows[-1]["iterations"]
     L, R = _package(U, V, mu, tau)
     rescue = None
-    if not exact and not deadline.expired():
+    near = rescue_limit is None or n_wrong <= rescue_limit
+    if not exact and near and not deadline.expired():
         L, R, rescue = _ws_rescue(X, L, R, tau=tau, deadline=deadline, n_jobs=n_jobs)
         if rescue["uncertified_after"] is not None:
             n_wrong, exact = rescue["uncertified_after"], rescue["certified"]
@@ -789,6 +794,7 @@ def _working_set_fit(
     random_state=0,
     n_jobs=None,
     logistic_share=_LOGISTIC_SHARE,
+    rescue_limit=None,
     verbose=0,
     start="svd",
 ):
@@ -822,6 +828,7 @@ def _working_set_fit(
         deadline=deadline,
         n_jobs=n_jobs,
         logistic_share=logistic_share,
+        rescue_limit=rescue_limit,
         run=(random_state, None, verbose),
     )
     return L, R, {"start_seconds": start_seconds, **info}
