@@ -77,7 +77,7 @@ class _SearchSettings:
     fit_bias: object = "global"
     dtype: str = "auto"
     policy: SearchPolicy | None = None
-    working_set: bool = False
+    working_set: bool = True
     kernels: Kernels = KERNELS
 
 
@@ -221,7 +221,7 @@ class _LPCAFamily:
             self._not_logistic.discard(k)
         else:
             self._not_logistic.add(k)
-        return Fit(L, R, winfo["n_wrong"], state, cut=True, history=history)
+        return Fit(L, R, winfo["n_wrong"], state, cut=winfo["cut"], history=history)
 
     def _note(self, k, n_iter, finfo, seconds):
         info = self.info
@@ -379,13 +379,14 @@ def _lpca_search(
         Precision of the sweeps (as in :func:`~sklearn_rrank._lpca._fit.lpca_fit`);
         the factors, and every certificate, stay float64. ``"auto"``: float32 on
         data of at least ``1e6`` entries.
-    working_set : bool, default=False
+    working_set : bool, default=True
         Fit large sparse data (at least 5e7 entries, at most 1% ones) by the
         working-set fit of :mod:`sklearn_rrank._lpca._working_set`: each fit
         runs its logistic and margin phases and the LPs of its working set in
-        its slice (no dense rescue). Experimental: it certified PubMed at
-        ``k = 48`` in a single 600 s fit (``benchmarks/network_exact.py``), but
-        the benchmark panel has not been run with it on.
+        its slice (no dense rescue), and the search's slices follow
+        ``WORKING_SET_POLICY``. Other data keep the dense sweeps; False: dense
+        sweeps whatever the data (``benchmarks/README.md`` has the
+        measurements of both).
     policy : SearchPolicy or None, default=None
         The rules of the rank search (:mod:`sklearn_rrank._search._policy`);
         None: the default rules, or ``WORKING_SET_POLICY`` (each fit's slice at

@@ -55,13 +55,12 @@ other way to let far zeros in (not measured here); the deterministic aggregate
 keeps L-BFGS-B's line searches on one fixed objective between scans, which
 sampling would not.
 
-The path is experimental and off by default: a fit takes it only when asked
-(``method_params={"lpca": {"working_set": True}}``, the ``working_set`` option),
-and then :data:`WORKING_SET_MIN_ENTRIES` and :data:`WORKING_SET_MAX_DENSITY`
-decide (:func:`_use_working_set`); smaller or denser data keep the dense sweeps.
-A single fit certified PubMed (1.97e4 nodes) at ``k = 48`` within 600 s; the
-benchmark panel has not been run with the path on (``benchmarks/README.md``,
-``network_exact.py``).
+The rank search of :func:`~sklearn_rrank.rounding_rank_bounds` takes the path
+by default (its ``working_set`` option; :func:`~sklearn_rrank._lpca._fit.lpca_fit`
+only when asked), and then :data:`WORKING_SET_MIN_ENTRIES` and
+:data:`WORKING_SET_MAX_DENSITY` decide (:func:`_use_working_set`); smaller or
+denser data keep the dense sweeps. ``benchmarks/network_exact.py`` measures single
+fits and the search on networks (``benchmarks/README.md``).
 """
 
 import time
@@ -93,8 +92,9 @@ __all__ = []
 #: (below, a dense pass costs a fraction of a second and the dense path is kept, so
 #: every matrix of the regression panel keeps its fits); ``Kernels`` holds it
 WORKING_SET_MIN_ENTRIES = Kernels.working_set_entries
-#: ... and at most this fraction of ones (W holds all ones: denser data gain little)
-WORKING_SET_MAX_DENSITY = 0.01
+#: ... and at most this fraction of ones: an iteration on W costs about 6 ones k
+#: against m n k for a dense sweep, no gain at 1% ones (W then holds 6% of entries)
+WORKING_SET_MAX_DENSITY = 0.003
 
 # L-BFGS-B iterations between two scans (the objective is fixed in between):
 # doubled after a scan that finds at most _W_CHURN |W| new zeros, else halved
@@ -136,8 +136,8 @@ _BLOCK = 1 << 13
 def _use_working_set(data, mu):
     """Whether the L-PCA fit of ``data`` takes the working-set path.
 
-    Only when asked (``data.working_set``, the ``working_set`` option): the
-    benchmark panel has not been run with the path on (``benchmarks/README.md``).
+    Only when asked (``data.working_set``: the ``working_set`` option, on by
+    default in the rank search, off in :func:`~sklearn_rrank._lpca._fit.lpca_fit`).
     Then complete sparse data (``data.sparse``) of at least
     ``data.kernels.working_set_entries`` entries and at most
     :data:`WORKING_SET_MAX_DENSITY` ones, with the global offset or no bias (the
@@ -725,8 +725,10 @@ def _ws_phases(
     phase whose factors the rescue started from, and ``info`` with
     ``"n_iter"``, ``"n_wrong"`` (the last count: a scan's, float32, or the
     rescue's, float64 with the certificate's margin), ``"exact"``,
-    ``"working_set"`` (one row per scan of both phases), ``"logistic_status"``
-    and ``"rescue"`` (the rescue's info, or None).
+    ``"working_set"`` (one row per scan of both phases), ``"logistic_status"``,
+    ``"rescue"`` (the rescue's info, or None) and ``"cut"`` (not exact, and the
+    last phase or the rescue ended at its time, not by its own rules: more
+    time may help).
     """
     random_state, tick, verbose = run or (0, None, 0)
     options = LPCAOptions(
@@ -743,8 +745,11 @@ def _ws_phases(
     )
     rows = list(info["working_set"])
     n_wrong, exact = info["n_errors_logit"], info["status"] == "exact"
+    # whether the last phase run ended at its time, not by its own rules
+    cut = info["status"] == "time_limit"
     if not exact and not deadline.expired():
         margin_rows = []
+        margin_deadline = deadline.child(fraction=_MARGIN_SHARE)
         Um, Vm, mum, nm, exact = _ws_margin_fit(
             data,
             U,
@@ -752,11 +757,12 @@ def _ws_phases(
             mu,
             tau=tau,
             alpha=alpha,
-            deadline=deadline.child(fraction=_MARGIN_SHARE),
+            deadline=margin_deadline,
             tick=tick,
             random_state=random_state,
             run=_MarginRun(n_jobs, margin_rows),
         )
+        cut = margin_deadline.expired()
         rows += margin_rows
         if nm is not None and (exact or nm < n_wrong):
             U, V, mu, n_wrong = Um, Vm, mum, nm
@@ -769,6 +775,7 @@ def _ws_phases(
         L, R, rescue = _ws_rescue(X, L, R, tau=tau, deadline=deadline, n_jobs=n_jobs)
         if rescue["uncertified_after"] is not None:
             n_wrong, exact = rescue["uncertified_after"], rescue["certified"]
+    cut = not exact and (cut or deadline.expired())
     return (
         L,
         R,
@@ -780,6 +787,7 @@ def _ws_phases(
             "working_set": rows,
             "logistic_status": info["status"],
             "rescue": rescue,
+            "cut": bool(cut),
         },
     )
 
