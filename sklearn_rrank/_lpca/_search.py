@@ -380,7 +380,7 @@ def _lpca_search(
         the factors, and every certificate, stay float64. ``"auto"``: float32 on
         data of at least ``1e6`` entries.
     working_set : bool, default=True
-        Fit large sparse data (at least 5e7 entries, at most 1% ones) by the
+        Fit large sparse data (at least 5e7 entries, at most 0.3% ones) by the
         working-set fit of :mod:`sklearn_rrank._lpca._working_set`: each fit
         runs its logistic and margin phases and the LPs of its working set in
         its slice (no dense rescue), and the search's slices follow
