@@ -34,7 +34,11 @@ from sklearn_rrank._lpca._start import (
     _svd_init,
     _truncated_start,
 )
-from sklearn_rrank._lpca._working_set import _use_working_set, _ws_phases
+from sklearn_rrank._lpca._working_set import (
+    _WS_ALPHA,
+    _use_working_set,
+    _ws_phases,
+)
 from sklearn_rrank._search._bracket import Family, Fit, bracket_search, ticker
 from sklearn_rrank._search._policy import (
     DEFAULT_POLICY,
@@ -55,8 +59,6 @@ _SEARCH_OPTIONS = LPCAOptions(alpha=1e-4, max_iter=300, tol=1e-5, stop_when_exac
 # a fit ends when its unsafe entries drop by less than 2% in 30 sweeps: it has
 # settled, and a further slice is better spent at another rank
 _SEARCH_STALL = StallRule(window=30, fraction=0.02)
-# the working-set fit's penalty (that of its benchmark, network_exact.py)
-_WS_ALPHA = 1e-3
 # beyond Kernels.newton_max_p latent factors the fits run L-BFGS, whose iteration
 # costs a fraction of a Newton sweep and does less: this many times the sweeps
 _LBFGS_SWEEP_FACTOR = 10

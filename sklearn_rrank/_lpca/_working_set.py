@@ -128,6 +128,9 @@ _LOGISTIC_SHARE = 0.5
 # rest goes to the LP rescue (its float64 pass over all entries costs about ten
 # float32 scans; on PubMed at k = 48 the margin phase left wrong entries)
 _MARGIN_SHARE = 0.85
+# the penalty of a working-set fit, alone or in the rank search (the logits grow
+# until the rounding is exact with a margin; network_exact.py's fits)
+_WS_ALPHA = 1e-3
 # entries per block of the W kernels: gathered rows that stay in the cache (3.5x
 # faster than 1 << 17 at k = 48)
 _BLOCK = 1 << 13
@@ -797,7 +800,7 @@ def _working_set_fit(
     k,
     *,
     tau=0.5,
-    alpha=1e-3,
+    alpha=_WS_ALPHA,
     deadline,
     random_state=0,
     n_jobs=None,
