@@ -263,7 +263,7 @@ def bracket_search(
     """
     top = incumbent.ceiling if max_rank is None else min(max_rank, incumbent.ceiling)
     bottom = max(incumbent.lower - 1, start - 1, 0)
-    lo, gap, below, pace, lead = bottom, 1, {}, None, None
+    lo, gap, below, pace, lead = bottom, policy.first_gap, {}, None, None
     retried = set()  # the ranks whose closed bracket went on once more
     info = {"tried": [], "seconds_by_k": {}, "fits": 0}
     reason = "met"

@@ -118,6 +118,10 @@ class SearchPolicy:
         A failed fit is rescued when at most ``max(rescue_min, rescue_fraction *
         ones)`` entries are uncertified: the boost and the LPs fix a handful of
         entries, not a far fit.
+    first_gap : int, default=1
+        The gallop's first gap: the first fit is at ``lower + first_gap - 1``.
+        With 1 the search starts at the lower bound; a family whose fit below
+        the rank costs minutes (:data:`WORKING_SET_POLICY`) starts higher.
     min_sweeps : int, default=3
         A slice holds at least this many sweeps at the pace of the latest fit
         (while the time lasts): a fit cut after fewer shows no trend, and its work
@@ -177,6 +181,7 @@ class SearchPolicy:
     far: float = 0.1
     rescue_min: int = 30
     rescue_fraction: float = 0.005
+    first_gap: int = 1
     min_sweeps: int = 3
     slice_share: float = 0.0
     retry_share: float | None = 0.5
