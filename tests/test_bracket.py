@@ -191,6 +191,30 @@ def test_every_first_slice_holds_the_policy_slice_share_of_the_time_left(share):
         assert min(shares) < 1 / 3
 
 
+@_SETTINGS
+@given(
+    r_star=st.integers(1, 35),
+    lower=st.integers(0, 10),
+    first_gap=st.integers(1, 40),
+    seed=st.integers(0, 5),
+)
+def test_a_first_gap_starts_the_gallop_higher_and_finds_the_same_rank(
+    r_star, lower, first_gap, seed
+):
+    # the first fit is lower + first_gap - 1 (never past the middle of the
+    # bracket), and the bisection back below it still finds the rank
+    X = _matrix(r_star)
+    family = FakeFamily(X, r_star, seed=seed)
+    res = _search(X, family, lower=lower, policy=SearchPolicy(first_gap=first_gap))
+    bottom = max(lower, 1) - 1
+    top = min(X.shape) + 1  # one above the trivial certificate's rank
+    assert family.fits[0] == max(
+        bottom + 1, min(bottom + first_gap, (bottom + top) // 2)
+    )
+    assert res.rank == max(r_star, lower)
+    assert certify_rounding(X, res.L, res.R)
+
+
 class SetupFamily(FakeFamily):
     """Fits with a start that no deadline cuts, as L-PCA's on 1e8 entries.
 
