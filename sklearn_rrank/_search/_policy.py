@@ -400,5 +400,8 @@ class SearchPolicy:
 DEFAULT_POLICY = SearchPolicy()
 #: the rules of L-PCA's search on the working set (large sparse data): a fit
 #: there ends by its own stall rules, and one near the rank needs hundreds of
-#: seconds, more than a bisection's slice of a budget of half an hour
-WORKING_SET_POLICY = SearchPolicy(slice_share=1 / 3)
+#: seconds, more than a bisection's slice of a budget of half an hour; a fit far
+#: below the rank costs minutes too, while a certificate cut to lower ranks
+#: certifies them in seconds, so the gallop starts 8 above the lower bound; the
+#: LP rescue works on W, a minute for a few hundred wrong entries (1% of the ones)
+WORKING_SET_POLICY = SearchPolicy(slice_share=1 / 3, first_gap=8, rescue_fraction=0.01)
