@@ -179,10 +179,9 @@ def rounding_rank_bounds(
     **How the budget is shared.** ``time_limit`` is the budget of the whole call.
     When a method starts it gets the share ``w / W`` of the time still left, where
     ``w`` is its weight and ``W`` the weights of the methods not yet run (VC 1,
-    R-SVD 14, L-PCA 3, ProjLP 3, Nuclear 1, Permutation 1, Asso 1; L-PCA 9 on
-    sparse data of more than ``5e7`` entries and at most 0.3% ones, which its
-    fits take on the working set; the rank-one test and the spectral bound take
-    well under a second and run with the whole remaining budget). Time a method does not use flows to the later ones. A method
+    R-SVD 14, L-PCA 3, ProjLP 3, Nuclear 1, Permutation 1, Asso 1; the rank-one
+    test and the spectral bound take well under a second and run with the whole
+    remaining budget). Time a method does not use flows to the later ones. A method
     stopped by its share reports ``stopped_early`` and contributes what it certified.
     A rank search that holds the best certificate and whose share cut a fit below
     it keeps its weight in ``W`` (the last method does not take all the time left),

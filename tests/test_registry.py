@@ -7,7 +7,6 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
 from _family import (
     BOUND_METHODS,
     FIT_METHODS,
@@ -18,7 +17,6 @@ from _family import (
     Incumbent,
     _merge_rows,
     bounds_with,
-    modules,
     rrank,
     swapped,
     trivial_upper_bound,
@@ -404,24 +402,3 @@ def test_a_second_run_that_says_the_same_is_not_repeated():
         row["bound"] = None
         merge(row, first, [], {}, 3, SimpleNamespace(lower=object(), search=None))
         assert row["message"] == expected and row["bound"] == 3
-
-
-@pytest.mark.parametrize(
-    ("shape", "n_ones", "weight"),
-    [
-        ((8000, 8000), 10_000, 9),  # 6.4e7 entries, 0.016% ones: the working set
-        ((8000, 8000), 200_000, 3),  # 0.31% ones: the dense sweeps
-        ((2000, 2000), 1_000, 3),  # 4e6 entries: the dense sweeps
-    ],
-)
-def test_lpca_gets_a_larger_share_on_data_its_fits_take_on_the_working_set(
-    shape, n_ones, weight
-):
-    # a working-set fit near the rank needs minutes: L-PCA's weight is 9 there
-    rng = np.random.default_rng(0)
-    flat = rng.choice(shape[0] * shape[1], size=n_ones, replace=False)
-    rows, cols = np.divmod(flat, shape[1])
-    X = sp.csr_matrix((np.ones(n_ones), (rows, cols)), shape=shape)
-    lpca = modules.methods.METHODS["lpca"]
-    assert modules.methods.weight_of(lpca, X) == weight
-    assert modules.methods.weight_of(lpca, np.zeros((40, 30))) == 3

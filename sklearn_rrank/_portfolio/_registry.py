@@ -40,7 +40,6 @@ from sklearn_rrank._core._rounding import _count_errors_factors
 from sklearn_rrank._lpca import _fit as _lpca
 from sklearn_rrank._lpca import _search as _lpca_search
 from sklearn_rrank._lpca import _transform as _lpca_rows
-from sklearn_rrank._lpca._working_set import _working_set_applies
 from sklearn_rrank._projlp import _projlp
 from sklearn_rrank._projlp import _search as _projlp_search
 from sklearn_rrank._search._policy import SearchPolicy
@@ -157,19 +156,6 @@ def _rsvd_weight(X):
     full = min(X.shape)
     whole = _rsvd._components_that_fit(*X.shape, full, sp.issparse(X))[0] >= full
     return 14 if whole else 1
-
-
-def _lpca_weight(X):
-    """L-PCA's weight: 3, or 9 on sparse data its rank search fits on the working
-    set (more than ``5e7`` entries, at most 0.3% ones; whatever the method
-    parameters).
-
-    There a fit near the rank needs minutes, and a certificate it finds, cut to
-    fewer columns, certifies lower ranks in seconds.
-    """
-    if sp.issparse(X) and _working_set_applies(X.shape, X.nnz):
-        return 9
-    return 3
 
 
 def method_seed(random_state, method):
@@ -523,7 +509,7 @@ METHODS = MappingProxyType(
                 uses_random_state=True,
                 uses_n_jobs=True,
                 cost=4,
-                weight=_lpca_weight,
+                weight=3,
                 default=True,
             ),
             MethodSpec(
