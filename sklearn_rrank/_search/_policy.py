@@ -120,8 +120,8 @@ class SearchPolicy:
         entries, not a far fit.
     first_gap : int, default=1
         The gallop's first gap: the first fit is at ``lower + first_gap - 1``.
-        With 1 the search starts at the lower bound; a family whose fit below
-        the rank costs minutes (:data:`WORKING_SET_POLICY`) starts higher.
+        With 1 the search starts at the lower bound; a candidate rule for a
+        family whose fits below the rank cost minutes starts higher.
     min_sweeps : int, default=3
         A slice holds at least this many sweeps at the pace of the latest fit
         (while the time lasts): a fit cut after fewer shows no trend, and its work
@@ -400,8 +400,5 @@ class SearchPolicy:
 DEFAULT_POLICY = SearchPolicy()
 #: the rules of L-PCA's search on the working set (large sparse data): a fit
 #: there ends by its own stall rules, and one near the rank needs hundreds of
-#: seconds, more than a bisection's slice of a budget of half an hour; a fit far
-#: below the rank costs minutes too, while a certificate cut to lower ranks
-#: certifies them in seconds, so the gallop starts 8 above the lower bound; the
-#: LP rescue works on W, a minute for a few hundred wrong entries (1% of the ones)
-WORKING_SET_POLICY = SearchPolicy(slice_share=1 / 3, first_gap=8, rescue_fraction=0.01)
+#: seconds, more than a bisection's slice of a budget of half an hour
+WORKING_SET_POLICY = SearchPolicy(slice_share=1 / 3)
