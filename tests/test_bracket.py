@@ -18,6 +18,7 @@ from _family import (
     Deadline,
     FakeClock,
     SearchPolicy,
+    StartKind,
     bracket_search,
     run_rank_search,
 )
@@ -213,6 +214,26 @@ def test_a_first_gap_starts_the_gallop_higher_and_finds_the_same_rank(
     )
     assert res.rank == max(r_star, lower)
     assert certify_rounding(X, res.L, res.R)
+
+
+@pytest.mark.parametrize("warm_below", [True, False])
+def test_without_warm_below_no_fit_starts_from_a_failed_fit_below(warm_below):
+    # the gallop's fits fail below the rank: with warm_below they start from the
+    # nearest one (columns added), without it fresh; the rank is found either way
+    X = _matrix(20)
+    family = FakeFamily(X, 20)
+    kinds = []
+    fit = family.fit
+
+    def recording(k, warm, deadline):
+        kinds.append(warm.kind)
+        return fit(k, warm, deadline)
+
+    family.fit = recording
+    res = _search(X, family, policy=SearchPolicy(warm_below=warm_below))
+    assert res.rank == 20
+    assert (StartKind.BELOW in kinds) == warm_below
+    assert StartKind.CERTIFICATE in kinds  # the bisection below a certificate
 
 
 class SetupFamily(FakeFamily):

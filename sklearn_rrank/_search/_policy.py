@@ -122,6 +122,11 @@ class SearchPolicy:
         The gallop's first gap: the first fit is at ``lower + first_gap - 1``.
         With 1 the search starts at the lower bound; a candidate rule for a
         family whose fits below the rank cost minutes starts higher.
+    warm_below : bool, default=True
+        A fit with no certificate to start from starts from the nearest failed
+        fit below its rank, with columns added; False: from the family's fresh
+        start (a far fit below is a poor start for a family whose fresh start
+        is good, :data:`WORKING_SET_POLICY`).
     min_sweeps : int, default=3
         A slice holds at least this many sweeps at the pace of the latest fit
         (while the time lasts): a fit cut after fewer shows no trend, and its work
@@ -182,6 +187,7 @@ class SearchPolicy:
     rescue_min: int = 30
     rescue_fraction: float = 0.005
     first_gap: int = 1
+    warm_below: bool = True
     min_sweeps: int = 3
     slice_share: float = 0.0
     retry_share: float | None = 0.5
@@ -231,15 +237,17 @@ class SearchPolicy:
         A fit an earlier run left at ``k`` (``memo``) goes on; else the best
         certificate cut to ``k`` columns when it has at most ``2 k`` (cutting more
         loses what made it exact); else the nearest failed fit below ``k`` with
-        columns added; else a fresh start. ``memo`` and ``below`` map ranks to
-        models; the entry used is removed from ``memo``.
+        columns added (with :attr:`warm_below`); else a fresh start. ``memo`` and
+        ``below`` map ranks to models; the entry used is removed from ``memo``.
         """
         if k in memo:
             return Start(StartKind.SAME, memo.pop(k))
         if best_factors is not None and bound <= 2 * k:
             return Start(StartKind.CERTIFICATE, best_factors)
         nearest = max((j for j in below if j < k), default=None)
-        return FRESH if nearest is None else Start(StartKind.BELOW, below[nearest])
+        if nearest is None or not self.warm_below:
+            return FRESH
+        return Start(StartKind.BELOW, below[nearest])
 
     # -- 3. for how long ----------------------------------------------------------
     def slice_for(self, remaining, lo, hi, retry=False):
@@ -400,5 +408,8 @@ class SearchPolicy:
 DEFAULT_POLICY = SearchPolicy()
 #: the rules of L-PCA's search on the working set (large sparse data): a fit
 #: there ends by its own stall rules, and one near the rank needs hundreds of
-#: seconds, more than a bisection's slice of a budget of half an hour
-WORKING_SET_POLICY = SearchPolicy(slice_share=1 / 3)
+#: seconds, more than a bisection's slice of a budget of half an hour; a far fit
+#: costs minutes as well, and a certificate cut to lower ranks certifies them in
+#: seconds, so the gallop starts 8 above the lower bound; a far fit below, with
+#: columns added, starts worse than the SVD (it diverged at high ranks)
+WORKING_SET_POLICY = SearchPolicy(slice_share=1 / 3, first_gap=8, warm_below=False)
