@@ -150,21 +150,9 @@ def _use_working_set(data, mu):
         return False
     if not getattr(data, "sparse", False) or (mu is not None and not _is_global(mu)):
         return False
-    return _working_set_applies(
-        data.shape, data.q.nnz, getattr(data, "kernels", Kernels)
-    )
-
-
-def _working_set_applies(shape, n_ones, kernels=Kernels):
-    """Whether complete sparse data of ``shape`` with ``n_ones`` ones is large
-    and sparse enough for the working-set path: at least
-    ``kernels.working_set_entries`` entries and at most
-    :data:`WORKING_SET_MAX_DENSITY` ones (the portfolio's share of L-PCA reads it
-    too)."""
-    m, n = shape
-    return m * n >= kernels.working_set_entries and n_ones <= (
-        WORKING_SET_MAX_DENSITY * m * n
-    )
+    m, n = data.shape
+    least = getattr(data, "kernels", Kernels).working_set_entries
+    return m * n >= least and data.q.nnz <= (WORKING_SET_MAX_DENSITY * m * n)
 
 
 def _far_zeros(n_far, s1, s2):

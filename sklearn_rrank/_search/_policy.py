@@ -125,8 +125,7 @@ class SearchPolicy:
     warm_below : bool, default=True
         A fit with no certificate to start from starts from the nearest failed
         fit below its rank, with columns added; False: from the family's fresh
-        start (a far fit below is a poor start for a family whose fresh start
-        is good, :data:`WORKING_SET_POLICY`).
+        start (a candidate rule for a family whose fresh start is good).
     min_sweeps : int, default=3
         A slice holds at least this many sweeps at the pace of the latest fit
         (while the time lasts): a fit cut after fewer shows no trend, and its work
@@ -408,8 +407,5 @@ class SearchPolicy:
 DEFAULT_POLICY = SearchPolicy()
 #: the rules of L-PCA's search on the working set (large sparse data): a fit
 #: there ends by its own stall rules, and one near the rank needs hundreds of
-#: seconds, more than a bisection's slice of a budget of half an hour; a far fit
-#: costs minutes as well, and a certificate cut to lower ranks certifies them in
-#: seconds, so the gallop starts 8 above the lower bound; a far fit below, with
-#: columns added, starts worse than the SVD (it diverged at high ranks)
-WORKING_SET_POLICY = SearchPolicy(slice_share=1 / 3, first_gap=8, warm_below=False)
+#: seconds, more than a bisection's slice of a budget of half an hour
+WORKING_SET_POLICY = SearchPolicy(slice_share=1 / 3)
