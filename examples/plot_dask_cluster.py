@@ -27,6 +27,7 @@ The figures need matplotlib, which the ``plot`` extra installs
 # The serial reference
 # --------------------
 import gc
+import logging
 import sys
 import time
 
@@ -98,6 +99,9 @@ def drop_joblib_cache_keyerror(unraisable):
 t0 = time.perf_counter()
 if HAVE_DISTRIBUTED:
     sys.unraisablehook = drop_joblib_cache_keyerror
+    # closing the cluster may log an INFO record with a traceback ("Batched Comm
+    # Closed"): the normal end of a connection, kept off the page
+    logging.getLogger("distributed.batched").setLevel(logging.WARNING)
     cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=False)
     client = Client(cluster)
     print(client)
