@@ -437,7 +437,7 @@ def test_second_pass_gives_no_share_to_a_lower_bound_that_would_not_run_again():
     run = object.__new__(_Portfolio)
     run.deadline, run.lower_cap = Deadline(100.0), None
     lpca, vc = modules.methods.METHODS["lpca"], modules.methods.METHODS["vc"]
-    assert (modules.methods.weight_of(lpca, np.zeros((4, 4))), vc.weight) == (3, 1)
+    assert (lpca.weight, vc.weight) == (3, 1)
     run.weights = {"lpca": 3, "vc": 1}
     rows = {"lpca": {"budget": 300.0}, "vc": {"budget": 30.0}}  # 100 / 4 < 30
     assert run._second_weights(lpca, [lpca, vc], rows) == 3
@@ -501,10 +501,10 @@ def test_a_search_with_a_cut_polish_fit_holds_a_share_of_the_first_pass():
     # L-PCA's second pass (when ProjLP ended early) certified 5 in 3-4 s
     run = object.__new__(_Portfolio)
     lpca, projlp = (modules.methods.METHODS[name] for name in ("lpca", "projlp"))
-    run.weights = {"lpca": 3, "projlp": projlp.weight}
+    run.weights = {"lpca": lpca.weight, "projlp": projlp.weight}
     run.report = [{"method": "lpca", "status": "stopped"}]
     run.best, run.memos = Certificate(6, "lpca", None, None), {"lpca": {5: "cut"}}
-    assert run._held([lpca]) == 3
+    assert run._held([lpca]) == lpca.weight
     # not held: no fit cut below the bound, another method's certificate (on
     # americas_small, 20 s, L-PCA's ascent was cut with nothing certified, and
     # ProjLP on half the time gave 19 where on all of it it gave 11), a search
