@@ -92,6 +92,7 @@ __all__ = [
     "_working_set_fit",
     "_working_set_of",
     "_WSObjective",
+    "_WS_BYTES_PER_PARAMETER",
     "_ws_rescue",
     "_graph_start",
     "lpca_transform",
@@ -243,6 +244,8 @@ _use_working_set = _lpca_working_set._use_working_set  # working set or dense pa
 _working_set_fit = _lpca_working_set._working_set_fit  # start + both phases on W
 _working_set_of = _lpca_working_set._working_set_of  # W from a scan and the last W
 _WSObjective = _lpca_working_set._WSObjective  # objective on W plus Gram moments
+# a working-set fit's bytes of solver state per parameter (its rank cap)
+_WS_BYTES_PER_PARAMETER = _lpca_working_set._BYTES_PER_PARAMETER
 _ws_rescue = _lpca_ws_rescue._ws_rescue  # row and column LPs restricted to W
 _graph_start = _lpca_graph_start._graph_start  # eigenpairs at both spectrum ends
 round_matrix = _rounding.round_matrix  # round_tau(L R^T)

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from _family import (
+    _WS_BYTES_PER_PARAMETER,
     WORKING_SET_MIN_ENTRIES,
     Deadline,
     Kernels,
@@ -30,7 +31,7 @@ from _family import (
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sklearn_rrank import certify_rounding, lpca_fit
+from sklearn_rrank import certify_rounding, config_context, lpca_fit
 
 
 def _planted(m, n, r, density, seed):
@@ -355,3 +356,20 @@ def test_rank_search_on_the_working_set_certifies_a_planted_graph(density, seed)
         assert info["model"] is None
     else:  # the logistic phase's penalty
         assert info["model"].alpha == 1e-3
+
+
+def test_rank_search_on_the_working_set_tries_no_rank_past_its_memory():
+    # a fit's solver state grows with (m + n) k: with room for two latent factors
+    # the search of a rank-3 pattern tries no rank above 2, finds no
+    # certificate and says why (no time limit: the cap, not the clock, ends it)
+    X = _planted(400, 400, 3, 0.003, 7)
+    private = {"kernels": Kernels(working_set_entries=X.shape[0] * X.shape[1])}
+    limit = 2 * (2 * _WS_BYTES_PER_PARAMETER * (400 + 400) + 1)
+    with config_context(memory_limit=limit):
+        res = run_family(
+            "lpca", X, random_state=0, working_set=True, polish=False, private=private
+        )
+    info = res.info
+    assert res.rank is None and not res.certified
+    assert info["tried"] and max(info["tried"]) <= 2
+    assert "fits in memory" in info["message"]

@@ -37,6 +37,7 @@ from sklearn_rrank._lpca._start import (
 from sklearn_rrank._lpca._working_set import (
     _WS_ALPHA,
     _use_working_set,
+    _ws_max_factors,
     _ws_phases,
 )
 from sklearn_rrank._search._bracket import Family, Fit, bracket_search, ticker
@@ -123,13 +124,14 @@ class _LPCAFamily:
         self.options = replace(_SEARCH_OPTIONS, tau=tau, kernels=settings.kernels)
         self.n_jobs, self.fit_verbose = n_jobs, max(verbose - 1, 0)
         self.verbose = verbose
+        #: whether the fits take the working-set path
+        self.working_set = self.kind != "column" and _use_working_set(
+            self.data, np.asarray(0.0) if self.kind == "global" else None
+        )
         self.policy = settings.policy
         if self.policy is None:
             # a working-set fit runs until its own stall rules end it
-            ws = self.kind != "column" and _use_working_set(
-                self.data, np.asarray(0.0) if self.kind == "global" else None
-            )
-            self.policy = WORKING_SET_POLICY if ws else DEFAULT_POLICY
+            self.policy = WORKING_SET_POLICY if self.working_set else DEFAULT_POLICY
         # ranks whose rescue ran the margin phase (see rescue)
         self._margin_ran = set()
         # ranks whose last working-set fit ended in the hinge or the LPs
@@ -366,7 +368,10 @@ def _lpca_search(
     start : int, default=1
         Smallest ``k`` tried (a portfolio's second pass resumes there).
     max_rank : int or None, default=None
-        Largest ``k`` tried; None means the trivial rank.
+        Largest ``k`` tried; None means the trivial rank. On the working set
+        (``working_set``) no ``k`` is tried whose fit would hold more than 1.5 GiB
+        (or half the memory available) of solver state: about 350 bytes per
+        parameter, ``(m + n) k`` parameters (PubMed, 19717 x 19717: ``k <= 116``).
     refine : bool, default=True
         Whether to rescue near fits (reweighting and LP refinement).
     polish : bool, default=True
@@ -451,6 +456,12 @@ def _lpca_search(
         seed=seed,
         info=info,
     )
+    max_rank, capped = settings.max_rank, False
+    if family.working_set:
+        # the fits' solver state grows with the rank (_ws_max_factors)
+        cap = _ws_max_factors(m, n)
+        capped = max_rank is None or cap < max_rank
+        max_rank = cap if capped else max_rank
     found = bracket_search(
         incumbent,
         deadline,
@@ -461,7 +472,7 @@ def _lpca_search(
         ),
         policy=family.policy,
         start=settings.start,
-        max_rank=settings.max_rank,
+        max_rank=max_rank,
         stop_first=not settings.polish,
     )
     info.update(found)
@@ -469,6 +480,11 @@ def _lpca_search(
         info["message"] = (
             f"certified rank {incumbent.rank}; the rank search tried ranks "
             f"{', '.join(map(str, found['tried']))}"
+        )
+    elif found["reason"] == "max_rank" and capped:
+        info["message"] = (
+            f"no certificate up to rank {max_rank}, the largest whose working-set "
+            "fit's solver state fits in memory"
         )
     elif found["reason"] == "max_rank":
         info["message"] = f"no certificate up to max_rank={settings.max_rank}"

@@ -72,6 +72,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg
 from threadpoolctl import threadpool_limits
 
+from sklearn_rrank._core._memory import available_memory
 from sklearn_rrank._lpca._graph_start import _graph_start, _is_symmetric
 from sklearn_rrank._lpca._lbfgs import _offset_scale
 from sklearn_rrank._lpca._model import (
@@ -134,6 +135,14 @@ _WS_ALPHA = 1e-3
 # entries per block of the W kernels: gathered rows that stay in the cache (3.5x
 # faster than 1 << 17 at k = 48)
 _BLOCK = 1 << 13
+# L-BFGS-B's correction pairs (scipy's maxcor) between two scans
+_LBFGS_PAIRS = 10
+# bytes a fit holds per parameter: L-BFGS-B's 2 maxcor + 5 vectors and the
+# objective's gradients and copies (tracemalloc, 1e6 parameters: 341)
+_BYTES_PER_PARAMETER = 350
+# the largest such state of one fit: a search whose fits all fail far gallops to
+# hundreds of columns, each fit then holding gigabytes
+_STATE_BYTES = 3 << 29
 
 
 def _use_working_set(data, mu):
@@ -153,6 +162,21 @@ def _use_working_set(data, mu):
     m, n = data.shape
     least = getattr(data, "kernels", Kernels).working_set_entries
     return m * n >= least and data.q.nnz <= (WORKING_SET_MAX_DENSITY * m * n)
+
+
+def _ws_max_factors(m, n):
+    """The most latent factors of a working-set fit of an ``m x n`` matrix.
+
+    Its solver state, :data:`_BYTES_PER_PARAMETER` bytes per parameter over
+    ``(m + n) p`` parameters, stays within :data:`_STATE_BYTES` (1.5 GiB) and
+    half the memory available
+    (:func:`~sklearn_rrank._core._memory.available_memory`); at least 1.
+    """
+    budget = _STATE_BYTES
+    avail = available_memory()
+    if avail is not None:
+        budget = min(budget, avail // 2)
+    return max(1, int(budget // (_BYTES_PER_PARAMETER * (m + n))))
 
 
 def _far_zeros(n_far, s1, s2):
@@ -418,7 +442,7 @@ def _lbfgs(obj, z, tau, deadline, max_iter):
                 jac=True,
                 method="L-BFGS-B",
                 callback=callback,
-                options={"maxiter": max_iter, "maxcor": 10},
+                options={"maxiter": max_iter, "maxcor": _LBFGS_PAIRS},
             )
         if np.all(np.isfinite(res.x)):
             return to_z(res.x), int(res.nit), float(res.fun)
