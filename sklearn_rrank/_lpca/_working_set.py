@@ -612,8 +612,11 @@ def _ws_fit_core(data, U, V, mu, options, *, n_jobs, deadline, tick=None, verbos
         "unsafe_history": [r["n_unsafe"] for r in log.rows],
         "loss": [float(v) for v in history] or [float("nan")],
         "status": status,
-        # no scan finished: nothing was counted, every observed entry may fail
-        "n_errors_logit": int(data.n_observed if found is None else found.n_wrong),
+        # the count of the state returned: a rejected run's state was undone, and
+        # with no scan finished nothing was counted (every observed entry may fail)
+        "n_errors_logit": int(
+            0 if status == "exact" else (data.n_observed if kept is None else kept[3])
+        ),
         "seconds": time.perf_counter() - start,
         "working_set": log.rows,
     }
