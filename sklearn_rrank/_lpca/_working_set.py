@@ -115,7 +115,7 @@ _INNER_REJECTED = 2
 # logistic phase: it ends when the wrong entries have not dropped by a quarter in
 # this many iterations: on some graphs it barely moves them, and the margin phase
 # turns the same start exact in fewer iterations
-_LOGISTIC_STALL, _LOGISTIC_DROP = 100, 0.25
+_LOGISTIC_STALL, _LOGISTIC_DROP = 50, 0.25
 # margin phase: zeros of margin below this join W (the hinge acts below 1), and
 # the phase ends after this many scans without fewer wrong entries
 _HINGE_LEVEL = 2.0
