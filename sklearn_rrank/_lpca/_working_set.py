@@ -138,7 +138,7 @@ _BLOCK = 1 << 13
 # L-BFGS-B's correction pairs (scipy's maxcor) between two scans
 _LBFGS_PAIRS = 10
 # bytes a fit holds per parameter: L-BFGS-B's 2 maxcor + 5 vectors and the
-# objective's gradients and copies (tracemalloc, 1e6 parameters: 341)
+# objective's gradients and copies (measured with tracemalloc: benchmarks/README.md)
 _BYTES_PER_PARAMETER = 350
 # the largest such state of one fit: a search whose fits all fail far gallops to
 # hundreds of columns, each fit then holding gigabytes
