@@ -20,6 +20,7 @@ __all__ = [
     "gib",
     "held_on_disk",
     "in_memory",
+    "memory_budget",
     "svd_bytes",
     "svd_components_that_fit",
 ]
@@ -107,6 +108,13 @@ _SVD_BYTES = 1 << 30
 _SVD_SHARE = 0.25
 
 
+def memory_budget(cap, share):
+    """Bytes one kind of work may take: ``cap``, and at most ``share`` of
+    :func:`available_memory` when that is known."""
+    avail = available_memory()
+    return int(cap) if avail is None else min(int(cap), int(share * avail))
+
+
 def svd_components_that_fit(m, n, K, *, lanczos=False):
     """The most singular triplets, at most ``K``, whose float64 arrays fit.
 
@@ -120,10 +128,7 @@ def svd_components_that_fit(m, n, K, *, lanczos=False):
     and its square work array (:func:`svd_bytes`): a square sparse matrix of 19717
     rows, whose Gram matrix alone is 2.9 GiB, keeps about 1,500.
     """
-    limit = _SVD_BYTES
-    avail = available_memory()
-    if avail is not None:
-        limit = min(limit, int(_SVD_SHARE * avail))
+    limit = memory_budget(_SVD_BYTES, _SVD_SHARE)
     if svd_bytes(m, n, K, lanczos=lanczos) <= limit:
         return int(max(K, 0))
     lo, hi = 0, int(K)  # svd_bytes grows with K: the largest count that fits

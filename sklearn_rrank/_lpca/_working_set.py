@@ -72,7 +72,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg
 from threadpoolctl import threadpool_limits
 
-from sklearn_rrank._core._memory import available_memory
+from sklearn_rrank._core._memory import memory_budget
 from sklearn_rrank._lpca._graph_start import _graph_start, _is_symmetric
 from sklearn_rrank._lpca._lbfgs import _offset_scale
 from sklearn_rrank._lpca._model import (
@@ -170,13 +170,10 @@ def _ws_max_factors(m, n):
     Its solver state, :data:`_BYTES_PER_PARAMETER` bytes per parameter over
     ``(m + n) p`` parameters, stays within :data:`_STATE_BYTES` (1.5 GiB) and
     half the memory available
-    (:func:`~sklearn_rrank._core._memory.available_memory`); at least 1.
+    (:func:`~sklearn_rrank._core._memory.memory_budget`); at least 1.
     """
-    budget = _STATE_BYTES
-    avail = available_memory()
-    if avail is not None:
-        budget = min(budget, avail // 2)
-    return max(1, int(budget // (_BYTES_PER_PARAMETER * (m + n))))
+    budget = memory_budget(_STATE_BYTES, 0.5)
+    return max(1, budget // (_BYTES_PER_PARAMETER * (m + n)))
 
 
 def _far_zeros(n_far, s1, s2):
