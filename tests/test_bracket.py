@@ -288,6 +288,26 @@ def test_an_interrupt_keeps_the_best_certificate():
     assert certify_rounding(X, kept.L, kept.R)
 
 
+def test_a_fit_without_a_count_goes_on_at_its_rank():
+    # a slice that ends before the fit counted its wrong entries (a working-set
+    # fit before its first scan) is no evidence that the rank is far: the fit goes
+    # on at the same rank, nothing is recorded for it, and the rank is found
+    X = _matrix(20)
+    family = FakeFamily(X, 20, cost=1.0)
+    fit = family.fit
+
+    def uncounted_first(k, warm, deadline):
+        if not family.fits:
+            family.fits.append(k)
+            return BracketFit(None, None, None, ("fake", k), cut=True)
+        return fit(k, warm, deadline)
+
+    family.fit = uncounted_first
+    res = _search(X, family, deadline=1000.0)
+    assert family.fits[1] == family.fits[0]
+    assert res.rank == 20
+
+
 def test_a_cut_fit_goes_on_when_its_trend_pays_off_in_its_next_slice():
     policy = SearchPolicy()
 

@@ -243,9 +243,11 @@ def test_a_scan_the_deadline_cuts_counts_nothing_and_the_fit_keeps_its_budget():
     args = dict(level=-1.0, cap=100, delta=0.0, block_entries=n)
     assert _scan(U, V, 0.0, X, deadline=Deadline(0.0), **args) is None
     assert _scan(U, V, 0.0, X, deadline=Deadline(), **args)
-    # a fit whose deadline has passed returns its start, counted as all wrong
+    # a fit whose deadline has passed returns its start, uncounted: no scan says
+    # how many entries it rounds wrong, so it claims neither exact nor a count
     L, R, info = _working_set_fit(X, 2, deadline=Deadline(0.0), random_state=0)
     assert L.shape == (m, 2)
+    assert info["n_wrong"] is None and not info["exact"]
 
 
 def _near_fit(seed, rows):

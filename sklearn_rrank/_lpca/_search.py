@@ -220,6 +220,10 @@ class _LPCAFamily:
             "n_errors_logit": winfo["n_wrong"],
         }
         self._note(k, winfo["n_iter"], finfo, time.monotonic() - t0)
+        if winfo["n_wrong"] is None:
+            # no scan counted the state before the slice ended: nothing to offer,
+            # and the count is unknown, not "every entry wrong"
+            return Fit(None, None, None, state, cut=True, history=history)
         # the hinge or the LPs made the factors: no logistic model (accepted)
         if winfo["logistic_status"] == "exact":
             self._not_logistic.discard(k)
@@ -404,7 +408,8 @@ def _lpca_search(
     Returns
     -------
     info : dict (the ``info`` of the RankSearchResult)
-        ``"failed_by_k"`` (wrong entries of the last fit at each ``k``),
+        ``"failed_by_k"`` (wrong entries of the last fit at each ``k``; None
+        when its slice ended before a working-set scan counted them),
         ``"seconds_by_k"``, ``"sweeps_by_k"``, ``"status_by_k"``,
         ``"solver_by_k"``, ``"rescue"`` (per rescued ``k``: ``"boosted"``, ``"margin"``,
         ``"errors_removed"``, ``"certified"``), ``"rescued_by_refinement"``,

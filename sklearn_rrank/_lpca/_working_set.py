@@ -751,7 +751,8 @@ def _ws_phases(
     certified here), the logits' state ``(U, V, mu)`` of the logistic or margin
     phase whose factors the rescue started from, and ``info`` with
     ``"n_iter"``, ``"n_wrong"`` (the last count: a scan's, float32, or the
-    rescue's, float64 with the certificate's margin), ``"exact"``,
+    rescue's, float64 with the certificate's margin; None when the deadline
+    passed before any scan counted the state), ``"exact"``,
     ``"working_set"`` (one row per scan of both phases), ``"logistic_status"``,
     ``"rescue"`` (the rescue's info, or None) and ``"cut"`` (not exact, and the
     last phase or the rescue ended at its time, not by its own rules: more
@@ -771,7 +772,9 @@ def _ws_phases(
         verbose=verbose,
     )
     rows = list(info["working_set"])
-    n_wrong, exact = info["n_errors_logit"], info["status"] == "exact"
+    exact = info["status"] == "exact"
+    # None: no scan counted the logistic phase's state (its deadline passed first)
+    n_wrong = info["n_errors_logit"] if rows else None
     # whether the last phase run ended at its time, not by its own rules
     cut = info["status"] == "time_limit"
     if not exact and not deadline.expired():
@@ -791,13 +794,13 @@ def _ws_phases(
         )
         cut = margin_deadline.expired()
         rows += margin_rows
-        if nm is not None and (exact or nm < n_wrong):
+        if nm is not None and (exact or n_wrong is None or nm < n_wrong):
             U, V, mu, n_wrong = Um, Vm, mum, nm
         if margin_rows:  # the iterations before the last scan of the phase
             n_iter += margin_rows[-1]["iterations"]
     L, R = _package(U, V, mu, tau)
     rescue = None
-    near = rescue_limit is None or n_wrong <= rescue_limit
+    near = n_wrong is not None and (rescue_limit is None or n_wrong <= rescue_limit)
     if not exact and near and not deadline.expired():
         L, R, rescue = _ws_rescue(X, L, R, tau=tau, deadline=deadline, n_jobs=n_jobs)
         if rescue["uncertified_after"] is not None:
@@ -809,7 +812,7 @@ def _ws_phases(
         (U, V, mu),
         {
             "n_iter": int(n_iter),
-            "n_wrong": int(n_wrong),
+            "n_wrong": None if n_wrong is None else int(n_wrong),
             "exact": bool(exact),
             "working_set": rows,
             "logistic_status": info["status"],
