@@ -130,6 +130,25 @@ def test_gram_route_takes_all_components_from_numpys_eigh():
     np.testing.assert_allclose(A, B, atol=1e-8)  # all components: X itself
 
 
+@pytest.mark.parametrize("sparse", [True, False])
+def test_gram_route_holds_one_gram_matrix(sparse):
+    # svd_bytes counts one small x small Gram matrix: the subset eigh works in it
+    # (LAPACK copied the C-ordered Gram matrix of dense input)
+    import tracemalloc
+
+    X = sp.random(1200, 900, density=0.01, random_state=0, format="csr")
+    X.data[:] = 1.0
+    X = X if sparse else X.toarray()
+    gram = 8 * 900 * 900
+    tracemalloc.start()
+    try:
+        modules.rsvd._gram_svd(X, 20)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1.5 * gram
+
+
 @pytest.mark.parametrize(
     ("K", "sparse", "route"),
     [

@@ -206,9 +206,12 @@ def _gram_svd(X, K):
         # goes on during it (scipy's holds it); it copies G
         w, V = np.linalg.eigh(G)
     else:
-        # G is this function's own array: LAPACK may work in it (no n x n copy)
+        # G is this function's own array: LAPACK may work in it, in Fortran order
+        # (a C-ordered G would be copied); G is symmetric, so G.T is the same matrix
         w, V = scipy.linalg.eigh(
-            G, subset_by_index=[small - K, small - 1], overwrite_a=True
+            G if G.flags.f_contiguous else G.T,
+            subset_by_index=[small - K, small - 1],
+            overwrite_a=True,
         )
     # freed before the other side is formed (numpy's eigh of all components
     # copies G once more)
