@@ -153,7 +153,8 @@ def test_aggregate_objective_equals_explicit_sum(loss):
         return exact[W].sum() + aggregate + 0.5 * alpha * z @ z
 
     value, grad = obj(z)
-    assert value == pytest.approx(oracle(z), rel=1e-10)
+    # the logits on W come from float32 copies of the factors
+    assert value == pytest.approx(oracle(z), rel=1e-6)
     eps = 1e-6
     numeric = np.array(
         [
