@@ -113,9 +113,10 @@ _REJECT, _REJECT_SLACK = 1.5, 1000
 # and the next runs between scans are a quarter as long, at least this
 _INNER_REJECTED = 2
 # logistic phase: it ends when the wrong entries have not dropped by a quarter in
-# this many iterations: on some graphs it barely moves them, and the margin phase
-# turns the same start exact in fewer iterations
-_LOGISTIC_STALL, _LOGISTIC_DROP = 50, 0.25
+# this many scans: on some graphs it barely moves them, and the margin phase turns
+# the same start exact sooner; counted in scans, a fit whose runs the scans keep
+# short (rejections, churn in W) ends sooner than one that runs long between them
+_LOGISTIC_STALL, _LOGISTIC_DROP = 8, 0.25
 # margin phase: zeros of margin below this join W (the hinge acts below 1), and
 # the phase ends after this many scans without fewer wrong entries
 _HINGE_LEVEL = 2.0
@@ -562,7 +563,7 @@ def _ws_fit_core(data, U, V, mu, options, *, n_jobs, deadline, tick=None, verbos
         if verbose >= 2:
             print(f"[lpca-ws] {log.rows[-1]}")
         if best is None or n_wrong < (1 - _LOGISTIC_DROP) * best:
-            best, since = n_wrong, n_iter
+            best, since = n_wrong, len(log.rows)
         if found.n_unsafe == 0 and stop_when_exact:
             status = "exact"
             break
@@ -578,7 +579,7 @@ def _ws_fit_core(data, U, V, mu, options, *, n_jobs, deadline, tick=None, verbos
                 inner = min(2 * inner, _INNER_MAX)
             else:
                 inner = max(inner // 2, min(inner, _INNER_MIN))
-        if n_iter - since >= _LOGISTIC_STALL:
+        if len(log.rows) - since >= _LOGISTIC_STALL:
             status = "stalled"
             break
         if n_iter >= max_iter:
@@ -604,7 +605,7 @@ def _ws_fit_core(data, U, V, mu, options, *, n_jobs, deadline, tick=None, verbos
         U, V = U.copy(), V.copy()
         if f1 is not None:
             history.append(f1)
-            if abs(f0 - f1) <= tol * max(abs(f1), 1e-300) and since < n_iter:
+            if abs(f0 - f1) <= tol * max(abs(f1), 1e-300) and since < len(log.rows):
                 status = "tol"
                 # one more scan counts the state; the loop ends after it
                 max_iter = n_iter
