@@ -1,4 +1,5 @@
 import os
+import tracemalloc
 
 import numpy as np
 import pytest
@@ -134,8 +135,6 @@ def test_gram_route_takes_all_components_from_numpys_eigh():
 def test_gram_route_holds_one_gram_matrix(sparse):
     # svd_bytes counts one small x small Gram matrix: the subset eigh works in it
     # (LAPACK copied the C-ordered Gram matrix of dense input)
-    import tracemalloc
-
     X = sp.random(1200, 900, density=0.01, random_state=0, format="csr")
     X.data[:] = 1.0
     X = X if sparse else X.toarray()
