@@ -20,8 +20,11 @@ time of one blocked scan against one dense pass (the dense objective and
 gradient over all m n entries).
 
 ``--bounds`` instead runs ``rounding_rank_bounds`` with the default methods in
-``--budget`` seconds (K unused) and records its bounds, each method's report row
-and the re-check of the certificate.
+``--budget`` seconds (K unused) and records its bounds, each method's report row,
+the re-check of the certificate and its timeline: one row per run of progress
+events of one method at one rank (method, k, first and last second, first,
+fewest and last wrong entries, the bound certified in it), from the events the
+search sends about every 2 s.
 
 Usage::
 
@@ -173,12 +176,14 @@ def bounds_row(A, budget, seed, n_jobs, output):
 
     row = {"shape": list(A.shape), "ones": int(A.nnz), "budget": budget}
     row.update(seed=seed, n_jobs=n_jobs, load_start=os.getloadavg()[0])
+    timeline = _Timeline()
     t0, c0 = time.perf_counter(), time.process_time()
     res = rounding_rank_bounds(
         A,
         time_limit=budget,
         random_state=seed,
         n_jobs=n_jobs,
+        progress=timeline,
     )
     row["seconds"] = time.perf_counter() - t0
     row["cpu_seconds"] = time.process_time() - c0
@@ -190,6 +195,7 @@ def bounds_row(A, budget, seed, n_jobs, output):
         | {"errors_by_k": {str(k): v for k, v in r.get("errors_by_k", {}).items()}}
         for r in res.report
     ]
+    row["timeline"] = timeline.rows
     if res.L is not None and res.upper < min(A.shape):
         t1 = time.perf_counter()
         row["rechecked"] = bool(certify_rounding(A, res.L, res.R, tau=0.5))
@@ -200,6 +206,29 @@ def bounds_row(A, budget, seed, n_jobs, output):
     row["peak_rss_mb"] = _peak_mb()
     row["load_end"] = os.getloadavg()[0]
     return row
+
+
+class _Timeline:
+    """A progress callback that folds the events of one method at one rank into
+    one row ``[method, k, first s, last s, first, fewest, last wrong, bound]``."""
+
+    def __init__(self):
+        self.t0, self.rows = time.perf_counter(), []
+
+    def __call__(self, ev):
+        now = round(time.perf_counter() - self.t0, 1)
+        err = ev.get("error")
+        row = self.rows[-1] if self.rows else None
+        if row is None or row[:2] != [ev["method"], ev.get("k")]:
+            row = [ev["method"], ev.get("k"), now, now, err, err, err, None]
+            self.rows.append(row)
+        row[3] = now
+        if err is not None:
+            row[4] = err if row[4] is None else row[4]
+            row[5] = err if row[5] is None else min(row[5], err)
+            row[6] = err
+        if ev["stage"] == "improved" and ev.get("bound") is not None:
+            row[7] = ev["bound"]
 
 
 class _Null:
