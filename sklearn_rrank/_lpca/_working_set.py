@@ -102,10 +102,11 @@ WORKING_SET_MAX_DENSITY = 0.003
 _INNER_MIN, _INNER_MAX = 10, 80
 _W_CHURN = 0.01
 # logistic phase: zeros with a logit above this join W, at most _W_PER_ONE per one
-# (and at least _W_MIN in all), the largest logits first; an iteration costs
-# O(|W| p), and the scans bring back the zeros that cross
+# (and at least _W_MIN in all; both phases), the largest logits first; an
+# iteration costs O(|W| p), and the scans and the far zeros' aggregate carry the
+# rest: a W as small as the ones makes more iterations in a slice than it loses
 _LOGIT_LEVEL = -6.0
-_W_PER_ONE = 5
+_W_PER_ONE = 1
 _W_MIN = 200_000
 # logistic phase: a run of L-BFGS-B after which the scan finds more than
 # _REJECT times the wrong entries before (plus _REJECT_SLACK) is undone
