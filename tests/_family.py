@@ -91,6 +91,7 @@ __all__ = [
     "_use_working_set",
     "_working_set_fit",
     "_working_set_of",
+    "_ws_phases",
     "_WSObjective",
     "_WS_BYTES_PER_PARAMETER",
     "_ws_rescue",
@@ -243,6 +244,7 @@ _far_zeros = _lpca_working_set._far_zeros  # far zeros' loss from their moments
 _use_working_set = _lpca_working_set._use_working_set  # working set or dense path
 _working_set_fit = _lpca_working_set._working_set_fit  # start + both phases on W
 _working_set_of = _lpca_working_set._working_set_of  # W from a scan and the last W
+_ws_phases = _lpca_working_set._ws_phases  # both phases and the LPs from a state
 _WSObjective = _lpca_working_set._WSObjective  # objective on W plus Gram moments
 # a working-set fit's bytes of solver state per parameter (its rank cap)
 _WS_BYTES_PER_PARAMETER = _lpca_working_set._BYTES_PER_PARAMETER

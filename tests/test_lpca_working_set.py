@@ -24,6 +24,7 @@ from _family import (
     _use_working_set,
     _working_set_fit,
     _working_set_of,
+    _ws_phases,
     _ws_rescue,
     _WSObjective,
     run_family,
@@ -183,6 +184,21 @@ def test_planted_pattern_is_fitted_exactly_and_certified():
     assert certify_rounding(X, L, R)
     assert L.shape == (150, 3) and R.shape == (120, 3)
     assert info["working_set"][0]["w_size"] >= X.nnz
+
+
+def test_a_fit_going_on_in_the_margin_phase_runs_no_logistic_scan():
+    # the search's go-on from a margin state: the margin phase (and the LPs) only
+    X = _planted(150, 120, 3, 0.05, seed=3)
+    data = _LPCAData(X, dtype=np.float32)
+    rng = np.random.default_rng(0)
+    state = (rng.standard_normal((150, 3)), rng.standard_normal((120, 3)), -1.0)
+    L, R, _, info = _ws_phases(
+        data, X, state, tau=0.5, alpha=1e-3, deadline=Deadline(60), logistic=False
+    )
+    assert info["working_set"]
+    assert {row["phase"] for row in info["working_set"]} == {"margin"}
+    assert info["logistic_status"] == "skipped" and info["phase"] == "margin"
+    assert info["exact"] and certify_rounding(X, L, R)
 
 
 def test_a_far_fit_skips_the_lp_rescue_and_a_near_one_gets_it():

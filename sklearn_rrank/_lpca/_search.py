@@ -136,6 +136,9 @@ class _LPCAFamily:
         self._margin_ran = set()
         # ranks whose last working-set fit ended in the hinge or the LPs
         self._not_logistic = set()
+        # ranks whose last working-set fit returned the margin phase's state: a
+        # go-on there goes on in the margin phase
+        self._in_margin = set()
 
     def _solver(self, p):
         solver = _resolve_solver("auto", p, self.options.kernels)
@@ -166,7 +169,8 @@ class _LPCAFamily:
             # nothing was fitted: no count to report (not "every entry wrong")
             return Fit(None, None, None, state, cut=True)
         if _use_working_set(self.data, state[2]):
-            return self._ws_fit(k, state, deadline, t0)
+            resume = start.kind is StartKind.SAME and k in self._in_margin
+            return self._ws_fit(k, state, deadline, t0, logistic=not resume)
         p = _latent_factors(k, self.kind)
         solver, factor = self._solver(p)
         history = []
@@ -195,11 +199,13 @@ class _LPCAFamily:
             history=history,
         )
 
-    def _ws_fit(self, k, state, deadline, t0):
+    def _ws_fit(self, k, state, deadline, t0, logistic=True):
         """The fit at ``k`` of large sparse data on the working set: all of
         :func:`~sklearn_rrank._lpca._working_set._ws_phases` (logistic and
         margin phases, LP rescue) in the slice, so a fit that ends near is
-        rescued by the LPs of its working set, not by the dense rescue."""
+        rescued by the LPs of its working set, not by the dense rescue; without
+        the logistic phase when ``logistic`` is False (a go-on from the margin
+        phase's state)."""
         history = []
         tick = ticker(self.incumbent, k, history, self.policy, deadline.clock)
         L, R, state, winfo = _ws_phases(
@@ -212,7 +218,12 @@ class _LPCAFamily:
             n_jobs=self.n_jobs,
             rescue_limit=self.policy.rescue_limit(self.incumbent.data.n_ones),
             run=(self.seed, tick, self.fit_verbose),
+            logistic=logistic,
         )
+        if winfo["phase"] == "margin":
+            self._in_margin.add(k)
+        else:
+            self._in_margin.discard(k)
         finfo = {
             "solver_used": "working_set",
             # the logistic phase's: "exact" when its model is the certificate's

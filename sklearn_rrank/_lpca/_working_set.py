@@ -741,11 +741,14 @@ def _ws_phases(
     logistic_share=_LOGISTIC_SHARE,
     rescue_limit=None,
     run=None,
+    logistic=True,
 ):
     """The phases of a working-set fit from the start ``state = (U, V, mu)``.
 
     The logistic phase (:func:`_ws_fit_core`, ending at ``logistic_share`` of the
-    time left at the latest), unless it is exact the margin phase
+    time left at the latest; skipped when ``logistic`` is False, so that a fit
+    going on from the margin phase's state goes on in that phase), unless it is
+    exact the margin phase
     (:func:`_ws_margin_fit`, ending at :data:`_MARGIN_SHARE` of the time left at
     the latest) and, unless that is exact and when at most ``rescue_limit``
     entries are wrong (None: whatever their number), the LP rescue on the
@@ -761,29 +764,34 @@ def _ws_phases(
     rescue's, float64 with the certificate's margin; None when the deadline
     passed before any scan counted the state), ``"exact"``,
     ``"working_set"`` (one row per scan of both phases), ``"logistic_status"``,
-    ``"rescue"`` (the rescue's info, or None) and ``"cut"`` (not exact, and the
-    last phase or the rescue ended at its time, not by its own rules: more
-    time may help).
+    ``"rescue"`` (the rescue's info, or None), ``"phase"`` (``"logistic"`` or
+    ``"margin"``: the phase whose state is returned) and ``"cut"`` (not exact,
+    and the last phase or the rescue ended at its time, not by its own rules:
+    more time may help).
     """
     random_state, tick, verbose = run or (0, None, 0)
     options = LPCAOptions(
         tau=tau, alpha=alpha, max_iter=1 << 30, tol=0.0, stop_when_exact=True
     )
-    U, V, mu, n_iter, info = _ws_fit_core(
-        data,
-        *state,
-        options,
-        n_jobs=n_jobs,
-        deadline=deadline.child(fraction=logistic_share),
-        tick=tick,
-        verbose=verbose,
-    )
-    rows = list(info["working_set"])
-    exact = info["status"] == "exact"
-    # None: no scan counted the logistic phase's state (its deadline passed first)
-    n_wrong = info["n_errors_logit"] if rows else None
-    # whether the last phase run ended at its time, not by its own rules
-    cut = info["status"] == "time_limit"
+    phase, status = "logistic", "skipped"
+    U, V, mu = state
+    n_iter, rows, exact, n_wrong, cut = 0, [], False, None, False
+    if logistic:
+        U, V, mu, n_iter, info = _ws_fit_core(
+            data,
+            *state,
+            options,
+            n_jobs=n_jobs,
+            deadline=deadline.child(fraction=logistic_share),
+            tick=tick,
+            verbose=verbose,
+        )
+        rows, status = list(info["working_set"]), info["status"]
+        exact = status == "exact"
+        # None: no scan counted the logistic phase's state (its deadline passed)
+        n_wrong = info["n_errors_logit"] if rows else None
+        # whether the last phase run ended at its time, not by its own rules
+        cut = status == "time_limit"
     if not exact and not deadline.expired():
         margin_rows = []
         margin_deadline = deadline.child(fraction=_MARGIN_SHARE)
@@ -802,7 +810,7 @@ def _ws_phases(
         cut = margin_deadline.expired()
         rows += margin_rows
         if nm is not None and (exact or n_wrong is None or nm < n_wrong):
-            U, V, mu, n_wrong = Um, Vm, mum, nm
+            U, V, mu, n_wrong, phase = Um, Vm, mum, nm, "margin"
         if margin_rows:  # the iterations before the last scan of the phase
             n_iter += margin_rows[-1]["iterations"]
     L, R = _package(U, V, mu, tau)
@@ -822,8 +830,9 @@ def _ws_phases(
             "n_wrong": None if n_wrong is None else int(n_wrong),
             "exact": bool(exact),
             "working_set": rows,
-            "logistic_status": info["status"],
+            "logistic_status": status,
             "rescue": rescue,
+            "phase": phase,
             "cut": bool(cut),
         },
     )
