@@ -248,6 +248,9 @@ _ws_phases = _lpca_working_set._ws_phases  # both phases and the LPs from a stat
 _WSObjective = _lpca_working_set._WSObjective  # objective on W plus Gram moments
 # a working-set fit's bytes of solver state per parameter (its rank cap)
 _WS_BYTES_PER_PARAMETER = _lpca_working_set._BYTES_PER_PARAMETER
+# a phase of a working-set fit ends after this many scans without a drop this large
+_WS_STALL_SCANS = _lpca_working_set._STALL_SCANS
+_WS_STALL_DROP = _lpca_working_set._STALL_DROP
 _ws_rescue = _lpca_ws_rescue._ws_rescue  # row and column LPs restricted to W
 _graph_start = _lpca_graph_start._graph_start  # eigenpairs at both spectrum ends
 round_matrix = _rounding.round_matrix  # round_tau(L R^T)

@@ -14,6 +14,8 @@ import pytest
 import scipy.sparse as sp
 from _family import (
     _WS_BYTES_PER_PARAMETER,
+    _WS_STALL_DROP,
+    _WS_STALL_SCANS,
     WORKING_SET_MIN_ENTRIES,
     Deadline,
     Kernels,
@@ -199,6 +201,23 @@ def test_a_fit_going_on_in_the_margin_phase_runs_no_logistic_scan():
     assert {row["phase"] for row in info["working_set"]} == {"margin"}
     assert info["logistic_status"] == "skipped" and info["phase"] == "margin"
     assert info["exact"] and certify_rounding(X, L, R)
+
+
+def test_each_phase_of_a_far_fit_ends_once_its_wrong_entries_stop_falling():
+    # rank 1 for a planted rank-3 pattern, no time limit: each phase ends by its
+    # stall rule, at most _WS_STALL_SCANS scans after its count last fell by a
+    # quarter (the margin phase's reference is the count after its first run)
+    X = _planted(150, 120, 3, 0.05, seed=3)
+    _, _, info = _working_set_fit(X, 1, deadline=Deadline(None), random_state=0)
+    assert not info["exact"]
+    for phase, first in (("logistic", 0), ("margin", 1)):
+        counts = [r["n_wrong"] for r in info["working_set"] if r["phase"] == phase]
+        assert len(counts) > first
+        ref, since = counts[first], first
+        for i, n_wrong in enumerate(counts[first + 1 :], first + 1):
+            if n_wrong < (1 - _WS_STALL_DROP) * ref:
+                ref, since = n_wrong, i
+        assert len(counts) - 1 - since <= _WS_STALL_SCANS
 
 
 def test_a_far_fit_skips_the_lp_rescue_and_a_near_one_gets_it():

@@ -45,6 +45,10 @@ Two phases, as in the dense fit with ``margin_phase=True``:
    exactly 0, so the objective on ``W`` is exact as long as ``W`` holds every
    entry of margin below :data:`_HINGE_LEVEL`, which each scan re-establishes.
 
+Each phase ends when its scans find the rounding exact, at its share of the time,
+or when its wrong entries have not dropped by :data:`_STALL_DROP` in
+:data:`_STALL_SCANS` scans (a far fit creeps; a near one keeps falling).
+
 A single fit (:func:`_working_set_fit`, the benchmarks' path) then hands factors
 that still fail a few entries to the LP rescue on the working set
 (:mod:`sklearn_rrank._lpca._ws_rescue`: row and column LPs over the entries of
@@ -113,15 +117,13 @@ _W_MIN = 200_000
 _REJECT, _REJECT_SLACK = 1.5, 1000
 # and the next runs between scans are a quarter as long, at least this
 _INNER_REJECTED = 2
-# logistic phase: it ends when the wrong entries have not dropped by a quarter in
-# this many scans: on some graphs it barely moves them, and the margin phase turns
-# the same start exact sooner; counted in scans, a fit whose runs the scans keep
-# short (rejections, churn in W) ends sooner than one that runs long between them
-_LOGISTIC_STALL, _LOGISTIC_DROP = 8, 0.25
-# margin phase: zeros of margin below this join W (the hinge acts below 1), and
-# the phase ends after this many scans without fewer wrong entries
+# both phases: a phase ends when its wrong entries have not dropped by a quarter in
+# this many scans: a far fit creeps (a few percent in minutes) and its time is
+# better spent at another rank, while a near one falls by more; counted in scans,
+# a fit whose runs the scans keep short (rejections, churn in W) ends sooner
+_STALL_SCANS, _STALL_DROP = 8, 0.25
+# margin phase: zeros of margin below this join W (the hinge acts below 1)
 _HINGE_LEVEL = 2.0
-_HINGE_STALL = 10
 # margin 1 of the hinge goes to this quantile of the right entries' margins
 _SCALE_QUANTILE = 0.05
 # the logistic phase ends at this share of a fit's time at the latest: the hinge
@@ -563,7 +565,7 @@ def _ws_fit_core(data, U, V, mu, options, *, n_jobs, deadline, tick=None, verbos
         log.add(n_iter, found, rows.size, secs)
         if verbose >= 2:
             print(f"[lpca-ws] {log.rows[-1]}")
-        if best is None or n_wrong < (1 - _LOGISTIC_DROP) * best:
+        if best is None or n_wrong < (1 - _STALL_DROP) * best:
             best, since = n_wrong, len(log.rows)
         if found.n_unsafe == 0 and stop_when_exact:
             status = "exact"
@@ -580,7 +582,7 @@ def _ws_fit_core(data, U, V, mu, options, *, n_jobs, deadline, tick=None, verbos
                 inner = min(2 * inner, _INNER_MAX)
             else:
                 inner = max(inner // 2, min(inner, _INNER_MIN))
-        if len(log.rows) - since >= _LOGISTIC_STALL:
+        if len(log.rows) - since >= _STALL_SCANS:
             status = "stalled"
             break
         if n_iter >= max_iter:
@@ -670,7 +672,7 @@ def _ws_margin_fit(
     if history is not None:
         log.rows = history
     best = None
-    fewest = stall = n_iter = 0
+    ref = since = n_iter = 0
     cap, inner, zeros = _w_cap(data), _INNER_MIN, None
     secs = 0.0
     for rnd in range(1 << 30):
@@ -696,13 +698,13 @@ def _ws_margin_fit(
         n_wrong = found.n_wrong
         if best is None or n_wrong < best[3]:
             best = (U, V, b, n_wrong)
-        if rnd <= 1 or n_wrong < fewest:
-            fewest, stall = n_wrong, 0
-        else:
-            stall += 1
+        # the first run of the hinge moves far from the start: the count after it
+        # is the first reference
+        if rnd <= 1 or n_wrong < (1 - _STALL_DROP) * ref:
+            ref, since = n_wrong, rnd
         if found.n_unsafe == 0:
             return U, V, None if b is None else np.asarray(b), 0, True
-        if stall >= _HINGE_STALL or deadline.expired():
+        if rnd - since >= _STALL_SCANS or deadline.expired():
             break
         if n_new <= _W_CHURN * rows.size:
             inner = min(2 * inner, _INNER_MAX)
