@@ -166,6 +166,7 @@ __all__ = [
     "bracket_search",
     "BracketFit",
     "Certificate",
+    "SearchMemo",
     "StallRule",
     "row_classes",
     "BracketFamily",
@@ -196,6 +197,7 @@ check_method_params = _methods.check_method_params  # method_params check of a s
 BinaryData = _ranksearch.BinaryData  # validated data and what methods ask of it
 Deadline = _ranksearch.Deadline  # the one wall-clock budget of a public call
 Incumbent = _ranksearch.Incumbent  # a search's best certified factorization
+SearchMemo = _ranksearch.SearchMemo  # what a search keeps across its runs
 run_rank_search = _ranksearch.run_rank_search  # one family's search in the skeleton
 bracket_search = _bracket.bracket_search  # the bracket rank search of fit-at-k
 BracketFit = _bracket.Fit  # what a family's fit at k returns

@@ -9,6 +9,7 @@ from _family import (
     Deadline,
     FakeClock,
     RunSettings,
+    SearchMemo,
     SearchPolicy,
     _Portfolio,
     _run_portfolio,
@@ -406,16 +407,20 @@ def test_portfolio_holds_the_best_certificate_only(sparse_small):
 
 
 def test_second_pass_resumes_a_search_where_it_stopped():
+    # above the largest failed fit the search kept (its bracket's lower end), else
     # the rank of the fit the deadline cut short, else above the last rank tried,
     # always below the best certificate (Abstracts: R-SVD certified 4421 while
     # L-PCA stopped at k = 13; it resumed at 4420 and spent minutes on an SVD start)
     resume = SearchPolicy().resume_rank
     tried = {6: 9, 7: 8, 9: 7, 13: 5}
-    assert resume(4420, {13: "cut"}, tried) == 13
-    assert resume(4420, {}, tried) == 14
-    assert resume(4, {}, {3: 9, 4: 8, 5: 0}) == 4  # APJ: L-PCA certified 5 itself
-    assert resume(4, {4: "cut"}, {3: 9, 4: 8, 5: 0}) == 4
-    assert resume(2, {}, {}) == 2
+    assert resume(4420, {6: "f", 9: "f"}, {13: "cut"}, tried) == 10
+    assert resume(4420, {}, {13: "cut"}, tried) == 13
+    assert resume(4420, {}, {}, tried) == 14
+    assert resume(4, {}, {}, {3: 9, 4: 8, 5: 0}) == 4  # APJ: L-PCA certified 5
+    assert resume(4, {}, {4: "cut"}, {3: 9, 4: 8, 5: 0}) == 4
+    # ca-HepPh: the bracket closed at (30, 31] with the fit at 30 cut again
+    assert resume(30, {29: "f", 30: "f"}, {30: "cut"}, {29: 8, 30: 2, 31: 0}) == 30
+    assert resume(2, {}, {}, {}) == 2
     # the portfolio's top: below its best certificate, else below the trivial rank
     # (1e9 entries: R-SVD found none)
     run = object.__new__(_Portfolio)
@@ -503,22 +508,31 @@ def test_a_search_with_a_cut_polish_fit_holds_a_share_of_the_first_pass():
     lpca, projlp = (modules.methods.METHODS[name] for name in ("lpca", "projlp"))
     run.weights = {"lpca": lpca.weight, "projlp": projlp.weight}
     run.report = [{"method": "lpca", "status": "stopped"}]
-    run.best, run.memos = Certificate(6, "lpca", None, None), {"lpca": {5: "cut"}}
+    run.best, run.memos = (
+        Certificate(6, "lpca", None, None),
+        {"lpca": SearchMemo(cut={5: "cut"})},
+    )
     assert run._held([lpca]) == lpca.weight
     # not held: no fit cut below the bound, another method's certificate (on
     # americas_small, 20 s, L-PCA's ascent was cut with nothing certified, and
     # ProjLP on half the time gave 19 where on all of it it gave 11), a search
     # that ended, no certificate at all, a search that does not resume
-    run.memos = {"lpca": {6: "cut"}}
+    run.memos = {"lpca": SearchMemo(cut={6: "cut"})}
     assert run._held([lpca]) == 0
-    run.best, run.memos = Certificate(6, "rsvd", None, None), {"lpca": {5: "cut"}}
+    run.best, run.memos = (
+        Certificate(6, "rsvd", None, None),
+        {"lpca": SearchMemo(cut={5: "cut"})},
+    )
     assert run._held([lpca]) == 0
     run.best, run.report[0]["status"] = Certificate(6, "lpca", None, None), "ok"
     assert run._held([lpca]) == 0
     run.best, run.report[0]["status"] = None, "stopped"
     assert run._held([lpca]) == 0
     run.best, run.report = Certificate(6, "projlp", None, None), [{"method": "projlp"}]
-    run.report[0]["status"], run.memos = "stopped", {"projlp": {5: "cut"}}
+    run.report[0]["status"], run.memos = (
+        "stopped",
+        {"projlp": SearchMemo(cut={5: "cut"})},
+    )
     assert run._held([projlp]) == 0
 
 
@@ -533,7 +547,7 @@ def test_the_last_method_leaves_a_held_share_to_the_second_pass():
         lpca_calls.append(kw.get("start"))
         if len(lpca_calls) == 1:  # the trivial certificate, and a fit cut below it
             incumbent.offer(X.copy(), np.eye(X.shape[1]))
-            incumbent.memo[X.shape[1] - 1] = "cut"
+            incumbent.memo.cut[X.shape[1] - 1] = "cut"
             return {"stopped_early": True, "message": "cut"}
         return {"message": "nothing"}
 

@@ -17,6 +17,7 @@ from _family import (
     BracketFit,
     Deadline,
     FakeClock,
+    SearchMemo,
     SearchPolicy,
     StartKind,
     bracket_search,
@@ -425,6 +426,70 @@ def test_a_policy_without_the_retry_leaves_the_closed_bracket_alone():
     )
     assert res.rank == 6 and certify_rounding(X, res.L, res.R), family.fits
     assert family.fits.count(5) == 1
+
+
+def _run_with_memo(family, X, seconds, memo, *, start=1, lower=0, cap=None):
+    """One run of the bracket search that keeps its state in ``memo``, as a
+    portfolio's two runs of one search do; records the start of every fit."""
+    starts = []
+
+    def fit(k, begin, deadline):
+        starts.append((k, begin.kind, begin.state))
+        return family.fit(k, begin, deadline)
+
+    def search(X, incumbent, deadline, **kw):
+        return bracket_search(incumbent, deadline, BracketFamily(fit), start=start)
+
+    res = run_rank_search(
+        search,
+        X,
+        method="fake",
+        tau=0.5,
+        deadline=Deadline(seconds, clock=family.clock),
+        lower=lower,
+        cap=cap,
+        memo=memo,
+    )
+    return res, starts
+
+
+def test_a_closed_bracket_whose_fit_was_cut_again_is_stopped_and_goes_on_later():
+    # the fit at 5 needs 2 s, more than the first run's 1.2 s: the bracket closes
+    # at (5, 6], the retry's slice cuts it again, and the search says it stopped
+    # (5 is not proven); a second run with the same memo goes on with that fit
+    X = _matrix(5)
+    family = NeedsTimeFamily(X, 6, needs=2.0)
+    memo = SearchMemo()
+    res, _ = _run_with_memo(family, X, 1.2, memo, lower=5, cap=40)
+    assert res.rank == 6 and res.stopped_early
+    assert family.fits.count(5) == 2 and set(memo.cut) == {5}
+    top = res.rank - 1
+    start = SearchPolicy().resume_rank(
+        top, memo.failed, memo.cut, res.info["errors_by_k"]
+    )
+    again, starts = _run_with_memo(family, X, 3.0, memo, start=start, lower=5, cap=6)
+    assert again.rank == 5 and certify_rounding(X, again.L, again.R)
+    assert starts[0] == (5, StartKind.SAME, ("fake", 5))
+    assert not again.stopped_early
+
+
+def test_a_resumed_search_bisects_below_a_new_certificate_to_its_earlier_failed_fits():
+    # the first run galloped 1, 3, 7 (far) and the deadline cut its fit at 15; the
+    # second run goes on with it, certifies 15, then bisects down to the rank
+    # (13), not only to the rank it resumed at
+    X = _matrix(13)
+    family = FakeFamily(X, 13, cost=0.3)
+    memo = SearchMemo()
+    res, _ = _run_with_memo(family, X, 1.0, memo)
+    assert res.rank is None and res.stopped_early and set(memo.cut) == {15}
+    top = 39  # below the trivial rank, min(m, n) = 40
+    start = SearchPolicy().resume_rank(
+        top, memo.failed, memo.cut, res.info["errors_by_k"]
+    )
+    again, starts = _run_with_memo(family, X, 10.0, memo, start=start)
+    assert again.rank == 13 and certify_rounding(X, again.L, again.R)
+    assert starts[0] == (15, StartKind.SAME, ("fake", 15))
+    assert 11 in again.info["tried"] and not again.stopped_early
 
 
 def test_next_rank_gallops_then_bisects():

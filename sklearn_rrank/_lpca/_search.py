@@ -508,4 +508,10 @@ def _lpca_search(
         info["message"] = "no certificate before the time limit"
     else:
         info["message"] = f"no certificate below {incumbent.limit_text()}"
+    if found["reason"] == "unproven":
+        k = found["unproven"]
+        info["message"] += (
+            f"; the fit at {k} stopped at its time with "
+            f"{incumbent.errors_by_k.get(k)} entries wrong, not proven"
+        )
     return info

@@ -29,6 +29,7 @@ from sklearn_rrank._search._policy import DEFAULT_POLICY
 from sklearn_rrank._search._skeleton import (
     BinaryData,
     Deadline,
+    SearchMemo,
     rank_zero_possible,
     run_rank_search,
 )
@@ -257,7 +258,7 @@ class _Portfolio:
         # interrupt before the method's own handler is reached still marks it
         self.current = None
         self.results = {}  # method -> its last RankSearchResult (best: with factors)
-        self.memos = {}  # method -> its state across runs (Incumbent.memo)
+        self.memos = {}  # method -> its SearchMemo (state across its runs)
         # certificates of at least this many bytes are held on disk (_run_portfolio)
         self.hold_bytes = _HOLD_ON_DISK_BYTES
 
@@ -333,7 +334,7 @@ class _Portfolio:
             and t.name == owner
             and _resumes(t)
             and rows[t.name]["status"] == "stopped"
-            and any(k < rank for k in self.memos.get(t.name, {}))
+            and any(k < rank for k in self._memo(t.name).cut)
         )
 
     def second_pass(self):
@@ -415,19 +416,26 @@ class _Portfolio:
     def _resume(self, spec, row):
         """The rank where a search the deadline stopped resumes in the second pass.
 
-        The rank of the fit the deadline cut short (kept in the search's memo), else
-        the rank above the last one it tried; always below the best certificate
-        (only smaller ranks can improve it), and never far above where the search
-        was: on Abstracts R-SVD's certificate is 4421 while L-PCA stopped at k = 13.
-        Without a certificate, below the trivial rank (``min(m, n)``, one more for
-        ``tau <= 0``).
+        One above the largest failed fit the search kept in its memo, else the
+        rank of the fit the deadline cut short (kept there too), else the rank
+        above the last one it tried
+        (:meth:`~sklearn_rrank._search._policy.SearchPolicy.resume_rank`); always
+        below the best certificate (only smaller ranks can improve it), and never
+        far above where the search was: on Abstracts R-SVD's certificate is 4421
+        while L-PCA stopped at k = 13. Without a certificate, below the trivial
+        rank (``min(m, n)``, one more for ``tau <= 0``).
         """
         if self.best is not None:
             top = self.best.rank - 1
         else:
             top = trivial_rank(self.data.shape, self.tau) - 1
-        cut = self.memos.get(spec.name, {})
-        return self.policy.resume_rank(top, cut, row.get("errors_by_k", {}))
+        memo = self._memo(spec.name)
+        tried = row.get("errors_by_k", {})
+        return self.policy.resume_rank(top, memo.failed, memo.cut, tried)
+
+    def _memo(self, name):
+        """The :class:`SearchMemo` of method ``name``, kept across its runs."""
+        return self.memos.setdefault(name, SearchMemo())
 
     def _run(self, spec, row, sub, params):
         """Run one method on the deadline ``sub``; fill ``row``, update the bounds."""
@@ -516,7 +524,7 @@ class _Portfolio:
             verbose=self.settings.verbose,
             params=params,
             data=self.data,
-            memo=self.memos.setdefault(spec.name, {}),
+            memo=self._memo(spec.name),
         )
 
     def _take(self, spec, row, res):

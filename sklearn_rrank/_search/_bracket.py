@@ -33,15 +33,18 @@ asking its :class:`~sklearn_rrank._search._policy.SearchPolicy` at every step
 7. Certified: ``hi = k`` (and ``lo`` the largest failed rank below it); failed:
    ``lo = k``. The search ends when the bound meets the lower bound, at
    ``max_rank`` or at the deadline (a fit the deadline cut stays in
-   ``incumbent.memo`` for a later run to continue). No fit or go-on starts when
-   the time left is less than the latest fit's lead, what it spent outside its
-   sweeps (its start and final count, which no deadline cuts; measured): it
-   would not end a sweep in time, and the search ends as at the deadline.
+   ``incumbent.memo``, with the failed fits and the gap, for a later run to go
+   on: :class:`~sklearn_rrank._search._skeleton.SearchMemo`). No fit or go-on
+   starts when the time left is less than the latest fit's lead, what it spent
+   outside its sweeps (its start and final count, which no deadline cuts;
+   measured): it would not end a sweep in time, and the search ends as at the
+   deadline.
 8. When ``hi - lo <= 1`` before the deadline, the fit at ``lo`` goes on once more
    from where it stopped, on ``retry_share`` of the time left (then steps 5 to 7;
-   ``retry_closed``): it failed
-   within its slice, not for ever. Without a failed fit at ``lo`` left to go on,
-   the search ends.
+   ``retry_closed``): it failed within its slice, not for ever. If its slice cut
+   it again (or there was no retry), the search ends stopped early, as at the
+   deadline, with that fit in the memo: ``lo`` is not proven, and a later run
+   (the portfolio's second pass) goes on with it. Else the search ends.
 
 The skeleton's contract holds: every bound is certified by
 :meth:`~sklearn_rrank._search._skeleton.Incumbent.offer`, the cap bounds the ranks
@@ -249,7 +252,9 @@ def bracket_search(
         The rules: which rank next, from which start, for how long, whether to go
         on or rescue (:mod:`sklearn_rrank._search._policy`).
     start : int, default=1
-        Smallest rank tried (a resumed search starts where it stopped).
+        Smallest rank tried first. A resumed search starts where it stopped, and
+        below a new certificate it bisects down to the failed fits its earlier
+        run kept in ``incumbent.memo``.
     max_rank : int or None, default=None
         Largest rank tried (None: the trivial rank less one).
     stop_first : bool, default=False
@@ -258,14 +263,22 @@ def bracket_search(
     Returns
     -------
     info : dict
-        ``"reason"`` (``"met"``, ``"time limit"``, ``"max_rank"`` or ``"first"``),
-        ``"tried"`` (ranks in order), ``"seconds_by_k"``, ``"fits"`` and
-        ``"stopped_early"``.
+        ``"reason"`` (``"met"``, ``"time limit"``, ``"unproven"`` (step 8),
+        ``"max_rank"`` or ``"first"``; with ``"unproven"``, the key ``"unproven"``
+        holds the rank), ``"tried"`` (ranks in order), ``"seconds_by_k"``,
+        ``"fits"`` and ``"stopped_early"``.
     """
     top = incumbent.ceiling if max_rank is None else min(max_rank, incumbent.ceiling)
-    bottom = max(incumbent.lower - 1, start - 1, 0)
-    lo, gap, below, pace, lead = bottom, policy.first_gap, {}, None, None
+    floor = max(incumbent.lower - 1, 0)
+    bottom = max(floor, start - 1)
+    memo = incumbent.memo
+    # a resumed search keeps the failed fits of its earlier run (below ``start``)
+    below = {j: state for j, state in memo.failed.items() if floor < j < start}
+    gap = policy.first_gap if memo.gap is None else memo.gap
+    memo.failed, memo.gap = {}, None
+    lo, pace, lead = bottom, None, None
     retried = set()  # the ranks whose closed bracket went on once more
+    unproven = set()  # failed ranks whose last fit its slice cut (not converged)
     info = {"tried": [], "seconds_by_k": {}, "fits": 0}
     reason = "met"
     while not incumbent.done:
@@ -276,6 +289,10 @@ def bracket_search(
         ):
             k, retry = lo, True
             retried.add(lo)
+        if k is None and deadline.limited and lo in unproven:
+            memo.cut[lo] = below[lo]  # a later run goes on with it (step 8)
+            reason, info["unproven"] = "unproven", lo
+            break
         if k is None:
             reason = "met" if hi <= top else "max_rank"
             break
@@ -287,7 +304,7 @@ def bracket_search(
             begin = Start(StartKind.SAME, below.pop(k))
         else:
             begin = policy.start_for(
-                k, incumbent.memo, incumbent.best_factors(), incumbent.bound, below
+                k, memo.cut, incumbent.best_factors(), incumbent.bound, below
             )
         seconds = policy.slice_for(_remaining(deadline), lo, hi, retry=retry)
         out = _attempt(incumbent, deadline, k, begin, family, policy, seconds, pace)
@@ -300,20 +317,27 @@ def bracket_search(
             if stop_first:
                 reason = "first"
                 break
-            lo = max((j for j in below if j < k), default=bottom)
+            lo = max(floor, max((j for j in below if j < k), default=bottom))
             continue
         if res.cut and _no_room(deadline, lead):
-            incumbent.memo[k] = res.state  # a later run goes on with this fit
+            memo.cut[k] = res.state  # a later run goes on with this fit
             reason = "time limit"
             break
         below[k] = res.state
+        if res.cut:
+            unproven.add(k)
+        else:
+            unproven.discard(k)
         gap = policy.gap_after(gap, res.n_wrong, incumbent.data.n_ones)
         lo = k
     info["reason"] = reason
-    # a resumed run (a portfolio's second pass) can go on from a time limit, and a
-    # search that found nothing up to max_rank did not finish its task either
-    unfinished = reason == "time limit" or (
+    # a resumed run (a portfolio's second pass) can go on from a time limit or an
+    # unproven closed bracket, and a search that found nothing up to max_rank did
+    # not finish its task either
+    unfinished = reason in ("time limit", "unproven") or (
         reason == "max_rank" and incumbent.rank is None
     )
     info["stopped_early"] = unfinished and not incumbent.done
+    if info["stopped_early"]:
+        memo.failed, memo.gap = below, gap
     return info

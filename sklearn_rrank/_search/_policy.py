@@ -230,17 +230,17 @@ class SearchPolicy:
         )
 
     # -- 2. from where ------------------------------------------------------------
-    def start_for(self, k, memo, best_factors, bound, below):
+    def start_for(self, k, cut, best_factors, bound, below):
         """The start of the fit at ``k`` (a :class:`Start`).
 
-        A fit an earlier run left at ``k`` (``memo``) goes on; else the best
+        A fit an earlier run left cut at ``k`` (``cut``) goes on; else the best
         certificate cut to ``k`` columns when it has at most ``2 k`` (cutting more
         loses what made it exact); else the nearest failed fit below ``k`` with
-        columns added (with :attr:`warm_below`); else a fresh start. ``memo`` and
-        ``below`` map ranks to models; the entry used is removed from ``memo``.
+        columns added (with :attr:`warm_below`); else a fresh start. ``cut`` and
+        ``below`` map ranks to models; the entry used is removed from ``cut``.
         """
-        if k in memo:
-            return Start(StartKind.SAME, memo.pop(k))
+        if k in cut:
+            return Start(StartKind.SAME, cut.pop(k))
         if best_factors is not None and bound <= 2 * k:
             return Start(StartKind.CERTIFICATE, best_factors)
         nearest = max((j for j in below if j < k), default=None)
@@ -382,14 +382,20 @@ class SearchPolicy:
         return list(range(K, 0, -self.rsvd_block)) + [0]
 
     # -- the portfolio's shares and resumes ---------------------------------------
-    def resume_rank(self, top, cut, tried):
+    def resume_rank(self, top, failed, cut, tried):
         """The rank where a search the deadline stopped resumes (second pass).
 
-        The largest rank of a fit the deadline cut short (``cut``) at most
-        ``top``, else the rank above the largest one ``tried`` below ``top``, else
-        ``top``: always below the best certificate (only smaller ranks improve
-        it), and never far above where the search was.
+        One above the largest rank of the failed fits its run kept (``failed``:
+        its bracket's lower end, so that the resumed bracket search picks the
+        rank it would have picked next), else the largest rank of a fit the
+        deadline cut short (``cut``), else the rank above the largest one
+        ``tried``, else ``top``; at most ``top``, the rank below the best
+        certificate (only smaller ranks improve it), and never far above where
+        the search was.
         """
+        failed = [k for k in failed if k <= top]
+        if failed:
+            return min(top, max(failed) + 1)
         cut = [k for k in cut if k <= top]
         if cut:
             return max(cut)

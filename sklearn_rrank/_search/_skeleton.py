@@ -56,6 +56,7 @@ __all__ = [
     "BinaryData",
     "Deadline",
     "Incumbent",
+    "SearchMemo",
     "ascend",
     "rank_zero_possible",
     "run_rank_search",
@@ -236,6 +237,35 @@ def rank_zero_possible(X, tau):
 
 
 @dataclass
+class SearchMemo:
+    """What a rank search keeps across its runs within one call.
+
+    A portfolio that runs a stopped search again (its second pass) hands it the
+    same memo, so that the search goes on where it stopped instead of starting
+    again. The bracket search
+    (:func:`~sklearn_rrank._search._bracket.bracket_search`) fills it; other
+    families leave it empty.
+
+    Attributes
+    ----------
+    cut : dict of int to object
+        Rank -> model of a fit that stopped before it converged (the deadline cut
+        it, or its slice did when the bracket had closed on it): the next run
+        goes on with it, and resumes at its rank.
+    failed : dict of int to object
+        Rank -> model of every failed fit of a run that stopped: the next run's
+        bracket keeps them, so that below a new certificate it bisects down to
+        them, not to the rank it resumed at.
+    gap : int or None
+        The gallop's gap when the run stopped (None: the policy's first gap).
+    """
+
+    cut: dict = field(default_factory=dict)
+    failed: dict = field(default_factory=dict)
+    gap: int | None = None
+
+
+@dataclass
 class Incumbent:
     """The best certified factorization of one method's search, and its record.
 
@@ -261,10 +291,10 @@ class Incumbent:
         Seconds on a monotonic clock: the call's deadline's (a test's fake clock).
     data : BinaryData or None, default=None
         The call's data object (built from ``X`` if None).
-    memo : dict or None, default=None
-        The method's own state kept across its runs within one call (a portfolio
-        that runs a stopped search again hands it the same dict): L-PCA keeps its
-        last uncertified model per rank there, so that the next run continues it.
+    memo : SearchMemo or None, default=None
+        The search's state kept across its runs within one call (a portfolio
+        that runs a stopped search again hands it the same memo; a new one if
+        None).
     """
 
     X: np.ndarray
@@ -282,7 +312,7 @@ class Incumbent:
     errors_by_k: dict = field(default_factory=dict)
     n_offers: int = 0
     data: BinaryData | None = None
-    memo: dict | None = None
+    memo: SearchMemo | None = None
     clock: object = time.monotonic
 
     def __post_init__(self):
@@ -291,7 +321,7 @@ class Incumbent:
         if self.data is None:
             self.data = BinaryData(self.X)
         if self.memo is None:
-            self.memo = {}
+            self.memo = SearchMemo()
 
     # -- what a search may ask -------------------------------------------------------
     @property
@@ -491,9 +521,9 @@ def run_rank_search(
         Method parameters, already checked against the method's accepted names.
     data : BinaryData or None, default=None
         The call's shared data object for ``X`` (built here if None).
-    memo : dict or None, default=None
-        The family's state from an earlier run of the same search in this call
-        (see :class:`Incumbent`); a new dict if None.
+    memo : SearchMemo or None, default=None
+        The search's state from an earlier run of the same search in this call
+        (see :class:`SearchMemo`); a new one if None.
 
     Returns
     -------
