@@ -8,6 +8,7 @@ import scipy.sparse as sp
 from _family import (
     Deadline,
     Kernels,
+    SearchMemo,
     SearchPolicy,
     StallRule,
     _lpca_search,
@@ -135,16 +136,16 @@ def test_a_later_run_continues_the_model_a_deadline_cut_short():
     params = {"start": 3, "max_rank": 3, "polish": False}
     fresh = run_rank_search(_lpca_search, X, params=params, **kwargs)
     assert fresh.rank == 3 and fresh.info["sweeps_by_k"][3] >= 1
-    memo = {3: tuple(state)}
+    memo = SearchMemo(cut={3: tuple(state)})
     res = run_rank_search(_lpca_search, X, params=params, memo=memo, **kwargs)
-    assert memo == {} and res.rank == 3 and res.info["sweeps_by_k"][3] == 0
+    assert memo.cut == {} and res.rank == 3 and res.info["sweeps_by_k"][3] == 0
 
 
 def test_only_fits_cut_by_the_deadline_are_kept_for_later():
     X = _planted(5, 60, 40, 4)
-    memo = {}
+    memo = SearchMemo()
     run_rank_search(_lpca_search, X, method="lpca", tau=0.5, random_state=0, memo=memo)
-    assert memo == {}  # no deadline: nothing was cut short
+    assert memo == SearchMemo()  # no deadline: nothing was cut short
 
 
 def test_block_of_columns_is_the_top_pairs_of_one_gradient():
