@@ -533,6 +533,31 @@ def test_phase0_skips_an_svd_start_that_does_not_fit_the_deadline(planted):
     assert unlimited.info["phase0_skipped"] is None
 
 
+def test_phase0_ends_its_widths_in_time_for_the_check_of_its_certificate(planted):
+    # issue 69: on a planted 40000 x 5000 matrix the float64 check of phase 0's
+    # certificate of width 4092 ran 46 s past a 600 s budget; phase 0 now ends its
+    # widths that long before the deadline, estimated for the known bound's width
+    asked = []
+
+    def check(m, n, k):
+        asked.append((m, n, k))
+        return 1e9
+
+    slow = {"large": LargeInput(entries=0, check_seconds=check)}
+    res = run_family("projlp", planted, random_state=0, time_limit=30.0, private=slow)
+    assert asked == [(*planted.shape, min(planted.shape))]
+    assert res.info["phase0_tried"] == []  # no time was left for a width
+    assert "0 s were left" in res.info["phase0_skipped"]
+    assert res.certified and certify_rounding(planted, res.L, res.R)  # phase 1 did
+    # a check that fits leaves phase 0 its widths; without a time limit none is asked
+    fast = {"large": LargeInput(entries=0, check_seconds=lambda m, n, k: 0.0)}
+    res = run_family("projlp", planted, random_state=0, time_limit=30.0, private=fast)
+    assert res.info["phase0_tried"] and res.certified
+    asked.clear()
+    run_family("projlp", planted, random_state=0, private=slow)
+    assert asked == []
+
+
 def test_phase0_estimates_the_svd_start_of_sparse_data_from_its_ones(planted):
     # issue 69: a CSR matrix with over a tenth ones gets the sparse Gram product,
     # and its skip said what the dense one would have cost (m n, not nnz)

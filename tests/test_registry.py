@@ -223,6 +223,18 @@ def test_deadline_child_never_outlives_parent():
     assert Deadline(None).remaining() is None and not Deadline(None).expired()
 
 
+def test_deadline_ending_before_keeps_its_start_and_never_outlives_it():
+    clock = FakeClock()
+    d = Deadline(30.0, clock=clock)
+    clock.advance(5.0)
+    early = d.ending_before(10.0)
+    assert early.remaining() == 15.0 and early.elapsed() == d.elapsed() == 5.0
+    clock.advance(15.0)
+    assert early.expired() and not d.expired()
+    assert d.ending_before(40.0).remaining() == 0.0
+    assert Deadline(None).ending_before(10.0).remaining() is None
+
+
 def test_deadline_pickles_as_the_time_it_has_left():
     # process workers (loky, Dask, Ray) get the same end on their own clock
     clock = FakeClock()

@@ -101,6 +101,18 @@ def _uncertified_columns(Xu, Lu, R_u, tau):
     return _uncertified_counts(Xu, Lu, R_u, tau, axis=0) > 0
 
 
+def _check_seconds(m, n, k):
+    """Rough seconds of the float64 check of ``m x n`` factors of width ``k``.
+
+    The certificate kernel multiplies the factors by blocks of rows, ``2 m n k``
+    operations, at the GEMM rate, scaled by the load as the SVD start's estimate
+    (:func:`~sklearn_rrank._upper._rsvd._load_factor`).
+    """
+    from sklearn_rrank._upper._rsvd import _gemm_rate, _load_factor
+
+    return 2.0 * m * n * k / _gemm_rate() * _load_factor()
+
+
 def _copied_columns_factors(Lu, R_sep, separated, Xu, tau, row_owner, col_owner):
     """Factors of ``X`` of width ``d + |F|``, exact by construction.
 
@@ -225,11 +237,33 @@ def _copied_columns_search(search, lps):
        that width, started from the truncation of the factors just found
        (:func:`_truncated_product`), then 2 and 3), until the deadline or the lower
        bound.
+
+    Under a time limit the steps end earlier, by the estimated check of a
+    certificate as wide as the known bound (or ``min(m, n)``;
+    ``search.large.check_seconds``): no deadline stops the check of the last
+    certificate offered. Returns True iff that earlier deadline has passed.
     """
-    Xu, incumbent, deadline = search.Xu, search.incumbent, search.deadline
+    Xu, incumbent = search.Xu, search.incumbent
     m_u, n_u = Xu.shape
     if min(m_u, n_u) - 1 < 1:
-        return
+        return False
+    first = max(1, min(min(m_u, n_u) - 1, round(min(m_u, n_u) / 12)))
+    if incumbent.bound is not None and first >= incumbent.bound:
+        # a certificate of width d has at least d columns: the first width cannot
+        # beat the bound, and the widths below it are out of phase 0's reach on
+        # the large data it is made for (its copied columns add to the width)
+        search.diag.phase0_out_of_reach = (
+            f"its first width {first} is not below the known bound {incumbent.bound}"
+        )
+        return False
+    deadline = search.deadline
+    if deadline.limited:
+        # its certificates are wide (d + |F| columns) and their check cannot be
+        # stopped: the widths end that long before the deadline
+        m, n = search.row_owner.size, search.col_owner.size
+        width = min(m, n, incumbent.bound or min(m, n))
+        check = search.large.check_seconds or _check_seconds
+        deadline = deadline.ending_before(check(m, n, width))
     # a sparse Xu is complete (its stored entries are the ones)
     missing = None if sp.issparse(Xu) else np.isnan(Xu)
     phase = _CopiedColumns(
@@ -257,18 +291,9 @@ def _copied_columns_search(search, lps):
         ),
     )
     del missing
-    first = max(1, min(phase.d_max, round(min(m_u, n_u) / 12)))
-    if incumbent.bound is not None and first >= incumbent.bound:
-        # a certificate of width d has at least d columns: the first width cannot
-        # beat the bound, and the widths below it are out of phase 0's reach on
-        # the large data it is made for (its copied columns add to the width)
-        search.diag.phase0_out_of_reach = (
-            f"its first width {first} is not below the known bound {incumbent.bound}"
-        )
-        return
     best = phase.try_width(first)
     if best is None:
-        return
+        return deadline.expired()
     phase.offer(best)
     best = phase.bisect(phase.pattern_search(best))
     while True:
@@ -280,7 +305,7 @@ def _copied_columns_search(search, lps):
             or incumbent.done
             or d < max(1, incumbent.lower)
         ):
-            return
+            return deadline.expired()
         # every column separated at this width: descend to a smaller one, from the
         # truncation of the factors just found
         best = phase.try_width(d, warm=(Lu, R_sep))

@@ -191,12 +191,19 @@ class LargeInput:
         ``svd_seconds(m, n, nnz)``: the estimated seconds of phase 0's SVD start,
         which no deadline stops (a start that does not fit the time left is
         skipped); None: :func:`~sklearn_rrank._upper._rsvd._gram_svd_seconds`.
+    check_seconds : callable or None, default=None
+        ``check_seconds(m, n, k)``: the estimated seconds of the float64 check of an
+        ``m x n`` certificate of width ``k``, which no deadline stops; phase 0 ends
+        its widths that long before the deadline, so that the check of its last
+        certificate ends in time. None:
+        :func:`~sklearn_rrank._projlp._copied._check_seconds`.
     """
 
     entries: int = 4_000_000
     separation_iter: int = 60
     newton_iter: int = 60
     svd_seconds: Callable | None = None
+    check_seconds: Callable | None = None
 
 
 #: the rules for large input every fit and search uses unless handed others

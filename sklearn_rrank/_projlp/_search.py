@@ -514,13 +514,15 @@ class _ProjLPSearch:
     def phase0(self):
         """Phase 0 (large input): separation with copied columns."""
         diag, incumbent = self.diag, self.incumbent
-        _copied_columns_search(self, lambda Lu, cols: self.attempt(Lu, cols, False)[:2])
+        stopped = _copied_columns_search(
+            self, lambda Lu, cols: self.attempt(Lu, cols, False)[:2]
+        )
         if diag.phase0_out_of_reach:
             # not stopped by the deadline: the time left is not this search's to use
             return False, f"phase 0 not run: {diag.phase0_out_of_reach}"
         if diag.phase0_width is not None:
             return (
-                self.deadline.expired(),
+                stopped,
                 f"phase 0: projection width {diag.phase0_width} and "
                 f"{diag.phase0_copied} copied columns",
             )

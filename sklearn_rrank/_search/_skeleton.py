@@ -211,6 +211,16 @@ class Deadline:
             end = mine if end is None else min(end, mine)
         return Deadline(clock=self.clock, _start=now, _end=end)
 
+    def ending_before(self, seconds):
+        """This deadline ended ``seconds`` earlier (the same start; unlimited stays).
+
+        The work before a last step that no deadline stops (the float64 check of a
+        wide certificate) runs to it, so that the step ends by this deadline.
+        """
+        if self.end is None:
+            return self
+        return Deadline(clock=self.clock, _start=self.start, _end=self.end - seconds)
+
     def __reduce__(self):
         return (_rebuild_deadline, (self.remaining(), self.elapsed()))
 
