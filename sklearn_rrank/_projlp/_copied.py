@@ -104,13 +104,13 @@ def _uncertified_columns(Xu, Lu, R_u, tau):
 def _check_seconds(m, n, k):
     """Rough seconds of the float64 check of ``m x n`` factors of width ``k``.
 
-    The certificate kernel multiplies the factors by blocks of rows, ``2 m n k``
-    operations, at the GEMM rate, scaled by the load as the SVD start's estimate
-    (:func:`~sklearn_rrank._upper._rsvd._load_factor`).
+    The certificate kernel forms ``L R^T`` and the error scale ``|L| |R|^T`` by
+    blocks of rows, ``4 m n k`` operations, at the GEMM rate, scaled by the load as
+    the SVD start's estimate (:func:`~sklearn_rrank._upper._rsvd._load_factor`).
     """
     from sklearn_rrank._upper._rsvd import _gemm_rate, _load_factor
 
-    return 2.0 * m * n * k / _gemm_rate() * _load_factor()
+    return 4.0 * m * n * k / _gemm_rate() * _load_factor()
 
 
 def _copied_columns_factors(Lu, R_sep, separated, Xu, tau, row_owner, col_owner):
