@@ -163,16 +163,19 @@ class _SVDStart:
     estimated time (:func:`sklearn_rrank._upper._rsvd._gram_svd_seconds`) exceeds what
     is left
     of ``deadline`` is not computed: :meth:`factors` returns None. ``svd_seconds``
-    (or None) stands for that estimate (:attr:`LargeInput.svd_seconds`).
+    (or None) stands for that estimate (:attr:`LargeInput.svd_seconds`); ``kept``
+    are the seconds kept after ``deadline`` for the check of phase 0's certificate,
+    which the message of a skip names.
     """
 
-    def __init__(self, X0, deadline, svd_seconds=None):
+    def __init__(self, X0, deadline, svd_seconds=None, kept=0.0):
         nnz = int(X0.count_nonzero() if sp.issparse(X0) else np.count_nonzero(X0))
         # the product follows the ones where X0 is sparse (CSR, or made CSR here)
         self.nnz = nnz if sp.issparse(X0) or nnz <= 0.1 * X0.size else None
         self.X0 = sp.csr_matrix(X0) if self.nnz is not None else X0
         self.deadline = deadline
         self.svd_seconds = svd_seconds
+        self.kept = kept
         self.K = 0
         self.message = None
 
@@ -187,9 +190,14 @@ class _SVDStart:
                 left = self.deadline.remaining()
                 if need > left:
                     ones = "" if self.nnz is None else f" (sparse, {self.nnz} ones)"
+                    kept = (
+                        f" (and {self.kept:.0f} s kept for the check of a certificate)"
+                        if self.kept
+                        else ""
+                    )
                     self.message = (
                         f"the SVD start of {K} components needs about {need:.0f} s"
-                        f"{ones}, {left:.0f} s were left"
+                        f"{ones}, {left:.0f} s were left{kept}"
                     )
                     return None
             self.K = K
@@ -256,14 +264,14 @@ def _copied_columns_search(search, lps):
             f"its first width {first} is not below the known bound {incumbent.bound}"
         )
         return False
-    deadline = search.deadline
+    deadline, kept = search.deadline, 0.0
     if deadline.limited:
         # its certificates are wide (d + |F| columns) and their check cannot be
         # stopped: the widths end that long before the deadline
         m, n = search.row_owner.size, search.col_owner.size
         width = min(m, n, incumbent.bound or min(m, n))
-        check = search.large.check_seconds or _check_seconds
-        deadline = deadline.ending_before(check(m, n, width))
+        kept = (search.large.check_seconds or _check_seconds)(m, n, width)
+        deadline = deadline.ending_before(kept)
     # a sparse Xu is complete (its stored entries are the ones)
     missing = None if sp.issparse(Xu) else np.isnan(Xu)
     phase = _CopiedColumns(
@@ -288,6 +296,7 @@ def _copied_columns_search(search, lps):
             np.where(missing, 0.0, Xu) if missing is not None and missing.any() else Xu,
             deadline,
             search.large.svd_seconds,
+            kept,
         ),
     )
     del missing
