@@ -253,9 +253,10 @@ def _copied_columns_search(search, lps):
     """
     Xu, incumbent = search.Xu, search.incumbent
     m_u, n_u = Xu.shape
-    if min(m_u, n_u) - 1 < 1:
+    d_max = min(m_u, n_u) - 1
+    if d_max < 1:
         return False
-    first = max(1, min(min(m_u, n_u) - 1, round(min(m_u, n_u) / 12)))
+    first = max(1, min(d_max, round(min(m_u, n_u) / 12)))
     if incumbent.bound is not None and first >= incumbent.bound:
         # a certificate of width d has at least d columns: the first width cannot
         # beat the bound, and the widths below it are out of phase 0's reach on
@@ -269,7 +270,7 @@ def _copied_columns_search(search, lps):
         # its certificates are wide (d + |F| columns) and their check cannot be
         # stopped: the widths end that long before the deadline
         m, n = search.row_owner.size, search.col_owner.size
-        width = min(m, n, incumbent.bound or min(m, n))
+        width = min(m, n) if incumbent.bound is None else min(m, n, incumbent.bound)
         kept = (search.large.check_seconds or _check_seconds)(m, n, width)
         deadline = deadline.ending_before(kept)
     # a sparse Xu is complete (its stored entries are the ones)
