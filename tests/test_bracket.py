@@ -523,3 +523,34 @@ def test_bracket_candidates_none_certified_and_deadline():
         [1, 2, 3], lambda k: tried.append(k) or False, Deadline(0.0)
     )
     assert tried == [1] and stopped  # one candidate is always tried
+
+
+@_SETTINGS
+@given(
+    r_star=st.integers(1, 35),
+    lo=st.integers(0, 34),
+    gap=st.integers(1, 40),
+    seed=st.integers(0, 5),
+)
+def test_a_callers_gap_puts_the_first_rank_and_the_bisection_still_finds_the_rank(
+    r_star, lo, gap, seed
+):
+    # a search handed (start, gap) by a caller (L-PCA after its sample) tries
+    # start - 1 + gap first (never past the middle of the bracket) and bisects
+    # back down to start - 1
+    lo = min(lo, r_star - 1)
+    X = _matrix(r_star)
+    family = FakeFamily(X, r_star, seed=seed)
+
+    def search(X, incumbent, dl, **kw):
+        return bracket_search(
+            incumbent, dl, BracketFamily(family.fit), start=lo + 1, gap=gap
+        )
+
+    res = run_rank_search(
+        search, X, method="fake", tau=0.5, deadline=Deadline(None, clock=family.clock)
+    )
+    top = min(X.shape) + 1  # one above the trivial certificate's rank
+    assert family.fits[0] == max(lo + 1, min(lo + gap, (lo + top) // 2))
+    assert res.rank == r_star
+    assert certify_rounding(X, res.L, res.R)

@@ -10,7 +10,8 @@ asking its :class:`~sklearn_rrank._search._policy.SearchPolicy` at every step
    cap of another method), ``lo`` the largest rank ruled out (one below the lower
    bound, or the largest rank whose fit failed).
 2. The next rank is ``min(lo + gap, (lo + hi) // 2)``: a gallop while fits fail far
-   off (the gap starts at ``first_gap`` and doubles after each fit that leaves
+   off (the gap starts at ``first_gap``, or where the caller puts the first
+   rank, and doubles after each fit that leaves
    more than ``far`` of the ones wrong), a bisection once the bracket is narrower
    than twice the gap (always after the first certificate; ``next_rank``,
    ``gap_after``).
@@ -237,6 +238,7 @@ def bracket_search(
     start=1,
     max_rank=None,
     stop_first=False,
+    gap=None,
 ):
     """Search the smallest certified rank by the bracket rule (module docstring).
 
@@ -259,6 +261,10 @@ def bracket_search(
         Largest rank tried (None: the trivial rank less one).
     stop_first : bool, default=False
         Stop at the first certificate (no bisection below it).
+    gap : int or None, default=None
+        The gallop's first gap, so that the first rank tried is ``start - 1 +
+        gap`` (at most the middle of the bracket); None: the gap an earlier run
+        kept in ``incumbent.memo``, else ``policy.first_gap``.
 
     Returns
     -------
@@ -274,7 +280,8 @@ def bracket_search(
     memo = incumbent.memo
     # a resumed search keeps the failed fits of its earlier run (below ``start``)
     below = {j: state for j, state in memo.failed.items() if floor < j < start}
-    gap = policy.first_gap if memo.gap is None else memo.gap
+    if gap is None:
+        gap = policy.first_gap if memo.gap is None else memo.gap
     memo.failed, memo.gap = {}, None
     lo, pace, lead = bottom, None, None
     retried = set()  # the ranks whose closed bracket went on once more
