@@ -412,3 +412,43 @@ def test_truncated_start_chooses_the_scale_on_blocks_of_rows():
     # the sample is separable: the scale grows to its last step; all rows: less
     c_sampled, c_full = -float(sampled[2]) / 0.5, -float(full[2]) / 0.5
     assert c_sampled == 2.0**lpca_init._TRUNCATED_MAX_STEPS > c_full
+
+
+def test_a_search_on_large_data_starts_where_its_sample_put_it():
+    # a policy whose sample is small makes this 120 x 90 matrix "large": the
+    # search runs first on 23 whole rows (about 2000 entries), certified there,
+    # and the data's first fit is at twice the rank the sample certified
+    X = _planted(0, 120, 90, 6)
+    events = []
+    policy = SearchPolicy(sample_entries=2000)
+    res = run_family(
+        "lpca",
+        X,
+        time_limit=60.0,
+        random_state=0,
+        policy=policy,
+        progress=events.append,
+    )
+    sample = res.info["sample"]
+    assert (sample["axis"], sample["size"]) == (0, 23)
+    assert sample["rank"] is not None and sample["lo"] < sample["rank"]
+    assert res.info["tried"][0] == sample["first"] == 2 * sample["rank"]
+    assert res.certified and certify_rounding(X, res.L, res.R)
+    # the sample's fits reach the user as steps, its certificate never as a bound
+    steps = [e for e in events if e["message"].startswith("sample of 23 rows")]
+    assert steps and all(e["stage"] == "step" for e in steps)
+    improved = [e["bound"] for e in events if e["stage"] == "improved"]
+    assert improved[-1] == res.rank
+
+
+@pytest.mark.parametrize(
+    "time_limit, sample_entries", [(None, 2000), (60.0, 2701), (60.0, 10**7)]
+)
+def test_no_sample_without_a_time_limit_or_below_four_samples_of_entries(
+    time_limit, sample_entries
+):
+    X = _planted(0, 120, 90, 6)  # 10,800 entries: under 4 x 2701
+    policy = SearchPolicy(sample_entries=sample_entries)
+    res = run_family("lpca", X, time_limit=time_limit, random_state=0, policy=policy)
+    assert "sample" not in res.info
+    assert res.certified and certify_rounding(X, res.L, res.R)

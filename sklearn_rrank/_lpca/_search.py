@@ -10,6 +10,7 @@ every candidate is certified by the incumbent, never here. Users reach it throug
 ``rounding_rank_bounds(X, methods=("lpca",), method_params={"lpca": {...}})``.
 """
 
+import math
 import time
 from dataclasses import dataclass, replace
 
@@ -47,6 +48,7 @@ from sklearn_rrank._search._policy import (
     SearchPolicy,
     StartKind,
 )
+from sklearn_rrank._search._skeleton import Incumbent
 
 __all__ = []
 
@@ -105,7 +107,7 @@ class _LPCAFamily:
         The search's diagnostics, filled per ``k``.
     """
 
-    def __init__(self, X, incumbent, settings, *, tau, n_jobs, verbose, seed, info):
+    def __init__(self, X, incumbent, settings, *, verbose, info, tau, n_jobs, seed):
         self.X, self.incumbent, self.tau, self.seed, self.info = (
             X,
             incumbent,
@@ -139,6 +141,11 @@ class _LPCAFamily:
         # ranks whose last working-set fit returned the margin phase's state: a
         # go-on there goes on in the margin phase
         self._in_margin = set()
+
+    def bracket_family(self, refine):
+        """What the bracket search asks of this family (a :class:`Family`)."""
+        rescue = self.rescue if refine else None
+        return Family(self.fit, rescue=rescue, accepted=self.accepted)
 
     def _solver(self, p):
         solver = _resolve_solver("auto", p, self.options.kernels)
@@ -348,6 +355,104 @@ class _LPCAFamily:
         return ok
 
 
+def _new_info(fit_bias, dtype):
+    """The search's ``info`` before its first fit."""
+    info = {
+        "failed_by_k": {},
+        "sweeps_by_k": {},
+        "status_by_k": {},
+        "solver_by_k": {},
+        "rescue": {},
+        "rescued_by_refinement": False,
+        "fit_bias": fit_bias,
+        # what reproduces the certificate's model (RoundingRankCV's refit)
+        "fit_params": {"fit_bias": fit_bias},
+    }
+    if dtype != "float64":
+        info["fit_params"]["dtype"] = dtype
+    return info
+
+
+def _sample_first(X, incumbent, deadline, settings, policy, shape, max_rank, run):
+    """The bracket search on a random sample of ``X``: where ``X``'s bracket starts.
+
+    ``shape`` is ``(axis, size)`` (:meth:`~sklearn_rrank._search._policy.
+    SearchPolicy.sample_size`): ``size`` whole rows (axis 0) or columns of ``X``,
+    drawn uniformly with ``run["seed"]``, get the bracket search up to its first
+    certificate on ``policy.sample_share`` of the time left, certified on the
+    sample (a certificate of a sample bounds nothing of ``X``: none is offered to
+    ``incumbent``; its fits reach the user as steps). A sample's rounding rank is
+    at most that of ``X``, and a fit there costs a fraction of one on ``X``.
+    Returns the sample's record: ``"axis"``, ``"size"``, ``"rank"`` (certified on
+    the sample, or None), ``"tried"``, ``"seconds"``, ``"lo"``, the largest rank
+    whose fit ended on the sample without a certificate (``settings.start - 1``
+    if none; a fit its slice cut is not counted), where ``X``'s bracket starts,
+    and ``"first"``, the first rank ``X``'s bracket
+    tries (at most the middle of its bracket): ``policy.sample_growth`` times the
+    sample's certified rank, else the rank the sample's gallop was at when its
+    time ended.
+    """
+    axis, size = shape
+    t0 = time.monotonic()
+    pick = np.random.RandomState(run["seed"]).choice(X.shape[axis], size, False)
+    pick = np.sort(pick)
+    Xs = X[pick] if axis == 0 else X[:, pick]
+    label = f"sample of {size} {'rows' if axis == 0 else 'columns'}"
+
+    def relay(event):  # the sample's fits are steps of this search, never a bound
+        message = f"{label}: {event['message']}".rstrip(": ")
+        if event["stage"] == "improved":
+            message = f"{label}: certified"
+        elif event["error"] is not None:
+            message += f" ({event['error']} wrong in the sample)"
+        if event["stage"] in ("step", "improved"):
+            incumbent.event("step", k=event["k"], message=message)
+
+    sample = Incumbent(
+        Xs,
+        incumbent.tau,
+        incumbent.method,
+        lower=incumbent.lower,
+        cap=incumbent.bound,
+        progress=relay,
+        clock=incumbent.clock,
+    )
+    info = _new_info(settings.fit_bias, settings.dtype)
+    family = _LPCAFamily(Xs, sample, settings, verbose=0, info=info, **run)
+    found = bracket_search(
+        sample,
+        deadline.child(fraction=policy.sample_share),
+        family.bracket_family(settings.refine),
+        policy=policy,
+        start=settings.start,
+        max_rank=max_rank,
+        stop_first=True,
+    )
+    tried, status = found["tried"], info["status_by_k"]
+    # a fit its slice cut says nothing of its rank: short slices on the sample
+    # leave far fits well above the rank of the data
+    ended = [
+        k
+        for k in tried
+        if k != sample.rank and status.get(k) not in (None, "time_limit")
+    ]
+    lo = max(ended, default=settings.start - 1)
+    gap = policy.first_gap if sample.memo.gap is None else sample.memo.gap
+    if sample.rank is None:
+        first = lo + gap
+    else:
+        first = math.ceil(policy.sample_growth * sample.rank)
+    return {
+        "axis": axis,
+        "size": int(size),
+        "rank": sample.rank,
+        "tried": list(tried),
+        "seconds": time.monotonic() - t0,
+        "lo": int(lo),
+        "first": int(first),
+    }
+
+
 def _lpca_search(
     X, incumbent, deadline, *, tau, random_state, n_jobs, verbose, **params
 ):
@@ -449,47 +554,38 @@ def _lpca_search(
         fit_bias = False
     settings = replace(settings, fit_bias=fit_bias, dtype=dtype)
     seed = check_random_state(random_state).randint(np.iinfo(np.int32).max)
-    info = {
-        "failed_by_k": {},
-        "sweeps_by_k": {},
-        "status_by_k": {},
-        "solver_by_k": {},
-        "rescue": {},
-        "rescued_by_refinement": False,
-        "fit_bias": fit_bias,
-        # what reproduces the certificate's model (RoundingRankCV's refit)
-        "fit_params": {"fit_bias": fit_bias},
-    }
-    if dtype != "float64":
-        info["fit_params"]["dtype"] = dtype
-    family = _LPCAFamily(
-        X,
-        incumbent,
-        settings,
-        tau=tau,
-        n_jobs=n_jobs,
-        verbose=verbose,
-        seed=seed,
-        info=info,
-    )
+    info = _new_info(fit_bias, dtype)
+    run = {"tau": tau, "n_jobs": n_jobs, "seed": seed}
+    family = _LPCAFamily(X, incumbent, settings, verbose=verbose, info=info, **run)
     max_rank, capped = settings.max_rank, False
     if family.working_set:
         # the fits' solver state grows with the rank (_ws_max_factors)
         cap = _ws_max_factors(m, n)
         capped = max_rank is None or cap < max_rank
         max_rank = cap if capped else max_rank
+    start, gap = settings.start, None
+    memo = incumbent.memo
+    shape = family.policy.sample_size(m, n, deadline.limited)
+    resumed = memo.cut or memo.failed or memo.gap is not None
+    if shape is not None and not family.working_set and not resumed:
+        # the working-set fit follows the ones, not m n; a resumed run goes on
+        # from its own bracket
+        share = max(family.policy.slice_share, family.policy.sample_slice_share)
+        family.policy = replace(family.policy, slice_share=share)
+        info["sample"] = _sample_first(
+            X, incumbent, deadline, settings, family.policy, shape, max_rank, run
+        )
+        lo, first = info["sample"]["lo"], info["sample"]["first"]
+        start, gap = lo + 1, first - lo
     found = bracket_search(
         incumbent,
         deadline,
-        Family(
-            family.fit,
-            rescue=family.rescue if settings.refine else None,
-            accepted=family.accepted,
-        ),
+        family.bracket_family(settings.refine),
         policy=family.policy,
-        start=settings.start,
+        start=start,
         max_rank=max_rank,
         stop_first=not settings.polish,
+        gap=gap,
     )
     info.update(found)
     if incumbent.rank is not None:
@@ -513,5 +609,14 @@ def _lpca_search(
         info["message"] += (
             f"; the fit at {k} stopped at its time with "
             f"{incumbent.errors_by_k.get(k)} entries wrong, not proven"
+        )
+    if "sample" in info:
+        sample = info["sample"]
+        side = "rows" if sample["axis"] == 0 else "columns"
+        found = "nothing" if sample["rank"] is None else f"rank {sample['rank']}"
+        info["message"] += (
+            f"; first a sample of {sample['size']} {side} (certified {found} "
+            f"there in {sample['seconds']:.0f} s) put the first fit at "
+            f"{sample['first']}"
         )
     return info

@@ -174,6 +174,22 @@ class SearchPolicy:
         Components per block of R-SVD's scan from the top: a block of rows is
         checked once per block, and the last exact block is then followed
         component by component.
+    sample_entries : int, default=10_000_000
+    sample_share : float, default=0.5
+        Under a time limit, a search on data of at least four times
+        ``sample_entries`` entries first runs on a random sample of whole rows (of
+        columns, if there are more columns) of about ``sample_entries`` entries,
+        on ``sample_share`` of its time: there a fit costs a fraction of one on
+        the data, and the sample's rounding rank is at most the data's, so its
+        bracket says where the data's starts (:meth:`sample_size`).
+    sample_growth : float, default=2.0
+        The data's first fit is at this multiple of the rank its sample certified
+        (rounded up): a sample of rows has a smaller rounding rank than the data.
+    sample_slice_share : float, default=1/3
+        The fits of a search that samples first, on the sample and then on the
+        data, get at least this share of the time left (:attr:`slice_share`): a
+        fit near the rank needs a large part of the budget at that size, and the
+        bisection's slices cut every fit before it came near.
 
     Notes
     -----
@@ -202,6 +218,10 @@ class SearchPolicy:
     phase0_descent: float = 0.97
     rsvd_exhaustive_work: float = 4e9
     rsvd_block: int = 64
+    sample_entries: int = 10_000_000
+    sample_share: float = 0.5
+    sample_growth: float = 2.0
+    sample_slice_share: float = 1 / 3
 
     # -- 1. which rank ------------------------------------------------------------
     def next_rank(self, lo, hi, gap):
@@ -380,6 +400,17 @@ class SearchPolicy:
         if float(m) * n * K <= self.rsvd_exhaustive_work:
             return None
         return list(range(K, 0, -self.rsvd_block)) + [0]
+
+    # -- a sample first -----------------------------------------------------------
+    def sample_size(self, m, n, limited):
+        """``(axis, size)``: the sample of whole rows (axis 0) or columns (axis 1)
+        of an ``m x n`` matrix that a search with a time limit (``limited``) runs
+        on first, about :attr:`sample_entries` entries along the longer side; None
+        without a time limit or below four times that many entries."""
+        if not limited or m * n < 4 * self.sample_entries:
+            return None
+        axis, short = (0, n) if m >= n else (1, m)
+        return axis, -(-self.sample_entries // short)
 
     # -- the portfolio's shares and resumes ---------------------------------------
     def resume_rank(self, top, failed, cut, tried):
