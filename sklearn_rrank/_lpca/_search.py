@@ -385,8 +385,9 @@ def _sample_first(X, incumbent, deadline, settings, policy, shape, max_rank, run
     at most that of ``X``, and a fit there costs a fraction of one on ``X``.
     Returns the sample's record: ``"axis"``, ``"size"``, ``"rank"`` (certified on
     the sample, or None), ``"tried"``, ``"seconds"``, ``"lo"``, the largest rank
-    whose fit ended on the sample without a certificate (``settings.start - 1``
-    if none; a fit its slice cut is not counted), where ``X``'s bracket starts,
+    whose fit ended on the sample without a certificate (else one below the
+    first rank the search may try; a fit its slice cut is not counted), where
+    ``X``'s bracket starts,
     and ``"first"``, the first rank ``X``'s bracket
     tries (at most the middle of its bracket): ``policy.sample_growth`` times the
     sample's certified rank, else the rank the sample's gallop was at when its
@@ -436,7 +437,7 @@ def _sample_first(X, incumbent, deadline, settings, policy, shape, max_rank, run
         for k in tried
         if k != sample.rank and status.get(k) not in (None, "time_limit")
     ]
-    lo = max(ended, default=settings.start - 1)
+    lo = max(ended, default=max(settings.start, incumbent.lower, 1) - 1)
     gap = policy.first_gap if sample.memo.gap is None else sample.memo.gap
     if sample.rank is None:
         first = lo + gap
