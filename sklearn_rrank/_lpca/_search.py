@@ -470,7 +470,11 @@ def _lpca_search(
     The ranks are chosen by the bracket search
     (:func:`~sklearn_rrank._search._bracket.bracket_search`: gallop while fits are
     far off, then bisect below the best certificate, each fit on a slice of the
-    time left). A fit at ``k`` (damped Newton up to 24 latent factors, L-BFGS
+    time left). Under a time limit, on dense-path data of at least four times
+    ``policy.sample_entries`` entries, the bracket search runs first on a random
+    sample of whole rows (:func:`_sample_first`), and the data's bracket starts
+    where the sample put it, each fit on at least ``policy.sample_slice_share``
+    of the time left. A fit at ``k`` (damped Newton up to 24 latent factors, L-BFGS
     beyond with ten times the sweeps; ``alpha=1e-4``) starts from the best
     certificate cut to ``k`` columns (:func:`~sklearn_rrank._lpca._start.
     _truncated_start`, global offset only), from the nearest failed fit below with
