@@ -387,9 +387,8 @@ def _sample_first(X, incumbent, deadline, settings, policy, shape, max_rank, run
     the sample, or None), ``"tried"``, ``"seconds"``, ``"lo"``, the largest rank
     whose fit ended on the sample without a certificate (else one below the
     first rank the search may try; a fit its slice cut is not counted), where
-    ``X``'s bracket starts,
-    and ``"first"``, the first rank ``X``'s bracket
-    tries (at most the middle of its bracket): ``policy.sample_growth`` times the
+    ``X``'s bracket starts, and ``"first"``, the first rank ``X``'s bracket tries
+    (at most the middle of its bracket): ``policy.sample_growth`` times the
     sample's certified rank, else the rank the sample's gallop was at when its
     time ended.
     """
@@ -430,8 +429,8 @@ def _sample_first(X, incumbent, deadline, settings, policy, shape, max_rank, run
         stop_first=True,
     )
     tried, status = found["tried"], info["status_by_k"]
-    # a fit its slice cut says nothing of its rank: short slices on the sample
-    # leave far fits well above the rank of the data
+    # a fit its slice cut says nothing of its rank: short slices cut the
+    # sample's fits far off at ranks above the rank of the data
     ended = [
         k
         for k in tried
