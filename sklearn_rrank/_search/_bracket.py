@@ -10,11 +10,10 @@ asking its :class:`~sklearn_rrank._search._policy.SearchPolicy` at every step
    cap of another method), ``lo`` the largest rank ruled out (one below the lower
    bound, or the largest rank whose fit failed).
 2. The next rank is ``min(lo + gap, (lo + hi) // 2)``: a gallop while fits fail far
-   off (the gap starts at ``first_gap``, or where the caller puts the first
-   rank, and doubles after each fit that leaves
-   more than ``far`` of the ones wrong), a bisection once the bracket is narrower
-   than twice the gap (always after the first certificate; ``next_rank``,
-   ``gap_after``).
+   off (the gap starts at ``first_gap``, or where the caller puts the first rank,
+   and doubles after each fit that leaves more than ``far`` of the ones wrong), a
+   bisection once the bracket is narrower than twice the gap (always after the
+   first certificate; ``next_rank``, ``gap_after``).
 3. The start: the best certificate cut to ``k`` columns when it has at most ``2 k``
    (bisecting below it), else the nearest failed fit below ``k`` with columns added
    (``warm_below``), else the family's fresh start; a fit an earlier run left at
