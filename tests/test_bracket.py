@@ -428,7 +428,7 @@ def test_a_policy_without_the_retry_leaves_the_closed_bracket_alone():
     assert family.fits.count(5) == 1
 
 
-def _run_with_memo(family, X, seconds, memo, *, start=1, lower=0, cap=None):
+def _run_with_memo(family, X, seconds, memo, *, start=1, lower=0, cap=None, gap=None):
     """One run of the bracket search that keeps its state in ``memo``, as a
     portfolio's two runs of one search do; records the start of every fit."""
     starts = []
@@ -438,7 +438,9 @@ def _run_with_memo(family, X, seconds, memo, *, start=1, lower=0, cap=None):
         return family.fit(k, begin, deadline)
 
     def search(X, incumbent, deadline, **kw):
-        return bracket_search(incumbent, deadline, BracketFamily(fit), start=start)
+        return bracket_search(
+            incumbent, deadline, BracketFamily(fit), start=start, gap=gap
+        )
 
     res = run_rank_search(
         search,
@@ -490,6 +492,50 @@ def test_a_resumed_search_bisects_below_a_new_certificate_to_its_earlier_failed_
     assert again.rank == 13 and certify_rounding(X, again.L, again.R)
     assert starts[0] == (15, StartKind.SAME, ("fake", 15))
     assert 11 in again.info["tried"] and not again.stopped_early
+
+
+class SlowRankFamily(FakeFamily):
+    """Fits at ``k >= r*`` certify at once, except the fit at ``slow``: it runs to
+    its slice's end far off and flat (cut) until it has had ``needs`` seconds in
+    all, then certifies. Fits below ``r*`` fail far off at once."""
+
+    def __init__(self, X, r_star, slow, needs):
+        super().__init__(X, r_star)
+        self.slow, self.needs, self.fitted = slow, needs, 0.0
+
+    def fit(self, k, warm, deadline):
+        if k != self.slow:
+            return super().fit(k, warm, deadline)
+        self.fits.append(k)
+        t0, left = self.clock(), deadline.remaining()
+        if self.needs - self.fitted > left:
+            self.clock.advance(left)
+            self.fitted += left
+            history = [(t0, 1000), (self.clock(), 1000)]
+            return BracketFit(None, None, 1000, ("fake", k), True, history)
+        self.clock.advance(self.needs - self.fitted)
+        L, R = self.factors(k)
+        return BracketFit(L, R, 0, ("fake", k), history=[(t0, 0), (t0 + 1e-3, 0)])
+
+
+def test_a_resumed_search_whose_cut_fit_certifies_bisects_down_to_its_first_floor():
+    # the first run's first fit, at 20 (a caller's gap), is cut far off and flat,
+    # so the bracket closes on (20, 21] and 20 stays unproven; the second run
+    # certifies 20 and bisects below it down to where the first run started, to
+    # the rank (6), not to the rank it resumed at
+    X = _matrix(6)
+    family = SlowRankFamily(X, 6, slow=20, needs=2.0)
+    memo = SearchMemo()
+    res, _ = _run_with_memo(family, X, 1.2, memo, gap=20)
+    assert res.rank == 21 and res.stopped_early and set(memo.cut) == {20}
+    assert min(res.info["tried"]) == 20
+    start = SearchPolicy().resume_rank(
+        res.rank - 1, memo.failed, memo.cut, res.info["errors_by_k"]
+    )
+    again, starts = _run_with_memo(family, X, 10.0, memo, start=start, cap=21)
+    assert starts[0] == (20, StartKind.SAME, ("fake", 20))
+    assert again.rank == 6 and certify_rounding(X, again.L, again.R)
+    assert not again.stopped_early
 
 
 def test_next_rank_gallops_then_bisects():

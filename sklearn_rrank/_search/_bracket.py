@@ -30,11 +30,12 @@ asking its :class:`~sklearn_rrank._search._policy.SearchPolicy` at every step
    a trend; for twice what the trend needs (at least its last slice, at most
    twice it; ``go_on``). No slice is shorter than ``min_sweeps`` sweeps at the
    pace of the latest fit, while the time lasts (``floor``).
-7. Certified: ``hi = k`` (and ``lo`` the largest failed rank below it); failed:
-   ``lo = k``. The search ends when the bound meets the lower bound, at
-   ``max_rank`` or at the deadline (a fit the deadline cut stays in
-   ``incumbent.memo``, with the failed fits and the gap, for a later run to go
-   on: :class:`~sklearn_rrank._search._skeleton.SearchMemo`). No fit or go-on
+7. Certified: ``hi = k`` (and ``lo`` the largest failed rank below it, else
+   the lower end of the first run's bracket); failed: ``lo = k``. The search
+   ends when the bound meets the lower bound, at ``max_rank`` or at the
+   deadline (a fit the deadline cut stays in ``incumbent.memo``, with the
+   failed fits, the gap and the bracket's lower end, for a later run to go on:
+   :class:`~sklearn_rrank._search._skeleton.SearchMemo`). No fit or go-on
    starts when the time left is less than the latest fit's lead, what it spent
    outside its sweeps (its start and final count, which no deadline cuts;
    measured): it would not end a sweep in time, and the search ends as at the
@@ -277,6 +278,9 @@ def bracket_search(
     floor = max(incumbent.lower - 1, 0)
     bottom = max(floor, start - 1)
     memo = incumbent.memo
+    # below a certificate under every failed fit, the bracket reopens down to
+    # where the first run started: a rank a resumed run starts at is not proven
+    base = bottom if memo.floor is None else max(floor, min(bottom, memo.floor))
     # a resumed search keeps the failed fits of its earlier run (below ``start``)
     below = {j: state for j, state in memo.failed.items() if floor < j < start}
     if gap is None:
@@ -323,7 +327,7 @@ def bracket_search(
             if stop_first:
                 reason = "first"
                 break
-            lo = max(floor, max((j for j in below if j < k), default=bottom))
+            lo = max(floor, max((j for j in below if j < k), default=base))
             continue
         if res.cut and _no_room(deadline, lead):
             memo.cut[k] = res.state  # a later run goes on with this fit
@@ -345,5 +349,5 @@ def bracket_search(
     )
     info["stopped_early"] = unfinished and not incumbent.done
     if info["stopped_early"]:
-        memo.failed, memo.gap = below, gap
+        memo.failed, memo.gap, memo.floor = below, gap, base
     return info

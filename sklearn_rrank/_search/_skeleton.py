@@ -268,11 +268,16 @@ class SearchMemo:
         them, not to the rank it resumed at.
     gap : int or None
         The gallop's gap when the run stopped (None: the policy's first gap).
+    floor : int or None
+        The lower end of the first run's bracket (one below the rank it started
+        at): below a new certificate under every failed fit, the next run bisects
+        down to it, not to the rank it resumed at (None: no run stopped yet).
     """
 
     cut: dict = field(default_factory=dict)
     failed: dict = field(default_factory=dict)
     gap: int | None = None
+    floor: int | None = None
 
 
 @dataclass
